@@ -1,0 +1,32 @@
+package io.boxline;
+
+import java.util.List;
+import java.util.Optional;
+
+/** Namespaces, topics and subscriptions. Every call is idempotent where it can be. */
+public interface Admin {
+  /** Creates the namespace and its missing ancestors; does nothing when it exists. */
+  void createNamespace(NamespacePath namespace);
+
+  /**
+   * Creates a topic with {@code partitions} partitions (1 to 65,536) in an existing namespace.
+   * Creating a topic that exists with the same partition count returns it; a different count is an
+   * error (partition counts do not change, because that would move keys).
+   */
+  TopicInfo createTopic(TopicName topic, int partitions);
+
+  Optional<TopicInfo> topic(TopicName topic);
+
+  List<TopicInfo> topics();
+
+  /**
+   * Creates a subscription; creating one that exists with the same topics returns it unchanged (its
+   * cursors are kept), different topics are an error.
+   */
+  SubscriptionInfo createSubscription(SubscriptionSpec spec);
+
+  Optional<SubscriptionInfo> subscription(String name);
+
+  /** Position and backlog of every partition of a subscription. */
+  List<PartitionLag> lag(String subscription);
+}

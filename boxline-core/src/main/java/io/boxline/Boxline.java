@@ -1,0 +1,256 @@
+package io.boxline;
+
+import io.boxline.internal.DefaultBoxline;
+import io.boxline.spi.Store;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One Boxline instance per application and database: publishes, sequences, and runs consumers.
+ *
+ * <pre>{@code
+ * Boxline boxline = Boxline.builder()
+ *     .store(JdbcStore.builder(dataSource).build())
+ *     .eventTypes(types)
+ *     .build()
+ *     .start();
+ * }</pre>
+ *
+ * <p>{@link #start()} applies schema migrations (under a database lock) and starts the background
+ * loops: the sequencer candidate ({@code boxline-sequencer}) and the wake-up listener ({@code
+ * boxline-listener}). {@link #close()} stops consumers first, then the loops, each with a bounded
+ * wait.
+ */
+public interface Boxline extends AutoCloseable {
+
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /** Migrates the schema and starts background loops. Idempotent. Returns this. */
+  Boxline start();
+
+  Publisher publisher();
+
+  Admin admin();
+
+  /** Starts configuring a consumer of an existing subscription. */
+  ConsumerBuilder consumer(String subscription);
+
+  /**
+   * Runs {@code work} in a new transaction on the store's data source and commits it; rolls back
+   * and rethrows on failure. Events published inside are handed to the sequencer the moment the
+   * commit returns, which is the lowest-latency path when producer and sequencer share a JVM.
+   */
+  <T> T inTransaction(TransactionWork<T> work);
+
+  BoxlineStats stats();
+
+  /** This instance's id (sequencer lease owner, default consumer id prefix). */
+  String instanceId();
+
+  /** Stops consumers, then the sequencer and listener. Safe to call twice. */
+  @Override
+  void close();
+
+  /**
+   * Settings for a {@link Boxline}. Each setter documents its default; {@link #build()} validates.
+   */
+  final class Builder {
+    /** Default largest payload accepted by publish. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+    /** Default events moved from outbox to log per sequencer transaction. */
+    public static final int DEFAULT_SEQUENCER_BATCH_SIZE = 2000;
+
+    /**
+     * Default sequencer lease time-to-live: a dead sequencer is replaced within about 1⅓ of this.
+     */
+    public static final Duration DEFAULT_SEQUENCER_LEASE = Duration.ofSeconds(6);
+
+    /** Default longest time the sequencer sleeps without a wake-up before looking at the outbox. */
+    public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(1);
+
+    /** Default longest time a consumer sleeps without a wake-up before looking for new events. */
+    public static final Duration DEFAULT_CONSUMER_IDLE_POLL = Duration.ofSeconds(10);
+
+    /** Default shortest gap between two cross-process wake-ups (NOTIFY) sent by one publisher. */
+    public static final Duration DEFAULT_PRODUCER_NOTIFY_INTERVAL = Duration.ofMillis(2);
+
+    private Store store;
+    private EventTypes eventTypes = EventTypes.empty();
+    private Partitioner partitioner = Partitioner.kafkaCompatible();
+    private String instanceId;
+    private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private boolean sequencer = true;
+    private int sequencerBatchSize = DEFAULT_SEQUENCER_BATCH_SIZE;
+    private Duration sequencerLease = DEFAULT_SEQUENCER_LEASE;
+    private Duration sequencerIdlePoll = DEFAULT_SEQUENCER_IDLE_POLL;
+    private Duration consumerIdlePoll = DEFAULT_CONSUMER_IDLE_POLL;
+    private Duration producerNotifyInterval = DEFAULT_PRODUCER_NOTIFY_INTERVAL;
+    private boolean migrate = true;
+    private Clock clock = Clock.systemUTC();
+
+    private Builder() {}
+
+    /** Where events live (required), e.g. {@code JdbcStore.builder(dataSource).build()}. */
+    public Builder store(Store store) {
+      this.store = Objects.requireNonNull(store, "store");
+      return this;
+    }
+
+    /** Registry of typed events (default: empty, only raw events can be published). */
+    public Builder eventTypes(EventTypes eventTypes) {
+      this.eventTypes = Objects.requireNonNull(eventTypes, "eventTypes");
+      return this;
+    }
+
+    /** Key → partition mapping (default: Kafka-compatible murmur2). */
+    public Builder partitioner(Partitioner partitioner) {
+      this.partitioner = Objects.requireNonNull(partitioner, "partitioner");
+      return this;
+    }
+
+    /** Instance id (default: host name, process id and a random suffix). 1 to 128 characters. */
+    public Builder instanceId(String instanceId) {
+      this.instanceId = instanceId;
+      return this;
+    }
+
+    /** Largest payload accepted, in bytes, 1 to 64 MiB (default 1 MiB). */
+    public Builder maxPayloadBytes(int maxPayloadBytes) {
+      this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /**
+     * Whether this instance competes for the sequencer lease (default true). Turn it off in
+     * producer-only processes when other instances run the sequencer; exactly one instance
+     * sequences at any time.
+     */
+    public Builder sequencer(boolean enabled) {
+      this.sequencer = enabled;
+      return this;
+    }
+
+    /** Events per sequencer transaction, 1 to 50,000 (default 2,000). */
+    public Builder sequencerBatchSize(int size) {
+      this.sequencerBatchSize = size;
+      return this;
+    }
+
+    /** Sequencer lease time-to-live, 1 s to 10 min (default 6 s). */
+    public Builder sequencerLease(Duration ttl) {
+      this.sequencerLease = Objects.requireNonNull(ttl, "ttl");
+      return this;
+    }
+
+    /** Safety poll of the outbox when no wake-up arrives, 10 ms to 1 min (default 1 s). */
+    public Builder sequencerIdlePoll(Duration interval) {
+      this.sequencerIdlePoll = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /**
+     * Safety poll of the log by idle consumers when no wake-up arrives, 10 ms to 10 min (default 10
+     * s).
+     */
+    public Builder consumerIdlePoll(Duration interval) {
+      this.consumerIdlePoll = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /**
+     * Shortest gap between two NOTIFYs a publisher adds to its transactions when the sequencer runs
+     * in another process (default 2 ms). Bounds the commit serialisation that a NOTIFY in every
+     * transaction would cause.
+     */
+    public Builder producerNotifyInterval(Duration interval) {
+      this.producerNotifyInterval = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /**
+     * Whether {@link Boxline#start()} applies migrations (default true); false expects the schema
+     * in place.
+     */
+    public Builder migrate(boolean migrate) {
+      this.migrate = migrate;
+      return this;
+    }
+
+    /** Clock for timestamps and backoff (default UTC system clock). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    public Boxline build() {
+      if (store == null) {
+        throw new ValidationException(
+            "Boxline.builder() needs a store: .store(JdbcStore.builder(dataSource).build())");
+      }
+      requireRange("maxPayloadBytes", maxPayloadBytes, 1, 64 * 1024 * 1024);
+      requireRange("sequencerBatchSize", sequencerBatchSize, 1, 50_000);
+      requireRange("sequencerLease", sequencerLease, Duration.ofSeconds(1), Duration.ofMinutes(10));
+      requireRange(
+          "sequencerIdlePoll", sequencerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(1));
+      requireRange(
+          "consumerIdlePoll", consumerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(10));
+      requireRange(
+          "producerNotifyInterval", producerNotifyInterval, Duration.ZERO, Duration.ofSeconds(10));
+      String id = instanceId;
+      if (id == null) {
+        id = defaultInstanceId();
+      } else if (id.isBlank() || id.length() > 128) {
+        throw new ValidationException(
+            "instanceId must be 1 to 128 non-blank characters, got '" + id + "'");
+      }
+      return new DefaultBoxline(
+          new DefaultBoxline.Settings(
+              store,
+              eventTypes,
+              partitioner,
+              id,
+              maxPayloadBytes,
+              sequencer,
+              sequencerBatchSize,
+              sequencerLease,
+              sequencerIdlePoll,
+              consumerIdlePoll,
+              producerNotifyInterval,
+              migrate,
+              clock));
+    }
+
+    private static void requireRange(String name, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new ValidationException(
+            name + " must be between " + min + " and " + max + ", got " + value);
+      }
+    }
+
+    private static void requireRange(String name, Duration value, Duration min, Duration max) {
+      if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new ValidationException(
+            name + " must be between " + min + " and " + max + ", got " + value);
+      }
+    }
+
+    private static String defaultInstanceId() {
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        host = "host";
+      }
+      return host
+          + "-"
+          + ProcessHandle.current().pid()
+          + "-"
+          + UUID.randomUUID().toString().substring(0, 8);
+    }
+  }
+}

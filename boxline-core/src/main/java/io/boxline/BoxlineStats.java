@@ -1,0 +1,17 @@
+package io.boxline;
+
+/**
+ * Counters of one Boxline instance's background loops, for health checks and tests.
+ *
+ * @param sequencerLeader whether this instance currently holds the sequencer lease
+ * @param sequencerBatches sequencer transactions that moved at least one event
+ * @param eventsSequenced events moved from the outbox into the log by this instance
+ * @param sequencerErrors sequencer iterations that failed (and were retried)
+ * @param wakeupsReceived wake-up notifications received from the database
+ */
+public record BoxlineStats(
+    boolean sequencerLeader,
+    long sequencerBatches,
+    long eventsSequenced,
+    long sequencerErrors,
+    long wakeupsReceived) {}

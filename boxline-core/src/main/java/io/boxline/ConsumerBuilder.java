@@ -1,0 +1,55 @@
+package io.boxline;
+
+import java.time.Duration;
+
+/**
+ * Configures a {@link Consumer}. Exactly one of {@link #handler} and {@link #batchHandler} must be
+ * set.
+ */
+public interface ConsumerBuilder {
+  /** Default events fetched and handled per batch. */
+  int DEFAULT_BATCH_SIZE = 100;
+
+  /** Default number of partitions handled at once. */
+  int DEFAULT_CONCURRENCY = 4;
+
+  /** Default time {@link Consumer#close()} waits for in-flight batches. */
+  Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * Default first delay before retrying a failed handler call; doubles up to {@link
+   * #DEFAULT_MAX_BACKOFF}.
+   */
+  Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(100);
+
+  Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
+
+  /**
+   * Per-event handler; events of a batch are handled one by one, progress committed after the
+   * batch.
+   */
+  ConsumerBuilder handler(EventHandler handler);
+
+  /** Whole-batch handler. */
+  ConsumerBuilder batchHandler(BatchHandler handler);
+
+  /** Events per batch, 1 to 10,000 (default {@value #DEFAULT_BATCH_SIZE}). */
+  ConsumerBuilder batchSize(int batchSize);
+
+  /** Partitions handled in parallel, 1 to 256 (default {@value #DEFAULT_CONCURRENCY}). */
+  ConsumerBuilder concurrency(int threads);
+
+  /** Bounded wait for in-flight batches on close (default 10 s). */
+  ConsumerBuilder shutdownTimeout(Duration timeout);
+
+  /** Backoff between in-place retries of a failing handler (default 100 ms doubling to 30 s). */
+  ConsumerBuilder retryBackoff(Duration initial, Duration max);
+
+  /**
+   * Consumer id reported in logs and used as the cursor owner (default: instance id + a counter).
+   */
+  ConsumerBuilder id(String id);
+
+  /** Builds and starts the consumer. */
+  Consumer start();
+}

@@ -1,0 +1,154 @@
+package io.boxline;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * A raw event to publish: bytes plus metadata. The escape hatch when the typed registry does not
+ * fit (payloads produced elsewhere, pass-through relays). Build with {@link #builder(TopicName)}.
+ */
+public final class OutgoingEvent {
+  private final UUID id;
+  private final TopicName topic;
+  private final String key;
+  private final String type;
+  private final String source;
+  private final String contentType;
+  private final byte[] payload;
+  private final Map<String, String> headers;
+  private final String idempotencyKey;
+
+  private OutgoingEvent(Builder b) {
+    this.id = b.id == null ? UUID.randomUUID() : b.id;
+    this.topic = Objects.requireNonNull(b.topic, "topic");
+    this.key = b.key;
+    if (b.type == null || b.type.isBlank()) {
+      throw new ValidationException(
+          "event type must be set for an event on topic '" + topic + "'; call .type(\"...\")");
+    }
+    this.type = b.type;
+    this.source = b.source;
+    this.contentType = b.contentType == null ? "application/octet-stream" : b.contentType;
+    this.payload = b.payload == null ? new byte[0] : b.payload;
+    this.headers = Map.copyOf(b.headers);
+    this.idempotencyKey = b.idempotencyKey;
+  }
+
+  public static Builder builder(TopicName topic) {
+    return new Builder(topic);
+  }
+
+  public UUID id() {
+    return id;
+  }
+
+  public TopicName topic() {
+    return topic;
+  }
+
+  /**
+   * The ordering key, or null: keyless events are spread over partitions and have no relative
+   * order.
+   */
+  public String key() {
+    return key;
+  }
+
+  public String type() {
+    return type;
+  }
+
+  public String source() {
+    return source;
+  }
+
+  public String contentType() {
+    return contentType;
+  }
+
+  /** The payload bytes (not copied; do not modify). */
+  public byte[] payload() {
+    return payload;
+  }
+
+  public Map<String, String> headers() {
+    return headers;
+  }
+
+  public String idempotencyKey() {
+    return idempotencyKey;
+  }
+
+  /** Builder for {@link OutgoingEvent}. */
+  public static final class Builder {
+    private UUID id;
+    private final TopicName topic;
+    private String key;
+    private String type;
+    private String source;
+    private String contentType;
+    private byte[] payload;
+    private final Map<String, String> headers = new LinkedHashMap<>();
+    private String idempotencyKey;
+
+    private Builder(TopicName topic) {
+      this.topic = Objects.requireNonNull(topic, "topic");
+    }
+
+    /** Sets the event id (default: a random UUID). */
+    public Builder id(UUID id) {
+      this.id = id;
+      return this;
+    }
+
+    public Builder key(String key) {
+      this.key = key;
+      return this;
+    }
+
+    public Builder type(String type) {
+      this.type = type;
+      return this;
+    }
+
+    public Builder source(String source) {
+      this.source = source;
+      return this;
+    }
+
+    public Builder contentType(String contentType) {
+      this.contentType = contentType;
+      return this;
+    }
+
+    public Builder payload(byte[] payload) {
+      this.payload = payload;
+      return this;
+    }
+
+    public Builder header(String name, String value) {
+      headers.put(Objects.requireNonNull(name, "header name"), Objects.requireNonNull(value, name));
+      return this;
+    }
+
+    public Builder headers(Map<String, String> values) {
+      values.forEach(this::header);
+      return this;
+    }
+
+    /**
+     * Publishing twice with the same idempotency key on the same topic stores one event; the second
+     * call's {@link PublishResult#duplicate()} is true.
+     */
+    public Builder idempotencyKey(String idempotencyKey) {
+      this.idempotencyKey = idempotencyKey;
+      return this;
+    }
+
+    public OutgoingEvent build() {
+      return new OutgoingEvent(this);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package io.boxline;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/** Where a new subscription starts reading each partition. */
+public final class StartPosition {
+  private static final StartPosition EARLIEST = new StartPosition(Kind.EARLIEST, null);
+  private static final StartPosition LATEST = new StartPosition(Kind.LATEST, null);
+
+  /** The kinds of start position. */
+  public enum Kind {
+    EARLIEST,
+    LATEST,
+    TIMESTAMP
+  }
+
+  private final Kind kind;
+  private final Instant timestamp;
+
+  private StartPosition(Kind kind, Instant timestamp) {
+    this.kind = kind;
+    this.timestamp = timestamp;
+  }
+
+  /** Every event still in the log. */
+  public static StartPosition earliest() {
+    return EARLIEST;
+  }
+
+  /** Only events sequenced after the subscription is created. */
+  public static StartPosition latest() {
+    return LATEST;
+  }
+
+  /** Events created at or after {@code timestamp}. */
+  public static StartPosition at(Instant timestamp) {
+    return new StartPosition(Kind.TIMESTAMP, Objects.requireNonNull(timestamp, "timestamp"));
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public Instant timestamp() {
+    return timestamp;
+  }
+
+  @Override
+  public String toString() {
+    return kind == Kind.TIMESTAMP ? "at " + timestamp : kind.name().toLowerCase();
+  }
+}

@@ -1,0 +1,387 @@
+package io.boxline.internal;
+
+import io.boxline.Admin;
+import io.boxline.BatchHandler;
+import io.boxline.Boxline;
+import io.boxline.BoxlineException;
+import io.boxline.BoxlineStats;
+import io.boxline.Consumer;
+import io.boxline.ConsumerBuilder;
+import io.boxline.EventHandler;
+import io.boxline.EventTypes;
+import io.boxline.NamespacePath;
+import io.boxline.NotFoundException;
+import io.boxline.PartitionLag;
+import io.boxline.Partitioner;
+import io.boxline.Publisher;
+import io.boxline.StoreException;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.TransactionWork;
+import io.boxline.ValidationException;
+import io.boxline.spi.Store;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The engine behind {@link Boxline}. */
+public final class DefaultBoxline implements Boxline {
+  private static final System.Logger LOG = System.getLogger(DefaultBoxline.class.getName());
+  private static final Duration LOOP_STOP_TIMEOUT = Duration.ofSeconds(5);
+
+  /** Validated settings, built by {@link Boxline.Builder}. */
+  public record Settings(
+      Store store,
+      EventTypes eventTypes,
+      Partitioner partitioner,
+      String instanceId,
+      int maxPayloadBytes,
+      boolean sequencer,
+      int sequencerBatchSize,
+      Duration sequencerLease,
+      Duration sequencerIdlePoll,
+      Duration consumerIdlePoll,
+      Duration producerNotifyInterval,
+      boolean migrate,
+      Clock clock) {}
+
+  private final Settings settings;
+  private final Store store;
+  private final TopicCache topics;
+  private final WakeupBus bus = new WakeupBus();
+  private final SequencerLoop sequencer;
+  private final DefaultPublisher publisher;
+  private final Admin admin = new AdminImpl();
+  private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger consumerCounter = new AtomicInteger();
+  private final Object lifecycle = new Object();
+  private boolean started;
+  private boolean closed;
+
+  public DefaultBoxline(Settings settings) {
+    this.settings = settings;
+    this.store = settings.store();
+    this.topics = new TopicCache(store);
+    this.sequencer =
+        settings.sequencer()
+            ? new SequencerLoop(
+                store,
+                settings.instanceId(),
+                settings.sequencerLease(),
+                settings.sequencerBatchSize(),
+                settings.sequencerIdlePoll(),
+                bus,
+                topics,
+                settings.partitioner())
+            : null;
+    this.publisher =
+        new DefaultPublisher(
+            store,
+            topics,
+            settings.eventTypes(),
+            settings.partitioner(),
+            settings.maxPayloadBytes(),
+            sequencer,
+            settings.producerNotifyInterval().toNanos());
+  }
+
+  @Override
+  public Boxline start() {
+    synchronized (lifecycle) {
+      if (closed) {
+        throw new BoxlineException("this Boxline instance is closed; build a new one");
+      }
+      if (started) {
+        return this;
+      }
+      if (settings.migrate()) {
+        store.migrate();
+      }
+      if (sequencer != null) {
+        bus.add(sequencer);
+      }
+      boolean listening = store.listen(bus.remote());
+      if (sequencer != null) {
+        sequencer.start();
+      }
+      started = true;
+      LOG.log(
+          Level.INFO,
+          "Boxline {0} started on {1} (sequencer candidate: {2}, database wake-ups: {3})",
+          settings.instanceId(),
+          store.describe(),
+          sequencer != null,
+          listening);
+      return this;
+    }
+  }
+
+  private void requireStarted() {
+    synchronized (lifecycle) {
+      if (!started || closed) {
+        throw new BoxlineException(
+            closed ? "this Boxline instance is closed" : "call start() on Boxline before using it");
+      }
+    }
+  }
+
+  @Override
+  public Publisher publisher() {
+    requireStarted();
+    return publisher;
+  }
+
+  @Override
+  public Admin admin() {
+    requireStarted();
+    return admin;
+  }
+
+  @Override
+  public ConsumerBuilder consumer(String subscription) {
+    requireStarted();
+    SubscriptionInfo info =
+        store
+            .findSubscription(subscription)
+            .orElseThrow(
+                () ->
+                    new NotFoundException(
+                        "subscription '"
+                            + subscription
+                            + "' does not exist; create it with admin().createSubscription(...)"));
+    return new Builder(info);
+  }
+
+  @Override
+  public <T> T inTransaction(TransactionWork<T> work) {
+    requireStarted();
+    T result;
+    try (Connection c = store.openTransaction()) {
+      try {
+        result = work.run(c);
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        if (e instanceof RuntimeException) {
+          throw (RuntimeException) e;
+        }
+        throw new StoreException("transaction failed and was rolled back", e);
+      }
+    } catch (SQLException e) {
+      throw new StoreException("could not close the transaction's connection", e);
+    }
+    if (sequencer != null) {
+      sequencer.outboxChanged(); // committed: the sequencer finds the rows on its first look
+    }
+    return result;
+  }
+
+  @Override
+  public BoxlineStats stats() {
+    return new BoxlineStats(
+        sequencer != null && sequencer.isLeader(),
+        sequencer == null ? 0 : sequencer.batches.get(),
+        sequencer == null ? 0 : sequencer.events.get(),
+        sequencer == null ? 0 : sequencer.errors.get(),
+        bus.received.get());
+  }
+
+  @Override
+  public String instanceId() {
+    return settings.instanceId();
+  }
+
+  @Override
+  public void close() {
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    for (Consumer c : List.copyOf(consumers)) {
+      c.close();
+    }
+    if (sequencer != null) {
+      sequencer.stop(LOOP_STOP_TIMEOUT);
+    }
+    store.close();
+    LOG.log(Level.INFO, "Boxline {0} closed", settings.instanceId());
+  }
+
+  private final class AdminImpl implements Admin {
+    @Override
+    public void createNamespace(NamespacePath namespace) {
+      store.createNamespace(Objects.requireNonNull(namespace, "namespace"));
+    }
+
+    @Override
+    public TopicInfo createTopic(TopicName topic, int partitions) {
+      Objects.requireNonNull(topic, "topic");
+      if (partitions < 1 || partitions > 65_536) {
+        throw new ValidationException(
+            "topic '" + topic + "' needs 1 to 65536 partitions, got " + partitions);
+      }
+      TopicInfo t = store.createTopic(topic, partitions);
+      topics.put(t);
+      return t;
+    }
+
+    @Override
+    public Optional<TopicInfo> topic(TopicName topic) {
+      return store.findTopic(topic);
+    }
+
+    @Override
+    public List<TopicInfo> topics() {
+      return store.topics();
+    }
+
+    @Override
+    public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
+      return store.createSubscription(Objects.requireNonNull(spec, "spec"));
+    }
+
+    @Override
+    public Optional<SubscriptionInfo> subscription(String name) {
+      return store.findSubscription(name);
+    }
+
+    @Override
+    public List<PartitionLag> lag(String subscription) {
+      SubscriptionInfo s =
+          store
+              .findSubscription(subscription)
+              .orElseThrow(
+                  () ->
+                      new NotFoundException("subscription '" + subscription + "' does not exist"));
+      return store.lag(s.id());
+    }
+  }
+
+  private final class Builder implements ConsumerBuilder {
+    private final SubscriptionInfo subscription;
+    private EventHandler handler;
+    private BatchHandler batchHandler;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private int concurrency = DEFAULT_CONCURRENCY;
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
+    private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+    private String id;
+
+    Builder(SubscriptionInfo subscription) {
+      this.subscription = subscription;
+    }
+
+    @Override
+    public ConsumerBuilder handler(EventHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder batchHandler(BatchHandler handler) {
+      this.batchHandler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 10_000) {
+        throw new ValidationException("batchSize must be between 1 and 10000, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder concurrency(int threads) {
+      if (threads < 1 || threads > 256) {
+        throw new ValidationException("concurrency must be between 1 and 256, got " + threads);
+      }
+      this.concurrency = threads;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder shutdownTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative()) {
+        throw new ValidationException("shutdownTimeout must be zero or positive, got " + timeout);
+      }
+      this.shutdownTimeout = timeout;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder retryBackoff(Duration initial, Duration max) {
+      if (initial == null
+          || max == null
+          || initial.isNegative()
+          || initial.isZero()
+          || max.compareTo(initial) < 0) {
+        throw new ValidationException(
+            "retryBackoff needs 0 < initial <= max, got initial=" + initial + " max=" + max);
+      }
+      this.initialBackoff = initial;
+      this.maxBackoff = max;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder id(String id) {
+      if (id == null || id.isBlank() || id.length() > 128) {
+        throw new ValidationException(
+            "consumer id must be 1 to 128 non-blank characters, got '" + id + "'");
+      }
+      this.id = id;
+      return this;
+    }
+
+    @Override
+    public Consumer start() {
+      if ((handler == null) == (batchHandler == null)) {
+        throw new ValidationException(
+            "consumer of '"
+                + subscription.name()
+                + "' needs exactly one of handler(...) and batchHandler(...)");
+      }
+      String consumerId =
+          id != null ? id : settings.instanceId() + "-c" + consumerCounter.incrementAndGet();
+      DefaultConsumer[] self = new DefaultConsumer[1];
+      DefaultConsumer c =
+          new DefaultConsumer(
+              store,
+              topics,
+              bus,
+              subscription,
+              consumerId,
+              handler,
+              batchHandler,
+              batchSize,
+              concurrency,
+              shutdownTimeout,
+              initialBackoff,
+              maxBackoff,
+              settings.consumerIdlePoll(),
+              () -> consumers.remove(self[0]));
+      self[0] = c;
+      consumers.add(c);
+      return c.start();
+    }
+  }
+}

@@ -1,0 +1,200 @@
+package io.boxline.internal;
+
+import io.boxline.ConnectionStateException;
+import io.boxline.EventType;
+import io.boxline.EventTypes;
+import io.boxline.OutgoingEvent;
+import io.boxline.Partitioner;
+import io.boxline.PayloadTooLargeException;
+import io.boxline.PublishOptions;
+import io.boxline.PublishResult;
+import io.boxline.Publisher;
+import io.boxline.StoreException;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.Store;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Validates, encodes and partitions events, then appends them in the caller's transaction. */
+final class DefaultPublisher implements Publisher {
+  private final Store store;
+  private final TopicCache topics;
+  private final EventTypes types;
+  private final Partitioner partitioner;
+  private final int maxPayloadBytes;
+  private final SequencerLoop sequencer;
+  private final long notifyIntervalNanos;
+  private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
+
+  DefaultPublisher(
+      Store store,
+      TopicCache topics,
+      EventTypes types,
+      Partitioner partitioner,
+      int maxPayloadBytes,
+      SequencerLoop sequencer,
+      long notifyIntervalNanos) {
+    this.store = store;
+    this.topics = topics;
+    this.types = types;
+    this.partitioner = partitioner;
+    this.maxPayloadBytes = maxPayloadBytes;
+    this.sequencer = sequencer;
+    this.notifyIntervalNanos = notifyIntervalNanos;
+  }
+
+  @Override
+  public PublishResult publish(Connection tx, Object event) {
+    return publishAll(tx, List.of(Objects.requireNonNull(event, "event"))).get(0);
+  }
+
+  @Override
+  public PublishResult publish(Connection tx, Object event, PublishOptions options) {
+    Objects.requireNonNull(event, "event");
+    Objects.requireNonNull(options, "options");
+    checkConnection(tx);
+    return append(tx, List.of(toOutgoing(event, options))).get(0);
+  }
+
+  @Override
+  public PublishResult publish(Connection tx, OutgoingEvent event) {
+    return publishAll(tx, List.of(Objects.requireNonNull(event, "event"))).get(0);
+  }
+
+  @Override
+  public List<PublishResult> publishAll(Connection tx, List<?> events) {
+    Objects.requireNonNull(events, "events");
+    checkConnection(tx);
+    if (events.isEmpty()) {
+      return List.of();
+    }
+    List<OutgoingEvent> outgoing = new ArrayList<>(events.size());
+    for (Object e : events) {
+      Objects.requireNonNull(e, "events must not contain null");
+      outgoing.add(
+          e instanceof OutgoingEvent ? (OutgoingEvent) e : toOutgoing(e, PublishOptions.options()));
+    }
+    return append(tx, outgoing);
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private OutgoingEvent toOutgoing(Object event, PublishOptions options) {
+    if (event instanceof OutgoingEvent) {
+      throw new ValidationException(
+          "PublishOptions apply to typed events; set type/topic/key on the OutgoingEvent builder instead");
+    }
+    EventType t = types.forClass(event.getClass());
+    TopicName topic = options.topic() != null ? options.topic() : t.topic();
+    String key = options.keySet() ? options.key() : t.keyOf(event);
+    Map<String, String> headers = new LinkedHashMap<>(options.headers());
+    return OutgoingEvent.builder(topic)
+        .type(options.type() != null ? options.type() : t.type())
+        .key(key)
+        .source(t.source())
+        .contentType(t.codec().contentType())
+        .payload(t.codec().encode(event))
+        .headers(headers)
+        .idempotencyKey(options.idempotencyKey())
+        .build();
+  }
+
+  private List<PublishResult> append(Connection tx, List<OutgoingEvent> events) {
+    List<OutboxRecord> records = new ArrayList<>(events.size());
+    List<TopicInfo> infos = new ArrayList<>(events.size());
+    for (OutgoingEvent e : events) {
+      TopicInfo topic = topics.get(e.topic());
+      if (e.payload().length > maxPayloadBytes) {
+        throw new PayloadTooLargeException(
+            e.topic().toString(), e.payload().length, maxPayloadBytes);
+      }
+      int partition =
+          e.key() == null
+              ? ThreadLocalRandom.current().nextInt(topic.partitions())
+              : partitioner.partition(e.key(), topic.partitions());
+      if (partition < 0 || partition >= topic.partitions()) {
+        throw new ValidationException(
+            "partitioner returned "
+                + partition
+                + " for topic '"
+                + e.topic()
+                + "' with "
+                + topic.partitions()
+                + " partitions");
+      }
+      infos.add(topic);
+      records.add(
+          new OutboxRecord(
+              e.id(),
+              topic.id(),
+              partition,
+              e.key(),
+              e.type(),
+              e.source(),
+              e.contentType(),
+              e.payload(),
+              e.headers(),
+              e.idempotencyKey()));
+    }
+    List<UUID> existing = store.append(tx, records);
+    wake(tx);
+    List<PublishResult> results = new ArrayList<>(records.size());
+    for (int i = 0; i < records.size(); i++) {
+      UUID prior = existing.get(i);
+      OutboxRecord r = records.get(i);
+      results.add(
+          new PublishResult(
+              prior == null ? r.eventId() : prior,
+              infos.get(i).name(),
+              r.partition(),
+              prior != null));
+    }
+    return results;
+  }
+
+  /**
+   * Local sequencer leading: an in-process hint (free). Otherwise a NOTIFY in this transaction, at
+   * most once per interval per publisher, so that commits are not serialised on the notification
+   * queue.
+   */
+  private void wake(Connection tx) {
+    if (sequencer != null && sequencer.isLeader()) {
+      sequencer.hint();
+      return;
+    }
+    long now = System.nanoTime();
+    long last = lastNotify.get();
+    if (now - last >= notifyIntervalNanos && lastNotify.compareAndSet(last, now)) {
+      store.notifyOutbox(tx);
+    }
+  }
+
+  private static void checkConnection(Connection tx) {
+    Objects.requireNonNull(tx, "connection");
+    try {
+      if (tx.isClosed()) {
+        throw new ConnectionStateException(
+            "the connection is closed; publish inside an open transaction (the one that writes your"
+                + " business rows)");
+      }
+      if (tx.getAutoCommit()) {
+        throw new ConnectionStateException(
+            "the connection is in auto-commit mode, so the event would commit apart from your business"
+                + " rows; call connection.setAutoCommit(false) and commit after publishing, or use"
+                + " boxline.inTransaction(...)");
+      }
+    } catch (SQLException e) {
+      throw new StoreException("cannot inspect the connection handed to publish", e);
+    }
+  }
+}

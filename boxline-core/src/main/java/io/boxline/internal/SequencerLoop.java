@@ -1,0 +1,201 @@
+package io.boxline.internal;
+
+import io.boxline.Partitioner;
+import io.boxline.TopicInfo;
+import io.boxline.spi.PartitionAssigner;
+import io.boxline.spi.PartitionHead;
+import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.Store;
+import io.boxline.spi.WakeupListener;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The sequencer candidate ({@code boxline-sequencer} thread). Competes for the database-wide
+ * sequencer lease; while it holds it, moves committed outbox rows into the log with gap-free
+ * per-partition sequences.
+ *
+ * <p>Waking: an in-process hint from a local publisher starts a short "tail" of quick polls (1, 2,
+ * 4 … 64 ms), because the publisher's transaction has not committed yet when it hints; {@code
+ * inTransaction} hints after commit, so the first poll finds the events. A wake-up from the store
+ * (another process's publisher) polls at once. A full batch drains again immediately. With no
+ * wake-up, it checks the outbox every idle-poll interval with one cheap statement.
+ */
+final class SequencerLoop implements WakeupListener {
+  private static final System.Logger LOG = System.getLogger(SequencerLoop.class.getName());
+  private static final long TAIL_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final long TAIL_LAST_NANOS = TimeUnit.MILLISECONDS.toNanos(64);
+
+  private final Store store;
+  private final String owner;
+  private final Duration ttl;
+  private final int batchSize;
+  private final long idlePollNanos;
+  private final WakeupBus bus;
+  private final PartitionAssigner assigner;
+  private final Signal signal = new Signal();
+  private final Thread thread;
+
+  private volatile boolean running = true;
+  private volatile boolean leader;
+  private volatile boolean pending = true;
+  private volatile long tailStepNanos;
+
+  final AtomicLong batches = new AtomicLong();
+  final AtomicLong events = new AtomicLong();
+  final AtomicLong errors = new AtomicLong();
+
+  SequencerLoop(
+      Store store,
+      String owner,
+      Duration ttl,
+      int batchSize,
+      Duration idlePoll,
+      WakeupBus bus,
+      TopicCache topics,
+      Partitioner partitioner) {
+    this.store = store;
+    this.owner = owner;
+    this.ttl = ttl;
+    this.batchSize = batchSize;
+    this.idlePollNanos = idlePoll.toNanos();
+    this.bus = bus;
+    this.assigner =
+        (topicId, key) -> {
+          TopicInfo t = topics.get(topicId);
+          return key == null
+              ? ThreadLocalRandom.current().nextInt(t.partitions())
+              : partitioner.partition(key, t.partitions());
+        };
+    this.thread = new Thread(this::run, "boxline-sequencer-" + owner);
+    thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  boolean isLeader() {
+    return leader;
+  }
+
+  /** A local publisher wrote to the outbox; its transaction will commit soon. */
+  void hint() {
+    tailStepNanos = TAIL_FIRST_NANOS;
+    pending = true;
+    signal.raise();
+  }
+
+  @Override
+  public void outboxChanged() {
+    pending = true;
+    signal.raise();
+  }
+
+  @Override
+  public void logAppended(List<PartitionHead> heads) {}
+
+  @Override
+  public void resynchronize() {
+    outboxChanged();
+  }
+
+  private void run() {
+    long renewEveryNanos = ttl.toNanos() / 3;
+    long lastLease = 0;
+    long errorBackoffNanos = TimeUnit.MILLISECONDS.toNanos(50);
+    while (running) {
+      try {
+        long now = System.nanoTime();
+        if (!leader || now - lastLease >= renewEveryNanos) {
+          boolean was = leader;
+          leader = store.acquireSequencerLease(owner, ttl);
+          lastLease = System.nanoTime();
+          if (leader != was) {
+            LOG.log(
+                Level.INFO, "sequencer {0}: {1}", owner, leader ? "now leading" : "lost the lease");
+          }
+          if (!leader) {
+            signal.await(renewEveryNanos);
+            continue;
+          }
+          pending = true; // new leader: the outbox may have filled while nobody led
+        }
+        boolean work = pending;
+        pending = false;
+        if (!work && tailStepNanos == 0) {
+          work = store.outboxHasRows();
+        }
+        if (work || tailStepNanos != 0) {
+          SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner);
+          if (!batch.leaseHeld()) {
+            leader = false;
+            LOG.log(Level.INFO, "sequencer {0}: lost the lease", owner);
+            continue;
+          }
+          lastLease = System.nanoTime();
+          if (batch.events() > 0) {
+            batches.incrementAndGet();
+            events.addAndGet(batch.events());
+            bus.logAppended(batch.heads());
+            // Stragglers that committed just after this batch: keep looking quickly for a while.
+            tailStepNanos = TAIL_FIRST_NANOS;
+            if (batch.events() >= batchSize) {
+              pending = true;
+            }
+            continue;
+          }
+        }
+        errorBackoffNanos = TimeUnit.MILLISECONDS.toNanos(50);
+        long wait;
+        if (tailStepNanos != 0) {
+          wait = tailStepNanos;
+          tailStepNanos = tailStepNanos >= TAIL_LAST_NANOS ? 0 : tailStepNanos * 2;
+        } else {
+          wait = Math.min(idlePollNanos, renewEveryNanos);
+        }
+        if (signal.await(wait)) {
+          pending = true;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        errors.incrementAndGet();
+        LOG.log(Level.WARNING, "sequencer " + owner + " failed; retrying", e);
+        try {
+          signal.await(errorBackoffNanos);
+        } catch (InterruptedException ie) {
+          return;
+        }
+        errorBackoffNanos = Math.min(errorBackoffNanos * 2, TimeUnit.SECONDS.toNanos(5));
+      }
+    }
+  }
+
+  /** Stops the loop (bounded wait) and hands the lease back so a standby takes over at once. */
+  void stop(Duration timeout) {
+    running = false;
+    signal.raise();
+    try {
+      thread.join(timeout.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (thread.isAlive()) {
+      thread.interrupt();
+    }
+    if (leader) {
+      leader = false;
+      try {
+        store.releaseSequencerLease(owner);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "could not release the sequencer lease; it expires in " + ttl, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+package io.boxline.internal;
+
+import io.boxline.NotFoundException;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.spi.Store;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Topics never change once created (partition counts are fixed), so they are cached forever. */
+final class TopicCache {
+  private final Store store;
+  private final Map<TopicName, TopicInfo> byName = new ConcurrentHashMap<>();
+  private final Map<Long, TopicInfo> byId = new ConcurrentHashMap<>();
+
+  TopicCache(Store store) {
+    this.store = store;
+  }
+
+  TopicInfo get(TopicName name) {
+    TopicInfo t = byName.get(name);
+    if (t == null) {
+      t =
+          store
+              .findTopic(name)
+              .orElseThrow(
+                  () ->
+                      new NotFoundException(
+                          "topic '"
+                              + name
+                              + "' does not exist; create it first with admin().createTopic(topic,"
+                              + " partitions)"));
+      put(t);
+    }
+    return t;
+  }
+
+  TopicInfo get(long id) {
+    TopicInfo t = byId.get(id);
+    if (t == null) {
+      t =
+          store
+              .findTopic(id)
+              .orElseThrow(() -> new NotFoundException("topic with id " + id + " does not exist"));
+      put(t);
+    }
+    return t;
+  }
+
+  void put(TopicInfo t) {
+    byName.put(t.name(), t);
+    byId.put(t.id(), t);
+  }
+}

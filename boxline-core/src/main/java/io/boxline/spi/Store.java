@@ -1,0 +1,104 @@
+package io.boxline.spi;
+
+import io.boxline.NamespacePath;
+import io.boxline.PartitionLag;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Storage of one Boxline deployment: schema, outbox, log, subscriptions and cursors. The JDBC
+ * module provides the implementation; every implementation must pass the behaviour suite in {@code
+ * boxline-testkit}. Methods throw {@link io.boxline.StoreException} (unchecked) on database
+ * failure.
+ */
+public interface Store extends AutoCloseable {
+
+  /** Creates or upgrades the schema; safe when several processes call it at once. */
+  void migrate();
+
+  /** A short description for logs, e.g. {@code PostgreSQL 15.2 schema=boxline}. */
+  String describe();
+
+  /** A new connection with auto-commit off; the caller closes it. */
+  Connection openTransaction();
+
+  // ---- admin
+  void createNamespace(NamespacePath namespace);
+
+  TopicInfo createTopic(TopicName topic, int partitions);
+
+  Optional<TopicInfo> findTopic(TopicName topic);
+
+  Optional<TopicInfo> findTopic(long topicId);
+
+  List<TopicInfo> topics();
+
+  SubscriptionInfo createSubscription(SubscriptionSpec spec);
+
+  Optional<SubscriptionInfo> findSubscription(String name);
+
+  List<PartitionLag> lag(long subscriptionId);
+
+  // ---- publish
+  /**
+   * Appends to the outbox in the caller's transaction. Returns, per record, null when stored, or
+   * the id of the event stored earlier with the same idempotency key on the same topic.
+   */
+  List<UUID> append(Connection tx, List<OutboxRecord> records);
+
+  /**
+   * Adds a cross-process wake-up for the sequencer to the caller's transaction (sent on commit).
+   */
+  void notifyOutbox(Connection tx);
+
+  // ---- sequencer
+  /** Takes or renews the sequencer lease; true when {@code owner} holds it afterwards. */
+  boolean acquireSequencerLease(String owner, Duration ttl);
+
+  /**
+   * In one transaction: checks and renews the lease, moves up to {@code maxEvents} outbox rows into
+   * the log with gap-free per-partition sequences (outbox order), announces the new heads, commits.
+   */
+  SequencedBatch sequence(String owner, Duration ttl, int maxEvents, PartitionAssigner assigner);
+
+  /** Whether the outbox holds anything (cheap check used while idle). */
+  boolean outboxHasRows();
+
+  void releaseSequencerLease(String owner);
+
+  // ---- consume
+  /**
+   * Takes every cursor of the subscription for {@code owner}, bumping each epoch (fences older
+   * owners).
+   */
+  List<CursorState> claimCursors(long subscriptionId, String owner);
+
+  /** Partitions of the subscription whose last sequence is past the cursor. */
+  List<PartitionHead> backlogged(long subscriptionId);
+
+  List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit);
+
+  /**
+   * Moves the cursor to {@code position} if {@code epoch} still matches. Returns false when fenced
+   * (another consumer claimed the partition).
+   */
+  boolean commitCursor(long subscriptionId, long topicId, int partition, long position, long epoch);
+
+  /**
+   * Starts listening for cross-process wake-ups on a thread of the store's own, or returns false
+   * when the database has no such mechanism (then the engine relies on in-process signals and
+   * polling).
+   */
+  boolean listen(WakeupListener listener);
+
+  /** Stops the listener and releases resources. Safe to call twice. */
+  @Override
+  void close();
+}

@@ -1,0 +1,893 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.NamespacePath;
+import io.boxline.NotFoundException;
+import io.boxline.PartitionLag;
+import io.boxline.StartPosition;
+import io.boxline.StoreException;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.spi.CursorState;
+import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.PartitionAssigner;
+import io.boxline.spi.PartitionHead;
+import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
+import io.boxline.spi.WakeupListener;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The PostgreSQL dialect. Multi-row writes go through {@code unnest} of arrays, so a batch of any
+ * size is one round trip; wake-ups use LISTEN/NOTIFY, sent by the sequencer once per batch (and by
+ * remote publishers at a bounded rate), never by every producer transaction.
+ */
+public final class PostgresStore implements Store {
+  private final DataSource dataSource;
+  private final String schema;
+  private final String prefix;
+  private final String description;
+  private final Map<String, String> q;
+  final String outboxChannel;
+  final String logChannel;
+  private volatile PostgresListener listener;
+
+  public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
+    this.dataSource = dataSource;
+    this.schema = schema;
+    this.prefix = prefix;
+    this.description =
+        version + " schema=" + schema + (prefix.isEmpty() ? "" : " prefix=" + prefix);
+    this.q = SqlScript.named("postgresql", schema, prefix);
+    this.outboxChannel = schema + "_" + prefix + "outbox";
+    this.logChannel = schema + "_" + prefix + "log";
+  }
+
+  @Override
+  public String describe() {
+    return description;
+  }
+
+  private String sql(String name) {
+    String s = q.get(name);
+    if (s == null) {
+      throw new IllegalStateException("no query named " + name);
+    }
+    return s;
+  }
+
+  private StoreException fail(String name, SQLException e) {
+    return new StoreException(name, q.getOrDefault(name, name), e);
+  }
+
+  private Connection connect() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  @Override
+  public Connection openTransaction() {
+    try {
+      Connection c = dataSource.getConnection();
+      c.setAutoCommit(false);
+      return c;
+    } catch (SQLException e) {
+      throw new StoreException("cannot open a connection: " + e.getMessage(), e);
+    }
+  }
+
+  /** Runs {@code work} in a transaction on a pooled connection. */
+  private <T> T tx(String name, SqlWork<T> work) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        T result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(auto);
+      }
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  // ------------------------------------------------------------------ migrations
+  @Override
+  public void migrate() {
+    tx(
+        "migrate",
+        c -> {
+          try (PreparedStatement lock = c.prepareStatement(sql("lock_migrations"))) {
+            lock.setLong(1, ("boxline:" + schema + "." + prefix).hashCode());
+            lock.execute();
+          }
+          try (Statement st = c.createStatement()) {
+            st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+            st.execute(sql("create_version_table"));
+          }
+          int current;
+          try (Statement st = c.createStatement();
+              ResultSet rs = st.executeQuery(sql("current_version"))) {
+            rs.next();
+            current = rs.getInt(1);
+          }
+          List<String> migrations = SqlScript.POSTGRES_MIGRATIONS;
+          if (current > migrations.size()) {
+            throw new ValidationException(
+                "schema "
+                    + schema
+                    + " is at version "
+                    + current
+                    + " but this Boxline knows only "
+                    + migrations.size()
+                    + "; upgrade Boxline");
+          }
+          for (int v = current + 1; v <= migrations.size(); v++) {
+            String file = migrations.get(v - 1);
+            try (Statement st = c.createStatement()) {
+              st.execute(SqlScript.load("postgresql", file, schema, prefix));
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql("record_version"))) {
+              ps.setInt(1, v);
+              ps.setString(2, file);
+              ps.executeUpdate();
+            }
+          }
+          return null;
+        });
+  }
+
+  // ------------------------------------------------------------------ admin
+  @Override
+  public void createNamespace(NamespacePath namespace) {
+    tx(
+        "insert_namespace",
+        c -> {
+          List<NamespacePath> chain = new ArrayList<>();
+          for (NamespacePath n = namespace; n != null; n = n.parent()) {
+            chain.add(0, n);
+          }
+          Long parent = null;
+          for (NamespacePath n : chain) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_namespace"))) {
+              ps.setString(1, n.toString());
+              ps.setObject(2, parent, Types.BIGINT);
+              ps.executeUpdate();
+            }
+            parent = namespaceId(c, n.toString());
+          }
+          return null;
+        });
+  }
+
+  private Long namespaceId(Connection c, String path) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("namespace_id"))) {
+      ps.setString(1, path);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
+  }
+
+  @Override
+  public TopicInfo createTopic(TopicName topic, int partitions) {
+    return tx(
+        "insert_topic",
+        c -> {
+          Long ns = namespaceId(c, topic.namespace().toString());
+          if (ns == null) {
+            throw new NotFoundException(
+                "namespace '"
+                    + topic.namespace()
+                    + "' does not exist; create it with admin().createNamespace(NamespacePath.of(\""
+                    + topic.namespace()
+                    + "\"))");
+          }
+          Long id = null;
+          try (PreparedStatement ps = c.prepareStatement(sql("insert_topic"))) {
+            ps.setLong(1, ns);
+            ps.setString(2, topic.name());
+            ps.setInt(3, partitions);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (rs.next()) {
+                id = rs.getLong(1);
+              }
+            }
+          }
+          if (id != null) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
+              ps.setLong(1, id);
+              ps.setInt(2, partitions);
+              ps.executeUpdate();
+            }
+          }
+          TopicInfo t = topicByName(c, topic).orElseThrow();
+          if (t.partitions() != partitions) {
+            throw new ValidationException(
+                "topic '"
+                    + topic
+                    + "' already exists with "
+                    + t.partitions()
+                    + " partitions, not "
+                    + partitions
+                    + "; partition counts never change because that would move keys");
+          }
+          return t;
+        });
+  }
+
+  private Optional<TopicInfo> topicByName(Connection c, TopicName topic) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("topic_by_name"))) {
+      ps.setString(1, topic.namespace().toString());
+      ps.setString(2, topic.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  private static TopicInfo topic(ResultSet rs) throws SQLException {
+    return new TopicInfo(
+        TopicName.of(rs.getString(2), rs.getString(3)),
+        rs.getLong(1),
+        rs.getInt(4),
+        rs.getTimestamp(5).toInstant());
+  }
+
+  @Override
+  public Optional<TopicInfo> findTopic(TopicName topic) {
+    try (Connection c = connect()) {
+      return topicByName(c, topic);
+    } catch (SQLException e) {
+      throw fail("topic_by_name", e);
+    }
+  }
+
+  @Override
+  public Optional<TopicInfo> findTopic(long topicId) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("topic_by_id"))) {
+      ps.setLong(1, topicId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw fail("topic_by_id", e);
+    }
+  }
+
+  @Override
+  public List<TopicInfo> topics() {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("all_topics"));
+        ResultSet rs = ps.executeQuery()) {
+      List<TopicInfo> out = new ArrayList<>();
+      while (rs.next()) {
+        out.add(topic(rs));
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("all_topics", e);
+    }
+  }
+
+  @Override
+  public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
+    return tx(
+        "insert_subscription",
+        c -> {
+          List<TopicInfo> topics = new ArrayList<>();
+          for (TopicName t : spec.topics()) {
+            topics.add(
+                topicByName(c, t)
+                    .orElseThrow(
+                        () ->
+                            new NotFoundException(
+                                "subscription '"
+                                    + spec.name()
+                                    + "' names topic '"
+                                    + t
+                                    + "', which does not exist; create the topic first")));
+          }
+          Long id = null;
+          try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription"))) {
+            ps.setString(1, spec.name());
+            try (ResultSet rs = ps.executeQuery()) {
+              if (rs.next()) {
+                id = rs.getLong(1);
+              }
+            }
+          }
+          if (id == null) {
+            SubscriptionInfo existing = subscription(c, spec.name()).orElseThrow();
+            if (!new java.util.HashSet<>(existing.topics())
+                .equals(new java.util.HashSet<>(spec.topics()))) {
+              throw new ValidationException(
+                  "subscription '"
+                      + spec.name()
+                      + "' already exists with topics "
+                      + existing.topics()
+                      + ", not "
+                      + spec.topics()
+                      + "; use another name");
+            }
+            return existing;
+          }
+          for (TopicInfo t : topics) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription_topic"))) {
+              ps.setLong(1, id);
+              ps.setLong(2, t.id());
+              ps.executeUpdate();
+            }
+            StartPosition start = spec.start();
+            switch (start.kind()) {
+              case EARLIEST:
+              case LATEST:
+                try (PreparedStatement ps =
+                    c.prepareStatement(
+                        sql(
+                            start.kind() == StartPosition.Kind.EARLIEST
+                                ? "insert_cursors_earliest"
+                                : "insert_cursors_latest"))) {
+                  ps.setLong(1, id);
+                  ps.setLong(2, t.id());
+                  ps.executeUpdate();
+                }
+                break;
+              case TIMESTAMP:
+                try (PreparedStatement ps = c.prepareStatement(sql("insert_cursors_at"))) {
+                  ps.setLong(1, id);
+                  ps.setTimestamp(2, Timestamp.from(start.timestamp()));
+                  ps.setLong(3, t.id());
+                  ps.executeUpdate();
+                }
+                break;
+              default:
+                throw new IllegalStateException(start.kind().name());
+            }
+          }
+          return subscription(c, spec.name()).orElseThrow();
+        });
+  }
+
+  private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
+    long id;
+    java.time.Instant created;
+    try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        id = rs.getLong(1);
+        created = rs.getTimestamp(2).toInstant();
+      }
+    }
+    List<TopicName> topics = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("subscription_topics"))) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          topics.add(TopicName.of(rs.getString(1), rs.getString(2)));
+        }
+      }
+    }
+    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created));
+  }
+
+  @Override
+  public Optional<SubscriptionInfo> findSubscription(String name) {
+    try (Connection c = connect()) {
+      return subscription(c, name);
+    } catch (SQLException e) {
+      throw fail("subscription_by_name", e);
+    }
+  }
+
+  @Override
+  public List<PartitionLag> lag(long subscriptionId) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("lag"))) {
+      ps.setLong(1, subscriptionId);
+      List<PartitionLag> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new PartitionLag(
+                  TopicName.of(rs.getString(1), rs.getString(2)),
+                  rs.getInt(3),
+                  rs.getLong(4),
+                  rs.getLong(5)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("lag", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ publish
+  @Override
+  public List<UUID> append(Connection tx, List<OutboxRecord> records) {
+    List<UUID> existing = new ArrayList<>(records.size());
+    for (int i = 0; i < records.size(); i++) {
+      existing.add(null);
+    }
+    List<OutboxRecord> toStore = records;
+    String step = "claim_idempotency_keys";
+    try {
+      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
+        Map<String, UUID> owners = claimKeys(tx, records);
+        toStore = new ArrayList<>(records.size());
+        for (int i = 0; i < records.size(); i++) {
+          OutboxRecord r = records.get(i);
+          if (r.idempotencyKey() != null) {
+            UUID owner = owners.get(r.topicId() + "/" + r.idempotencyKey());
+            if (!r.eventId().equals(owner)) {
+              existing.set(i, owner);
+              continue;
+            }
+          }
+          toStore.add(r);
+        }
+      }
+      if (toStore.size() == 1) {
+        step = "append_one";
+        OutboxRecord r = toStore.get(0);
+        try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+          ps.setObject(1, r.eventId());
+          ps.setLong(2, r.topicId());
+          ps.setInt(3, r.partition());
+          ps.setString(4, r.key());
+          ps.setString(5, r.type());
+          ps.setString(6, r.source());
+          ps.setString(7, r.contentType());
+          ps.setBytes(8, r.payload());
+          ps.setString(9, Headers.toJson(r.headers()));
+          ps.executeUpdate();
+        }
+      } else if (!toStore.isEmpty()) {
+        step = "append_many";
+        int n = toStore.size();
+        UUID[] ids = new UUID[n];
+        Long[] topics = new Long[n];
+        Integer[] parts = new Integer[n];
+        String[] keys = new String[n];
+        String[] types = new String[n];
+        String[] sources = new String[n];
+        String[] contentTypes = new String[n];
+        byte[][] payloads = new byte[n][];
+        String[] headers = new String[n];
+        for (int i = 0; i < n; i++) {
+          OutboxRecord r = toStore.get(i);
+          ids[i] = r.eventId();
+          topics[i] = r.topicId();
+          parts[i] = r.partition();
+          keys[i] = r.key();
+          types[i] = r.type();
+          sources[i] = r.source();
+          contentTypes[i] = r.contentType();
+          payloads[i] = r.payload();
+          headers[i] = Headers.toJson(r.headers());
+        }
+        try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+          ps.setArray(1, tx.createArrayOf("uuid", ids));
+          ps.setArray(2, tx.createArrayOf("bigint", topics));
+          ps.setArray(3, tx.createArrayOf("integer", parts));
+          ps.setArray(4, tx.createArrayOf("text", keys));
+          ps.setArray(5, tx.createArrayOf("text", types));
+          ps.setArray(6, tx.createArrayOf("text", sources));
+          ps.setArray(7, tx.createArrayOf("text", contentTypes));
+          ps.setObject(8, payloads);
+          ps.setArray(9, tx.createArrayOf("text", headers));
+          ps.executeUpdate();
+        }
+      }
+      return existing;
+    } catch (SQLException e) {
+      throw fail(step, e);
+    }
+  }
+
+  /** Inserts the keys that are new; returns the owning event id of every key in the batch. */
+  private Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records)
+      throws SQLException {
+    List<Long> topics = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    List<UUID> ids = new ArrayList<>();
+    for (OutboxRecord r : records) {
+      if (r.idempotencyKey() != null) {
+        topics.add(r.topicId());
+        keys.add(r.idempotencyKey());
+        ids.add(r.eventId());
+      }
+    }
+    Array topicArray = tx.createArrayOf("bigint", topics.toArray());
+    Array keyArray = tx.createArrayOf("text", keys.toArray());
+    try (PreparedStatement ps = tx.prepareStatement(sql("claim_idempotency_keys"))) {
+      ps.setArray(1, topicArray);
+      ps.setArray(2, keyArray);
+      ps.setArray(3, tx.createArrayOf("uuid", ids.toArray()));
+      ps.executeUpdate();
+    }
+    Map<String, UUID> owners = new HashMap<>();
+    try (PreparedStatement ps = tx.prepareStatement(sql("idempotency_owners"))) {
+      ps.setArray(1, topicArray);
+      ps.setArray(2, keyArray);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          owners.put(rs.getLong(1) + "/" + rs.getString(2), rs.getObject(3, UUID.class));
+        }
+      }
+    }
+    return owners;
+  }
+
+  @Override
+  public void notifyOutbox(Connection tx) {
+    try (PreparedStatement ps = tx.prepareStatement(sql("notify"))) {
+      ps.setString(1, outboxChannel);
+      ps.setString(2, "");
+      ps.execute();
+    } catch (SQLException e) {
+      throw fail("notify", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ sequencer
+  @Override
+  public boolean acquireSequencerLease(String owner, Duration ttl) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("acquire_sequencer"))) {
+      ps.setString(1, owner);
+      ps.setString(2, owner);
+      ps.setDouble(3, ttl.toMillis() / 1000.0);
+      ps.setString(4, owner);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail("acquire_sequencer", e);
+    }
+  }
+
+  @Override
+  public void releaseSequencerLease(String owner) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("release_sequencer"))) {
+      ps.setString(1, owner);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("release_sequencer", e);
+    }
+  }
+
+  @Override
+  public boolean outboxHasRows() {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("outbox_has_rows"));
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getBoolean(1);
+    } catch (SQLException e) {
+      throw fail("outbox_has_rows", e);
+    }
+  }
+
+  /** One outbox row taken by the sequencer. */
+  private record Taken(
+      long outboxId,
+      UUID eventId,
+      long topicId,
+      int partition,
+      String key,
+      String type,
+      String source,
+      String contentType,
+      byte[] payload,
+      String headers,
+      Timestamp createdAt) {}
+
+  @Override
+  public SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
+    String[] step = {"lock_sequencer"};
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        SequencedBatch result = sequence(c, step, owner, ttl, maxEvents, assigner);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw fail(step[0], e);
+    }
+  }
+
+  private SequencedBatch sequence(
+      Connection c,
+      String[] step,
+      String owner,
+      Duration ttl,
+      int maxEvents,
+      PartitionAssigner assigner)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
+      ps.setDouble(1, ttl.toMillis() / 1000.0);
+      ps.setString(2, owner);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return SequencedBatch.NOT_LEADER;
+        }
+      }
+    }
+    step[0] = "take_outbox";
+    List<Taken> taken = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
+      ps.setInt(1, maxEvents);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          long topicId = rs.getLong(3);
+          int partition = rs.getInt(4);
+          if (rs.wasNull()) {
+            partition = -1;
+          }
+          String key = rs.getString(5);
+          taken.add(
+              new Taken(
+                  rs.getLong(1),
+                  rs.getObject(2, UUID.class),
+                  topicId,
+                  partition,
+                  key,
+                  rs.getString(6),
+                  rs.getString(7),
+                  rs.getString(8),
+                  rs.getBytes(9),
+                  rs.getString(10),
+                  rs.getTimestamp(11)));
+        }
+      }
+    }
+    if (taken.isEmpty()) {
+      return SequencedBatch.EMPTY;
+    }
+    // Outbox order is publish order; DELETE ... RETURNING does not promise any order.
+    taken.sort((a, b) -> Long.compare(a.outboxId(), b.outboxId()));
+    Map<Long, Integer> counts = new LinkedHashMap<>();
+    int[] partitions = new int[taken.size()];
+    for (int i = 0; i < taken.size(); i++) {
+      Taken t = taken.get(i);
+      int p = t.partition() >= 0 ? t.partition() : assigner.assign(t.topicId(), t.key());
+      partitions[i] = p;
+      counts.merge(headKey(t.topicId(), p), 1, Integer::sum);
+    }
+    step[0] = "advance_partitions";
+    int groups = counts.size();
+    Long[] gTopics = new Long[groups];
+    Integer[] gParts = new Integer[groups];
+    Long[] gCounts = new Long[groups];
+    int g = 0;
+    for (Map.Entry<Long, Integer> e : counts.entrySet()) {
+      gTopics[g] = e.getKey() >>> 17;
+      gParts[g] = (int) (e.getKey() & 0x1ffff);
+      gCounts[g] = (long) e.getValue();
+      g++;
+    }
+    Map<Long, Long> next = new HashMap<>();
+    List<PartitionHead> heads = new ArrayList<>(groups);
+    try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
+      ps.setArray(1, c.createArrayOf("bigint", gTopics));
+      ps.setArray(2, c.createArrayOf("integer", gParts));
+      ps.setArray(3, c.createArrayOf("bigint", gCounts));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          long topicId = rs.getLong(1);
+          int partition = rs.getInt(2);
+          long last = rs.getLong(3);
+          long k = headKey(topicId, partition);
+          next.put(k, last - counts.get(k) + 1);
+          heads.add(new PartitionHead(topicId, partition, last));
+        }
+      }
+    }
+    if (next.size() != groups) {
+      throw new StoreException(
+          "outbox holds events for a partition that does not exist (topic deleted or rows written by"
+              + " hand?)",
+          new SQLException("advance_partitions matched " + next.size() + " of " + groups));
+    }
+    step[0] = "append_log";
+    int n = taken.size();
+    Long[] topics = new Long[n];
+    Integer[] parts = new Integer[n];
+    Long[] seqs = new Long[n];
+    UUID[] ids = new UUID[n];
+    String[] keys = new String[n];
+    String[] types = new String[n];
+    String[] sources = new String[n];
+    String[] contentTypes = new String[n];
+    byte[][] payloads = new byte[n][];
+    String[] headers = new String[n];
+    Timestamp[] created = new Timestamp[n];
+    for (int i = 0; i < n; i++) {
+      Taken t = taken.get(i);
+      long k = headKey(t.topicId(), partitions[i]);
+      long seq = next.get(k);
+      next.put(k, seq + 1);
+      topics[i] = t.topicId();
+      parts[i] = partitions[i];
+      seqs[i] = seq;
+      ids[i] = t.eventId();
+      keys[i] = t.key();
+      types[i] = t.type();
+      sources[i] = t.source();
+      contentTypes[i] = t.contentType();
+      payloads[i] = t.payload();
+      headers[i] = t.headers();
+      created[i] = t.createdAt();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
+      ps.setArray(1, c.createArrayOf("bigint", topics));
+      ps.setArray(2, c.createArrayOf("integer", parts));
+      ps.setArray(3, c.createArrayOf("bigint", seqs));
+      ps.setArray(4, c.createArrayOf("uuid", ids));
+      ps.setArray(5, c.createArrayOf("text", keys));
+      ps.setArray(6, c.createArrayOf("text", types));
+      ps.setArray(7, c.createArrayOf("text", sources));
+      ps.setArray(8, c.createArrayOf("text", contentTypes));
+      ps.setObject(9, payloads);
+      ps.setArray(10, c.createArrayOf("text", headers));
+      ps.setArray(11, c.createArrayOf("timestamptz", created));
+      ps.executeUpdate();
+    }
+    step[0] = "notify";
+    try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+      ps.setString(1, logChannel);
+      ps.setString(2, PostgresListener.encodeHeads(heads));
+      ps.execute();
+    }
+    return new SequencedBatch(true, n, heads);
+  }
+
+  private static long headKey(long topicId, int partition) {
+    return (topicId << 17) | partition;
+  }
+
+  // ------------------------------------------------------------------ consume
+  @Override
+  public List<CursorState> claimCursors(long subscriptionId, String owner) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("claim_cursors"))) {
+      ps.setString(1, owner);
+      ps.setLong(2, subscriptionId);
+      List<CursorState> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new CursorState(
+                  rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("claim_cursors", e);
+    }
+  }
+
+  @Override
+  public List<PartitionHead> backlogged(long subscriptionId) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("backlogged"))) {
+      ps.setLong(1, subscriptionId);
+      List<PartitionHead> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(new PartitionHead(rs.getLong(1), rs.getInt(2), rs.getLong(3)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("backlogged", e);
+    }
+  }
+
+  @Override
+  public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("read"))) {
+      ps.setLong(1, topicId);
+      ps.setInt(2, partition);
+      ps.setLong(3, afterSequence);
+      ps.setInt(4, limit);
+      List<StoredEvent> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new StoredEvent(
+                  rs.getObject(2, UUID.class),
+                  rs.getLong(1),
+                  rs.getString(3),
+                  rs.getString(4),
+                  rs.getString(5),
+                  rs.getString(6),
+                  rs.getBytes(7),
+                  Headers.fromJson(rs.getString(8)),
+                  rs.getTimestamp(9).toInstant()));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("read", e);
+    }
+  }
+
+  @Override
+  public boolean commitCursor(
+      long subscriptionId, long topicId, int partition, long position, long epoch) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+      ps.setLong(1, position);
+      ps.setLong(2, subscriptionId);
+      ps.setLong(3, topicId);
+      ps.setInt(4, partition);
+      ps.setLong(5, epoch);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail("commit_cursor", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ wake-ups
+  @Override
+  public synchronized boolean listen(WakeupListener wakeups) {
+    if (listener == null) {
+      listener = new PostgresListener(dataSource, outboxChannel, logChannel, wakeups);
+      listener.start();
+    }
+    return true;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (listener != null) {
+      listener.stop();
+      listener = null;
+    }
+  }
+}

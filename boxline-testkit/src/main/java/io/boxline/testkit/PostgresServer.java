@@ -1,0 +1,154 @@
+package io.boxline.testkit;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Finds a PostgreSQL for tests, in this order: the JDBC URL in {@code BOXLINE_TEST_PG_URL} (user
+ * and password in {@code BOXLINE_TEST_PG_USER} / {@code BOXLINE_TEST_PG_PASSWORD}); the local
+ * server on 127.0.0.1:5432 as user postgres; an embedded PostgreSQL started in this JVM. It never
+ * skips: when none works it fails with what was tried and how to get a server.
+ */
+public final class PostgresServer {
+  public static final String URL_VARIABLE = "BOXLINE_TEST_PG_URL";
+  private static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+
+  private static PostgresServer shared;
+
+  private final String url;
+  private final String user;
+  private final String password;
+  private final String origin;
+
+  private PostgresServer(String url, String user, String password, String origin) {
+    this.url = url;
+    this.user = user;
+    this.password = password;
+    this.origin = origin;
+  }
+
+  /** The server shared by every test in this JVM. */
+  public static synchronized PostgresServer get() {
+    if (shared == null) {
+      shared = locate();
+    }
+    return shared;
+  }
+
+  private static PostgresServer locate() {
+    StringBuilder tried = new StringBuilder();
+    String envUrl = System.getenv(URL_VARIABLE);
+    if (envUrl != null && !envUrl.isBlank()) {
+      String user = envOr("BOXLINE_TEST_PG_USER", "postgres");
+      String password = envOr("BOXLINE_TEST_PG_PASSWORD", "");
+      String problem = probe(envUrl, user, password);
+      if (problem == null) {
+        return new PostgresServer(envUrl, user, password, URL_VARIABLE);
+      }
+      // An explicit choice that does not work is an error, not a reason to use something else.
+      throw new IllegalStateException(
+          URL_VARIABLE + "=" + envUrl + " does not answer: " + problem + "; fix or unset it");
+    }
+    tried.append("  ").append(URL_VARIABLE).append(": not set\n");
+    String problem = probe(LOCAL_URL, "postgres", "");
+    if (problem == null) {
+      return new PostgresServer(LOCAL_URL, "postgres", "", "local server 127.0.0.1:5432");
+    }
+    tried.append("  local server ").append(LOCAL_URL).append(": ").append(problem).append('\n');
+    try {
+      EmbeddedPostgres pg = EmbeddedPostgres.builder().start();
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      pg.close();
+                    } catch (IOException ignored) {
+                      // the JVM is exiting
+                    }
+                  }));
+      return new PostgresServer(
+          pg.getJdbcUrl("postgres", "postgres"), "postgres", "", "embedded PostgreSQL");
+    } catch (IOException | RuntimeException e) {
+      tried.append("  embedded PostgreSQL: ").append(e).append('\n');
+    }
+    throw new IllegalStateException(
+        "no PostgreSQL for the tests. Tried:\n"
+            + tried
+            + "Start the local server (pg_ctlcluster 15 main start), or set "
+            + URL_VARIABLE
+            + " to a JDBC URL of a PostgreSQL 13+ database.");
+  }
+
+  private static String envOr(String name, String fallback) {
+    String v = System.getenv(name);
+    return v == null ? fallback : v;
+  }
+
+  private static String probe(String url, String user, String password) {
+    try (Connection c = DriverManager.getConnection(url, user, password)) {
+      return c.isValid(5) ? null : "connection not valid";
+    } catch (SQLException e) {
+      return e.getMessage();
+    }
+  }
+
+  public String url() {
+    return url;
+  }
+
+  public String user() {
+    return user;
+  }
+
+  public String password() {
+    return password;
+  }
+
+  /** Where the server came from, for logs. */
+  public String origin() {
+    return origin;
+  }
+
+  /** A new pool of {@code size} connections. */
+  public HikariDataSource pool(int size, String name) {
+    HikariConfig cfg = new HikariConfig();
+    cfg.setJdbcUrl(url);
+    cfg.setUsername(user);
+    cfg.setPassword(password);
+    cfg.setMaximumPoolSize(size);
+    cfg.setMinimumIdle(1);
+    cfg.setPoolName(name);
+    cfg.setConnectionTimeout(10_000);
+    return new HikariDataSource(cfg);
+  }
+
+  /** A fresh, uniquely named schema; drop it with {@link #dropSchema}. */
+  public String createSchemaName(String hint) {
+    String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
+    if (clean.length() > 20) {
+      clean = clean.substring(0, 20);
+    }
+    return "bxt_"
+        + clean
+        + "_"
+        + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
+  }
+
+  public void dropSchema(String schema) {
+    io.boxline.Names.requireSchema(schema);
+    try (Connection c = DriverManager.getConnection(url, user, password);
+        Statement st = c.createStatement()) {
+      st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not drop test schema " + schema, e);
+    }
+  }
+}
