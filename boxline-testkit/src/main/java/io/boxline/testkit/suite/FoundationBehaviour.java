@@ -1,0 +1,711 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.publish;
+import static io.boxline.testkit.suite.SuiteSupport.raw;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.EventType;
+import io.boxline.EventTypes;
+import io.boxline.OutgoingEvent;
+import io.boxline.PartitionLag;
+import io.boxline.Partitioner;
+import io.boxline.PublishOptions;
+import io.boxline.PublishResult;
+import io.boxline.StartPosition;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.TypedHandlers;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import io.boxline.testkit.suite.SuiteSupport.Recorder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * Publish, sequencing and delivery behaviour that every store must show. A dialect's test class
+ * extends this and says how to get a database.
+ */
+public abstract class FoundationBehaviour {
+  protected TestDatabase db;
+
+  /** A fresh, isolated database (schema) for one test. */
+  protected abstract TestDatabase newDatabase(String hint);
+
+  public record OrderPlaced(String customer, int counter) {}
+
+  public record OrderShipped(String customer) {}
+
+  @BeforeEach
+  void openDatabase(TestInfo info) {
+    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("t"));
+  }
+
+  @AfterEach
+  void closeDatabase() {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  private Boxline boxline() {
+    return db.boxline(EventTypes.empty());
+  }
+
+  @Test
+  void typedEventsArriveInOrderPerKeyAndDecode() {
+    TopicName orders = TopicName.of("acme/shop", "orders");
+    EventTypes types =
+        EventTypes.builder()
+            .register(
+                EventType.of(OrderPlaced.class, "order.placed", orders).key(OrderPlaced::customer))
+            .register(
+                EventType.of(OrderShipped.class, "order.shipped", orders)
+                    .key(OrderShipped::customer))
+            .build();
+    Boxline boxline = db.boxline(types);
+    topic(boxline, "acme/shop/orders", 4);
+    subscribe(boxline, "billing", orders);
+    List<OrderPlaced> placed = new CopyOnWriteArrayList<>();
+    List<OrderShipped> shipped = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("billing")
+        .handler(
+            TypedHandlers.builder(types)
+                .on(OrderPlaced.class, placed::add)
+                .on(OrderShipped.class, shipped::add)
+                .build())
+        .start();
+    for (int i = 0; i < 30; i++) {
+      int n = i;
+      boxline.inTransaction(
+          tx -> {
+            boxline.publisher().publish(tx, new OrderPlaced("c" + (n % 3), n));
+            return boxline.publisher().publish(tx, new OrderShipped("c" + (n % 3)));
+          });
+    }
+    Await.until(WAIT, "30 + 30 events", () -> placed.size() == 30 && shipped.size() == 30);
+    Map<String, Integer> last = new HashMap<>();
+    for (OrderPlaced o : placed) {
+      Integer prev = last.put(o.customer(), o.counter());
+      assertThat(prev == null || prev < o.counter())
+          .as("per-key order for %s: %s after %s", o.customer(), o.counter(), prev)
+          .isTrue();
+    }
+  }
+
+  @Test
+  void rolledBackTransactionPublishesNothing() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/rb", 1);
+    subscribe(boxline, "s", t);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      boxline.publisher().publish(c, raw(t, "k", "rolled-back"));
+      c.rollback();
+      boxline.publisher().publish(c, raw(t, "k", "committed"));
+      c.commit();
+    }
+    Await.until(WAIT, "committed event delivered", () -> seen.size() >= 1);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all).extracting(SuiteSupport::body).containsExactly("committed");
+    assertThat(seen.all.get(0).sequence()).isEqualTo(1);
+  }
+
+  @Test
+  void manyEventsInOneTransactionAndHeadersAndRawFieldsRoundTrip() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/raw", 2);
+    subscribe(boxline, "s", t);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    UUID id = UUID.randomUUID();
+    List<Object> batch = new ArrayList<>();
+    batch.add(
+        OutgoingEvent.builder(t)
+            .id(id)
+            .type("raw.bytes")
+            .key("k1")
+            .source("urn:test")
+            .contentType("application/octet-stream")
+            .payload(new byte[] {0, 1, 2, (byte) 255})
+            .header("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+            .header("x-tenant", "acme")
+            .build());
+    for (int i = 0; i < 99; i++) {
+      batch.add(raw(t, "k" + (i % 5), "n" + i));
+    }
+    List<PublishResult> results =
+        boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+    assertThat(results).hasSize(100);
+    assertThat(results.get(0).eventId()).isEqualTo(id);
+    assertThat(results).noneMatch(PublishResult::duplicate);
+    Await.until(WAIT, "100 events", () -> seen.size() >= 100);
+    Event first = seen.all.stream().filter(e -> e.id().equals(id)).findFirst().orElseThrow();
+    assertThat(first.type()).isEqualTo("raw.bytes");
+    assertThat(first.key()).isEqualTo("k1");
+    assertThat(first.source()).isEqualTo("urn:test");
+    assertThat(first.contentType()).isEqualTo("application/octet-stream");
+    assertThat(first.payload()).containsExactly(0, 1, 2, 255);
+    assertThat(first.headers())
+        .containsEntry("x-tenant", "acme")
+        .containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    assertThat(first.createdAt()).isBefore(Instant.now().plusSeconds(60));
+    assertThat(first.partition()).isEqualTo(results.get(0).partition());
+    assertThat(first.partition()).isEqualTo(Partitioner.kafkaCompatible().partition("k1", 2));
+    // Within one transaction, events of one key keep publish order.
+    Map<String, List<Integer>> perKey = new HashMap<>();
+    for (Event e : seen.all) {
+      if (e.type().equals("test.event")) {
+        perKey
+            .computeIfAbsent(e.key(), k -> new ArrayList<>())
+            .add(Integer.parseInt(body(e).substring(1)));
+      }
+    }
+    perKey.values().forEach(v -> assertThat(v).isSorted());
+  }
+
+  @Test
+  void idempotencyKeyStoresOneEventAndTellsTheCaller() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/idem", 2);
+    TopicName other = topic(boxline, "acme/idem2", 2);
+    subscribe(boxline, "s", t, other);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    OutgoingEvent.Builder base =
+        OutgoingEvent.builder(t).type("x").key("k").idempotencyKey("pay-42");
+    PublishResult first =
+        boxline.inTransaction(
+            tx -> boxline.publisher().publish(tx, base.payload(new byte[] {1}).build()));
+    PublishResult again =
+        boxline.inTransaction(
+            tx -> boxline.publisher().publish(tx, base.payload(new byte[] {2}).build()));
+    assertThat(first.duplicate()).isFalse();
+    assertThat(again.duplicate()).isTrue();
+    assertThat(again.eventId()).isEqualTo(first.eventId());
+    // Twice in one batch: the first wins, the second is reported as its duplicate.
+    List<PublishResult> inBatch =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publishAll(
+                        tx,
+                        List.of(
+                            OutgoingEvent.builder(t).type("x").idempotencyKey("b-1").build(),
+                            OutgoingEvent.builder(t).type("x").idempotencyKey("b-1").build(),
+                            OutgoingEvent.builder(other).type("x").idempotencyKey("b-1").build())));
+    assertThat(inBatch).extracting(PublishResult::duplicate).containsExactly(false, true, false);
+    assertThat(inBatch.get(1).eventId()).isEqualTo(inBatch.get(0).eventId());
+    // A rolled-back claim frees the key.
+    try {
+      boxline.inTransaction(
+          tx -> {
+            boxline
+                .publisher()
+                .publish(tx, OutgoingEvent.builder(t).type("x").idempotencyKey("rb").build());
+            throw new IllegalStateException("roll back");
+          });
+    } catch (IllegalStateException expected) {
+      // rolled back
+    }
+    PublishResult afterRollback =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publish(tx, OutgoingEvent.builder(t).type("x").idempotencyKey("rb").build()));
+    assertThat(afterRollback.duplicate()).isFalse();
+    // Typed publish with an idempotency key through PublishOptions.
+    Await.until(WAIT, "4 distinct events", () -> seen.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all).hasSize(4);
+    assertThat(
+            seen.all.stream()
+                .filter(e -> e.id().equals(first.eventId()))
+                .findFirst()
+                .orElseThrow()
+                .payload())
+        .containsExactly(1);
+  }
+
+  @Test
+  void typedPublishHonoursPerCallOverrides() {
+    TopicName orders = TopicName.of("acme/ov", "orders");
+    TopicName audit = TopicName.of("acme/ov", "audit");
+    EventTypes types =
+        EventTypes.builder()
+            .register(
+                EventType.of(OrderPlaced.class, "order.placed", orders).key(OrderPlaced::customer))
+            .build();
+    Boxline boxline = db.boxline(types);
+    topic(boxline, "acme/ov/orders", 1);
+    topic(boxline, "acme/ov/audit", 3);
+    subscribe(boxline, "s", orders, audit);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    PublishResult r =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publish(
+                        tx,
+                        new OrderPlaced("c1", 1),
+                        PublishOptions.options()
+                            .topic(audit)
+                            .type("order.audited")
+                            .key("other-key")
+                            .header("h", "v")
+                            .idempotencyKey("once")));
+    PublishResult dup =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publish(
+                        tx,
+                        new OrderPlaced("c1", 1),
+                        PublishOptions.options().topic(audit).idempotencyKey("once")));
+    assertThat(dup.duplicate()).isTrue();
+    assertThat(r.topic()).isEqualTo(audit);
+    Await.until(WAIT, "1 event", () -> seen.size() >= 1);
+    Event e = seen.all.get(0);
+    assertThat(e.topic()).isEqualTo(audit);
+    assertThat(e.type()).isEqualTo("order.audited");
+    assertThat(e.key()).isEqualTo("other-key");
+    assertThat(e.headers()).containsEntry("h", "v");
+    assertThat(e.contentType()).isEqualTo("application/json");
+    assertThat(e.payloadAs(OrderPlaced.class)).isEqualTo(new OrderPlaced("c1", 1));
+  }
+
+  /**
+   * Contract point 3. Sixteen producers run transactions of random size that stay open for random
+   * times (so outbox ids are taken in one order and committed in another), a tenth of them roll
+   * back, while two subscriptions consume. Each subscription must see every committed event exactly
+   * once, each partition as the gap-free sequence 1..n, per-key publish order kept, and nothing
+   * that rolled back.
+   */
+  @Test
+  void concurrentProducersCommittingOutOfOrderLoseNothingAndLeaveNoGaps() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/proof/events", 8);
+    subscribe(boxline, "first", t);
+    subscribe(boxline, "second", t);
+    Recorder first = new Recorder();
+    Recorder second = new Recorder();
+    boxline.consumer("first").handler(first::record).batchSize(50).concurrency(4).start();
+    boxline
+        .consumer("second")
+        .batchHandler(b -> b.forEach(second::record))
+        .batchSize(200)
+        .concurrency(2)
+        .start();
+
+    int producers = 16;
+    int txPerProducer = 40;
+    Set<UUID> committed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    Set<UUID> rolledBack = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    List<Thread> threads = new ArrayList<>();
+    List<Throwable> failures = new CopyOnWriteArrayList<>();
+    for (int p = 0; p < producers; p++) {
+      int producer = p;
+      Thread th =
+          new Thread(
+              () -> {
+                java.util.Random rnd = new java.util.Random(producer);
+                int[] counters = new int[5];
+                try (Connection c = db.dataSource().getConnection()) {
+                  c.setAutoCommit(false);
+                  for (int i = 0; i < txPerProducer; i++) {
+                    int size = 1 + rnd.nextInt(12);
+                    List<Object> events = new ArrayList<>();
+                    int[] next = counters.clone();
+                    for (int j = 0; j < size; j++) {
+                      int k = rnd.nextInt(5);
+                      String key = "p" + producer + "-k" + k;
+                      events.add(raw(t, key, key + ":" + next[k]++));
+                    }
+                    List<PublishResult> results = boxline.publisher().publishAll(c, events);
+                    // Hold the transaction open for a random time so commits interleave out of id
+                    // order.
+                    // This shapes the workload; it synchronises nothing.
+                    Thread.sleep(rnd.nextInt(15));
+                    if (rnd.nextInt(10) == 0) {
+                      c.rollback();
+                      results.forEach(r -> rolledBack.add(r.eventId()));
+                    } else {
+                      c.commit();
+                      counters = next;
+                      results.forEach(r -> committed.add(r.eventId()));
+                    }
+                  }
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              },
+              "producer-" + p);
+      threads.add(th);
+      th.start();
+    }
+    for (Thread th : threads) {
+      th.join(TimeUnit.MINUTES.toMillis(2));
+    }
+    assertThat(failures).isEmpty();
+    assertThat(rolledBack).isNotEmpty();
+    assertThat(committed.size()).isGreaterThan(1000);
+    Await.until(
+        Duration.ofSeconds(60),
+        "both subscriptions saw " + committed.size() + " events",
+        () -> first.size() >= committed.size() && second.size() >= committed.size());
+    SuiteSupport.awaitCaughtUp(boxline, "first");
+    SuiteSupport.awaitCaughtUp(boxline, "second");
+    for (Recorder r : List.of(first, second)) {
+      assertThat(r.size()).as("exactly once: no duplicates").isEqualTo(committed.size());
+      Set<UUID> ids = new HashSet<>();
+      r.all.forEach(e -> ids.add(e.id()));
+      assertThat(ids).isEqualTo(committed);
+      assertThat(ids).doesNotContainAnyElementsOf(rolledBack);
+      r.sequences()
+          .forEach(
+              (partition, seqs) -> {
+                for (int i = 0; i < seqs.size(); i++) {
+                  assertThat(seqs.get(i)).as("%s delivery %d", partition, i).isEqualTo(i + 1L);
+                }
+              });
+      Map<String, Integer> lastPerKey = new HashMap<>();
+      for (Event e : r.all) {
+        String[] f = body(e).split(":");
+        int n = Integer.parseInt(f[1]);
+        Integer prev = lastPerKey.put(f[0], n);
+        assertThat(prev == null ? -1 : prev).as("order of key %s", f[0]).isEqualTo(n - 1);
+      }
+    }
+  }
+
+  @Test
+  void twoSubscriptionsEachSeeEverythingAndOneSubscriptionReadsSeveralTopics() {
+    Boxline boxline = boxline();
+    TopicName a = topic(boxline, "acme/multi/a", 3);
+    TopicName b = topic(boxline, "acme/multi/b", 2);
+    subscribe(boxline, "both", a, b);
+    subscribe(boxline, "only-a", a);
+    Recorder both = new Recorder();
+    Recorder onlyA = new Recorder();
+    boxline.consumer("both").handler(both::record).start();
+    boxline.consumer("only-a").handler(onlyA::record).start();
+    publish(boxline, a, "ka", 25);
+    publish(boxline, b, "kb", 15);
+    Await.until(WAIT, "40 and 25 events", () -> both.size() >= 40 && onlyA.size() >= 25);
+    SuiteSupport.awaitCaughtUp(boxline, "both");
+    SuiteSupport.awaitCaughtUp(boxline, "only-a");
+    assertThat(both.size()).isEqualTo(40);
+    assertThat(onlyA.size()).isEqualTo(25);
+    assertThat(onlyA.all).allMatch(e -> e.topic().equals(a));
+    assertThat(boxline.admin().subscription("both").orElseThrow().topics())
+        .containsExactlyInAnyOrder(a, b);
+  }
+
+  @Test
+  void consumerResumesFromItsCursorAfterRestart() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/resume", 2);
+    subscribe(boxline, "s", t);
+    Recorder run1 = new Recorder();
+    Consumer c1 = boxline.consumer("s").handler(run1::record).start();
+    publish(boxline, t, "k", 20);
+    Await.until(WAIT, "20 events in run 1", () -> run1.size() >= 20);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(c1.stop(Duration.ofSeconds(5))).isTrue();
+    assertThat(c1.handledCount()).isEqualTo(20);
+    publish(boxline, t, "j", 10);
+    Recorder run2 = new Recorder();
+    boxline.consumer("s").handler(run2::record).start();
+    Await.until(WAIT, "10 events in run 2", () -> run2.size() >= 10);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(run2.all).hasSize(10).allMatch(e -> body(e).startsWith("j-"));
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isEqualTo(30);
+  }
+
+  @Test
+  void subscriptionsStartAtEarliestLatestOrATimestamp() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/start", 2);
+    publish(boxline, t, "old", 6);
+    subscribe(boxline, "probe", t);
+    Recorder probe = new Recorder();
+    Consumer probeConsumer = boxline.consumer("probe").handler(probe::record).start();
+    Await.until(WAIT, "old events sequenced", () -> probe.size() >= 6);
+    probeConsumer.close();
+    Instant between;
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
+      rs.next();
+      between = rs.getTimestamp(1).toInstant();
+    }
+    boxline
+        .admin()
+        .createSubscription(SubscriptionSpec.of("latest", t).startAt(StartPosition.latest()));
+    boxline
+        .admin()
+        .createSubscription(SubscriptionSpec.of("earliest", t).startAt(StartPosition.earliest()));
+    boxline
+        .admin()
+        .createSubscription(SubscriptionSpec.of("at", t).startAt(StartPosition.at(between)));
+    publish(boxline, t, "new", 4);
+    Recorder latest = new Recorder();
+    Recorder earliest = new Recorder();
+    Recorder at = new Recorder();
+    boxline.consumer("latest").handler(latest::record).start();
+    boxline.consumer("earliest").handler(earliest::record).start();
+    boxline.consumer("at").handler(at::record).start();
+    Await.until(
+        WAIT,
+        "all three caught up",
+        () -> latest.size() >= 4 && earliest.size() >= 10 && at.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "latest");
+    SuiteSupport.awaitCaughtUp(boxline, "at");
+    SuiteSupport.awaitCaughtUp(boxline, "earliest");
+    assertThat(latest.all).hasSize(4).allMatch(e -> body(e).startsWith("new"));
+    assertThat(at.all).hasSize(4).allMatch(e -> body(e).startsWith("new"));
+    assertThat(earliest.all).hasSize(10);
+    // Creating an existing subscription again with the same topics keeps its cursors.
+    assertThat(boxline.admin().createSubscription(SubscriptionSpec.of("latest", t)).name())
+        .isEqualTo("latest");
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("latest"))).isEqualTo(10);
+  }
+
+  @Test
+  void failingHandlerIsRetriedInPlaceAndNothingIsSkipped() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/retry", 1);
+    subscribe(boxline, "s", t);
+    AtomicInteger attempts = new AtomicInteger();
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(20))
+        .handler(
+            e -> {
+              if (body(e).equals("e-3") && attempts.incrementAndGet() <= 3) {
+                throw new IllegalStateException("transient failure " + attempts.get());
+              }
+              handled.add(body(e));
+            })
+        .start();
+    publish(boxline, t, null, 6);
+    Await.until(WAIT, "6 handled", () -> handled.size() >= 6);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(attempts.get()).isEqualTo(4);
+    assertThat(handled).containsExactly("e-0", "e-1", "e-2", "e-3", "e-4", "e-5");
+  }
+
+  @Test
+  void batchHandlerGetsConsecutiveBatchesNoLargerThanConfigured() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/batch", 1);
+    subscribe(boxline, "s", t);
+    List<List<Event>> batches = new CopyOnWriteArrayList<>();
+    List<Object> events = new ArrayList<>();
+    for (int i = 0; i < 95; i++) {
+      events.add(raw(t, null, "b" + i));
+    }
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    boxline.consumer("s").batchSize(20).batchHandler(batches::add).start();
+    Await.until(
+        WAIT, "95 events in batches", () -> batches.stream().mapToInt(List::size).sum() >= 95);
+    long expected = 1;
+    for (List<Event> b : batches) {
+      assertThat(b.size()).isBetween(1, 20);
+      for (Event e : b) {
+        assertThat(e.sequence()).isEqualTo(expected++);
+      }
+    }
+    assertThat(expected).isEqualTo(96);
+  }
+
+  @Test
+  void stopWaitsForTheInFlightBatchAndCommitsExactlyWhatWasHandled() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/stop", 1);
+    subscribe(boxline, "s", t);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<Long> handled = new CopyOnWriteArrayList<>();
+    Consumer c =
+        boxline
+            .consumer("s")
+            .batchSize(10)
+            .handler(
+                e -> {
+                  if (e.sequence() == 4) {
+                    entered.countDown();
+                    try {
+                      release.await();
+                    } catch (InterruptedException ie) {
+                      Thread.currentThread().interrupt();
+                      throw new IllegalStateException("abandoned", ie);
+                    }
+                  }
+                  handled.add(e.sequence());
+                })
+            .start();
+    List<Object> events = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      events.add(raw(t, null, "s" + i));
+    }
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+    // The handler is stuck on event 4: a short stop abandons the batch and commits nothing past
+    // event 3.
+    assertThat(c.stop(Duration.ofMillis(200))).isFalse();
+    assertThat(handled).containsExactly(1L, 2L, 3L);
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isLessThanOrEqualTo(3);
+    // A new consumer resumes from the cursor: events 4.. (and at most the abandoned batch again).
+    release.countDown();
+    Recorder again = new Recorder();
+    Consumer c2 = boxline.consumer("s").handler(again::record).start();
+    Await.until(WAIT, "rest delivered", () -> again.all.stream().anyMatch(e -> e.sequence() == 10));
+    assertThat(again.all.get(0).sequence()).isLessThanOrEqualTo(4);
+    // A stop with time to spare finishes cleanly and the cursor ends exactly at the last handled
+    // event.
+    assertThat(c2.stop(Duration.ofSeconds(5))).isTrue();
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isEqualTo(10);
+    c2.close(); // safe twice
+  }
+
+  @Test
+  void aConsumerThatLostItsPartitionsCannotMoveTheCursor() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/fence", 1);
+    subscribe(boxline, "s", t);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Consumer old =
+        boxline
+            .consumer("s")
+            .id("old")
+            .handler(
+                e -> {
+                  entered.countDown();
+                  try {
+                    release.await(30, TimeUnit.SECONDS);
+                  } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                  }
+                })
+            .start();
+    publish(boxline, t, null, 3);
+    assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+    Recorder fresh = new Recorder();
+    boxline.consumer("s").id("new").handler(fresh::record).start();
+    Await.until(WAIT, "new consumer handled all", () -> fresh.size() >= 3);
+    release.countDown();
+    Await.until(WAIT, "old consumer fenced", () -> old.fencedCount() >= 1);
+    assertThat(old.handledCount()).isZero();
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    List<PartitionLag> lag = boxline.admin().lag("s");
+    assertThat(lag.get(0).position()).isEqualTo(3);
+  }
+
+  @Test
+  void twoInstancesStartingAtOnceMigrateOnce() throws Exception {
+    int n = 4;
+    CountDownLatch go = new CountDownLatch(1);
+    List<Throwable> failures = new CopyOnWriteArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Thread th =
+          new Thread(
+              () -> {
+                try {
+                  go.await();
+                  db.boxline(b -> b);
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              });
+      threads.add(th);
+      th.start();
+    }
+    go.countDown();
+    for (Thread th : threads) {
+      th.join(60_000);
+    }
+    assertThat(failures).isEmpty();
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT count(*), max(version) FROM " + db.schema() + ".schema_version")) {
+      rs.next();
+      assertThat(rs.getInt(1)).isEqualTo(rs.getInt(2));
+      assertThat(rs.getInt(1)).isGreaterThanOrEqualTo(1);
+    }
+  }
+
+  @Test
+  void topicNamesAreCaseSensitive() {
+    Boxline boxline = boxline();
+    TopicName lower = topic(boxline, "acme/case/orders", 1);
+    TopicName upper = topic(boxline, "acme/case/Orders", 2);
+    assertThat(boxline.admin().topic(lower).orElseThrow().partitions()).isEqualTo(1);
+    assertThat(boxline.admin().topic(upper).orElseThrow().partitions()).isEqualTo(2);
+    assertThat(boxline.admin().topics()).hasSize(2);
+  }
+
+  /** Reads every (partition, seq) of a topic straight from the log table, for white-box checks. */
+  protected Map<Integer, List<Long>> logSequences(String topicName) throws Exception {
+    Map<Integer, List<Long>> out = new HashMap<>();
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT l.partition, l.seq FROM "
+                    + db.schema()
+                    + ".log l JOIN "
+                    + db.schema()
+                    + ".topic t ON t.id = l.topic_id WHERE t.name = ? ORDER BY 1, 2")) {
+      ps.setString(1, topicName);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.computeIfAbsent(rs.getInt(1), k -> new ArrayList<>()).add(rs.getLong(2));
+        }
+      }
+    }
+    return out;
+  }
+
+  protected static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,114 @@
+package io.boxline.testkit.suite;
+
+import io.boxline.Boxline;
+import io.boxline.Event;
+import io.boxline.NamespacePath;
+import io.boxline.OutgoingEvent;
+import io.boxline.PartitionLag;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** Helpers shared by the behaviour suites. */
+public final class SuiteSupport {
+  public static final Duration WAIT = Duration.ofSeconds(30);
+
+  private SuiteSupport() {}
+
+  public static TopicName topic(Boxline boxline, String fullName, int partitions) {
+    TopicName t = TopicName.parse(fullName);
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, partitions);
+    return t;
+  }
+
+  public static void subscribe(Boxline boxline, String name, TopicName... topics) {
+    boxline.admin().createSubscription(SubscriptionSpec.of(name, topics));
+  }
+
+  public static OutgoingEvent raw(TopicName topic, String key, String body) {
+    return OutgoingEvent.builder(topic)
+        .type("test.event")
+        .key(key)
+        .contentType("text/plain")
+        .payload(body.getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
+  public static String body(Event e) {
+    return new String(e.payload(), StandardCharsets.UTF_8);
+  }
+
+  /** Publishes {@code count} raw events, one transaction each. */
+  public static void publish(Boxline boxline, TopicName topic, String keyPrefix, int count) {
+    for (int i = 0; i < count; i++) {
+      String key = keyPrefix == null ? null : keyPrefix + (i % 7);
+      String b = (keyPrefix == null ? "e" : keyPrefix) + "-" + i;
+      boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(topic, key, b)));
+    }
+  }
+
+  /** Waits until every partition of the subscription has handled everything sequenced. */
+  public static void awaitCaughtUp(Boxline boxline, String subscription) {
+    Await.until(
+        WAIT,
+        "subscription " + subscription + " caught up",
+        () -> boxline.admin().lag(subscription),
+        lags -> lags.stream().allMatch(l -> l.backlog() == 0));
+  }
+
+  public static long totalPosition(List<PartitionLag> lags) {
+    return lags.stream().mapToLong(PartitionLag::position).sum();
+  }
+
+  /** Records what a handler saw, by partition, in delivery order. */
+  public static final class Recorder {
+    public final List<Event> all = new CopyOnWriteArrayList<>();
+    public final Map<String, List<Event>> byPartition = new ConcurrentHashMap<>();
+
+    public void record(Event e) {
+      all.add(e);
+      byPartition
+          .computeIfAbsent(e.topic() + "#" + e.partition(), k -> new CopyOnWriteArrayList<>())
+          .add(e);
+    }
+
+    public int size() {
+      return all.size();
+    }
+
+    /** Per partition: the sequences seen, in delivery order. */
+    public Map<String, List<Long>> sequences() {
+      Map<String, List<Long>> out = new TreeMap<>();
+      byPartition.forEach(
+          (k, v) -> {
+            List<Long> s = new ArrayList<>();
+            v.forEach(e -> s.add(e.sequence()));
+            out.put(k, s);
+          });
+      return out;
+    }
+  }
+
+  /**
+   * Creates a database for one test; the suites call this so a dialect's test class chooses the
+   * server.
+   */
+  @FunctionalInterface
+  public interface DatabaseFactory {
+    TestDatabase create(String hint);
+  }
+
+  public static NamespacePath ns(String path) {
+    return NamespacePath.of(path);
+  }
+}
