@@ -70,8 +70,11 @@ public interface Boxline extends AutoCloseable {
      */
     public static final Duration DEFAULT_SEQUENCER_LEASE = Duration.ofSeconds(6);
 
-    /** Default longest time the sequencer sleeps without a wake-up before looking at the outbox. */
-    public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(1);
+    /**
+     * Default longest time the sequencer sleeps without a wake-up before looking at the outbox (one
+     * statement that also renews its lease).
+     */
+    public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(2);
 
     /** Default longest time a consumer sleeps without a wake-up before looking for new events. */
     public static final Duration DEFAULT_CONSUMER_IDLE_POLL = Duration.ofSeconds(10);
@@ -147,7 +150,10 @@ public interface Boxline extends AutoCloseable {
       return this;
     }
 
-    /** Safety poll of the outbox when no wake-up arrives, 10 ms to 1 min (default 1 s). */
+    /**
+     * Safety poll of the outbox when no wake-up arrives, 10 ms to 1 min (default 2 s; never longer
+     * than a third of the lease TTL, since the same statement renews the lease).
+     */
     public Builder sequencerIdlePoll(Duration interval) {
       this.sequencerIdlePoll = Objects.requireNonNull(interval, "interval");
       return this;

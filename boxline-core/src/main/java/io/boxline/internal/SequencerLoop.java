@@ -2,6 +2,7 @@ package io.boxline.internal;
 
 import io.boxline.Partitioner;
 import io.boxline.TopicInfo;
+import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.SequencedBatch;
@@ -105,32 +106,33 @@ final class SequencerLoop implements WakeupListener {
   }
 
   private void run() {
-    long renewEveryNanos = ttl.toNanos() / 3;
+    // One statement both renews the lease and tells whether the outbox has rows: it is all an idle
+    // sequencer does, once per poll interval.
+    long pollNanos = Math.min(ttl.toNanos() / 3, idlePollNanos);
     long lastLease = 0;
     long errorBackoffNanos = TimeUnit.MILLISECONDS.toNanos(50);
     while (running) {
       try {
-        long now = System.nanoTime();
-        if (!leader || now - lastLease >= renewEveryNanos) {
+        if (!leader || System.nanoTime() - lastLease >= pollNanos) {
           boolean was = leader;
-          leader = store.acquireSequencerLease(owner, ttl);
+          LeaseStatus status = store.acquireSequencerLease(owner, ttl);
           lastLease = System.nanoTime();
+          leader = status.held();
           if (leader != was) {
             LOG.log(
                 Level.INFO, "sequencer {0}: {1}", owner, leader ? "now leading" : "lost the lease");
           }
           if (!leader) {
-            signal.await(renewEveryNanos);
+            signal.await(pollNanos);
             continue;
           }
-          pending = true; // new leader: the outbox may have filled while nobody led
+          if (status == LeaseStatus.HELD_WITH_WORK) {
+            pending = true;
+          }
         }
-        boolean work = pending;
+        boolean work = pending || tailStepNanos != 0;
         pending = false;
-        if (!work && tailStepNanos == 0) {
-          work = store.outboxHasRows();
-        }
-        if (work || tailStepNanos != 0) {
+        if (work) {
           SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner);
           if (!batch.leaseHeld()) {
             leader = false;
@@ -156,7 +158,7 @@ final class SequencerLoop implements WakeupListener {
           wait = tailStepNanos;
           tailStepNanos = tailStepNanos >= TAIL_LAST_NANOS ? 0 : tailStepNanos * 2;
         } else {
-          wait = Math.min(idlePollNanos, renewEveryNanos);
+          wait = Math.max(0, pollNanos - (System.nanoTime() - lastLease));
         }
         if (signal.await(wait)) {
           pending = true;

@@ -59,17 +59,17 @@ public interface Store extends AutoCloseable {
   void notifyOutbox(Connection tx);
 
   // ---- sequencer
-  /** Takes or renews the sequencer lease; true when {@code owner} holds it afterwards. */
-  boolean acquireSequencerLease(String owner, Duration ttl);
+  /**
+   * Takes or renews the sequencer lease in one statement, and reports whether the outbox holds rows
+   * (so an idle sequencer costs one statement per poll).
+   */
+  LeaseStatus acquireSequencerLease(String owner, Duration ttl);
 
   /**
    * In one transaction: checks and renews the lease, moves up to {@code maxEvents} outbox rows into
    * the log with gap-free per-partition sequences (outbox order), announces the new heads, commits.
    */
   SequencedBatch sequence(String owner, Duration ttl, int maxEvents, PartitionAssigner assigner);
-
-  /** Whether the outbox holds anything (cheap check used while idle). */
-  boolean outboxHasRows();
 
   void releaseSequencerLease(String owner);
 

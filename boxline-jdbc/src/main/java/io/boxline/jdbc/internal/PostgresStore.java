@@ -11,6 +11,7 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CursorState;
+import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
@@ -568,14 +569,19 @@ public final class PostgresStore implements Store {
 
   // ------------------------------------------------------------------ sequencer
   @Override
-  public boolean acquireSequencerLease(String owner, Duration ttl) {
+  public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("acquire_sequencer"))) {
       ps.setString(1, owner);
       ps.setString(2, owner);
       ps.setDouble(3, ttl.toMillis() / 1000.0);
       ps.setString(4, owner);
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return LeaseStatus.NOT_HELD;
+        }
+        return rs.getBoolean(1) ? LeaseStatus.HELD_WITH_WORK : LeaseStatus.HELD_IDLE;
+      }
     } catch (SQLException e) {
       throw fail("acquire_sequencer", e);
     }
@@ -589,18 +595,6 @@ public final class PostgresStore implements Store {
       ps.executeUpdate();
     } catch (SQLException e) {
       throw fail("release_sequencer", e);
-    }
-  }
-
-  @Override
-  public boolean outboxHasRows() {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("outbox_has_rows"));
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getBoolean(1);
-    } catch (SQLException e) {
-      throw fail("outbox_has_rows", e);
     }
   }
 

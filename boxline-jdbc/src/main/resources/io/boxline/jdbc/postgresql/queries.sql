@@ -119,12 +119,14 @@ SELECT i.topic_id, i.idempotency_key, i.event_id
 SELECT pg_notify(?, ?)
 
 -- Takes the lease when free or expired; renews it when already ours. The epoch counts changes of owner.
+-- It also says whether the outbox holds anything, so an idle sequencer needs this one statement per poll.
 -- name: acquire_sequencer
 UPDATE ${schema}.${p}sequencer_lease
    SET epoch = CASE WHEN owner IS DISTINCT FROM ? THEN epoch + 1 ELSE epoch END,
        owner = ?,
        expires_at = now() + make_interval(secs => ?)
  WHERE name = 'sequencer' AND (owner = ? OR owner IS NULL OR expires_at < now())
+RETURNING EXISTS (SELECT 1 FROM ${schema}.${p}outbox)
 
 -- name: release_sequencer
 UPDATE ${schema}.${p}sequencer_lease SET owner = NULL, expires_at = '-infinity'
@@ -159,9 +161,6 @@ INSERT INTO ${schema}.${p}log
    created_at)
 SELECT * FROM unnest(?::bigint[], ?::integer[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[],
                      ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[])
-
--- name: outbox_has_rows
-SELECT EXISTS (SELECT 1 FROM ${schema}.${p}outbox)
 
 -- name: claim_cursors
 UPDATE ${schema}.${p}cursor c
