@@ -29,4 +29,13 @@ public interface Admin {
 
   /** Position and backlog of every partition of a subscription. */
   List<PartitionLag> lag(String subscription);
+
+  /** The policy consumers of this subscription follow (its override, else the cluster default). */
+  GroupPolicy groupPolicy(String subscription);
+
+  /** Sets the cluster-wide default policy; consumers pick it up at their next check-in. */
+  void setDefaultGroupPolicy(GroupPolicy policy);
+
+  /** Overrides the policy for one subscription; {@code null} removes the override. */
+  void setGroupPolicy(String subscription, GroupPolicy policy);
 }

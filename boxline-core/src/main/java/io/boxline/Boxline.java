@@ -76,13 +76,11 @@ public interface Boxline extends AutoCloseable {
      */
     public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(2);
 
-    /** Default longest time a consumer sleeps without a wake-up before looking for new events. */
-    public static final Duration DEFAULT_CONSUMER_IDLE_POLL = Duration.ofSeconds(10);
-
     /** Default shortest gap between two cross-process wake-ups (NOTIFY) sent by one publisher. */
     public static final Duration DEFAULT_PRODUCER_NOTIFY_INTERVAL = Duration.ofMillis(2);
 
     private Store store;
+    private io.boxline.spi.CoordinationStore coordination;
     private EventTypes eventTypes = EventTypes.empty();
     private Partitioner partitioner = Partitioner.kafkaCompatible();
     private String instanceId;
@@ -91,7 +89,6 @@ public interface Boxline extends AutoCloseable {
     private int sequencerBatchSize = DEFAULT_SEQUENCER_BATCH_SIZE;
     private Duration sequencerLease = DEFAULT_SEQUENCER_LEASE;
     private Duration sequencerIdlePoll = DEFAULT_SEQUENCER_IDLE_POLL;
-    private Duration consumerIdlePoll = DEFAULT_CONSUMER_IDLE_POLL;
     private Duration producerNotifyInterval = DEFAULT_PRODUCER_NOTIFY_INTERVAL;
     private boolean migrate = true;
     private Clock clock = Clock.systemUTC();
@@ -101,6 +98,16 @@ public interface Boxline extends AutoCloseable {
     /** Where events live (required), e.g. {@code JdbcStore.builder(dataSource).build()}. */
     public Builder store(Store store) {
       this.store = Objects.requireNonNull(store, "store");
+      return this;
+    }
+
+    /**
+     * Where consumer groups keep membership and leases (default: the store's own database). {@link
+     * Coordination#inMemory()} for one JVM; {@code EtcdCoordination} from {@code boxline-etcd}.
+     * Cursors always stay in the database. Closed with Boxline.
+     */
+    public Builder coordination(io.boxline.spi.CoordinationStore coordination) {
+      this.coordination = Objects.requireNonNull(coordination, "coordination");
       return this;
     }
 
@@ -160,15 +167,6 @@ public interface Boxline extends AutoCloseable {
     }
 
     /**
-     * Safety poll of the log by idle consumers when no wake-up arrives, 10 ms to 10 min (default 10
-     * s).
-     */
-    public Builder consumerIdlePoll(Duration interval) {
-      this.consumerIdlePoll = Objects.requireNonNull(interval, "interval");
-      return this;
-    }
-
-    /**
      * Shortest gap between two NOTIFYs a publisher adds to its transactions when the sequencer runs
      * in another process (default 2 ms). Bounds the commit serialisation that a NOTIFY in every
      * transaction would cause.
@@ -204,8 +202,6 @@ public interface Boxline extends AutoCloseable {
       requireRange(
           "sequencerIdlePoll", sequencerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireRange(
-          "consumerIdlePoll", consumerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(10));
-      requireRange(
           "producerNotifyInterval", producerNotifyInterval, Duration.ZERO, Duration.ofSeconds(10));
       String id = instanceId;
       if (id == null) {
@@ -217,6 +213,7 @@ public interface Boxline extends AutoCloseable {
       return new DefaultBoxline(
           new DefaultBoxline.Settings(
               store,
+              coordination != null ? coordination : store.coordination(),
               eventTypes,
               partitioner,
               id,
@@ -225,7 +222,6 @@ public interface Boxline extends AutoCloseable {
               sequencerBatchSize,
               sequencerLease,
               sequencerIdlePoll,
-              consumerIdlePoll,
               producerNotifyInterval,
               migrate,
               clock));

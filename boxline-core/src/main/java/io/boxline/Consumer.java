@@ -1,6 +1,7 @@
 package io.boxline;
 
 import java.time.Duration;
+import java.util.Set;
 
 /**
  * A running member of a subscription that delivers events to its handler. Created by {@link
@@ -10,14 +11,29 @@ public interface Consumer extends AutoCloseable {
   /** Starts delivery; calling it again does nothing. Returns this. */
   Consumer start();
 
-  /** The subscription this consumer reads. */
+  /** The subscription this consumer reads (its consumer group). */
   String subscription();
+
+  /** This consumer's member id in the group. */
+  String id();
+
+  /** Partitions this consumer currently holds a lease on and delivers. */
+  Set<TopicPartition> assignedPartitions();
+
+  /** Check-ins with the coordination store so far. */
+  long checkInCount();
 
   /** Events handled successfully since start. */
   long handledCount();
 
-  /** Partitions this consumer lost to another consumer (its cursor commit was fenced). */
+  /**
+   * Cursor commits rejected because another consumer had taken the partition (fencing, contract
+   * point 5).
+   */
   long fencedCount();
+
+  /** Partitions lost without a graceful release (fenced, or the lease was taken over). */
+  long lostCount();
 
   /**
    * Stops fetching, lets in-flight batches finish for up to {@code timeout}, commits what was

@@ -46,9 +46,20 @@ public interface ConsumerBuilder {
   ConsumerBuilder retryBackoff(Duration initial, Duration max);
 
   /**
-   * Consumer id reported in logs and used as the cursor owner (default: instance id + a counter).
+   * Member id in the consumer group, unique per subscription (default: instance id + a counter). 1
+   * to 128 characters.
    */
   ConsumerBuilder id(String id);
+
+  /**
+   * Share of the subscription's active partitions relative to the other members' weights (default
+   * 1; above 0 and at most 1,000). A consumer of weight 2 gets twice the partitions of one of
+   * weight 1.
+   */
+  ConsumerBuilder weight(double weight);
+
+  /** Told when partitions are assigned, revoked (gracefully) or lost. */
+  ConsumerBuilder listener(PartitionListener listener);
 
   /** Builds and starts the consumer. */
   Consumer start();

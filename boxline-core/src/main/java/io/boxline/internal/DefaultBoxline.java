@@ -9,9 +9,11 @@ import io.boxline.Consumer;
 import io.boxline.ConsumerBuilder;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
+import io.boxline.GroupPolicy;
 import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionLag;
+import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
 import io.boxline.Publisher;
 import io.boxline.StoreException;
@@ -21,6 +23,7 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TransactionWork;
 import io.boxline.ValidationException;
+import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
@@ -42,6 +45,7 @@ public final class DefaultBoxline implements Boxline {
   /** Validated settings, built by {@link Boxline.Builder}. */
   public record Settings(
       Store store,
+      CoordinationStore coordination,
       EventTypes eventTypes,
       Partitioner partitioner,
       String instanceId,
@@ -50,7 +54,6 @@ public final class DefaultBoxline implements Boxline {
       int sequencerBatchSize,
       Duration sequencerLease,
       Duration sequencerIdlePoll,
-      Duration consumerIdlePoll,
       Duration producerNotifyInterval,
       boolean migrate,
       Clock clock) {}
@@ -219,6 +222,7 @@ public final class DefaultBoxline implements Boxline {
     if (sequencer != null) {
       sequencer.stop(LOOP_STOP_TIMEOUT);
     }
+    settings.coordination().close();
     store.close();
     LOG.log(Level.INFO, "Boxline {0} closed", settings.instanceId());
   }
@@ -271,6 +275,35 @@ public final class DefaultBoxline implements Boxline {
                       new NotFoundException("subscription '" + subscription + "' does not exist"));
       return store.lag(s.id());
     }
+
+    @Override
+    public GroupPolicy groupPolicy(String subscription) {
+      return settings.coordination().policy(existing(subscription).name());
+    }
+
+    @Override
+    public void setDefaultGroupPolicy(GroupPolicy policy) {
+      settings
+          .coordination()
+          .setPolicy(
+              java.util.Optional.empty(), java.util.Optional.of(Objects.requireNonNull(policy)));
+    }
+
+    @Override
+    public void setGroupPolicy(String subscription, GroupPolicy policy) {
+      settings
+          .coordination()
+          .setPolicy(
+              java.util.Optional.of(existing(subscription).name()),
+              java.util.Optional.ofNullable(policy));
+    }
+
+    private SubscriptionInfo existing(String subscription) {
+      return store
+          .findSubscription(subscription)
+          .orElseThrow(
+              () -> new NotFoundException("subscription '" + subscription + "' does not exist"));
+    }
   }
 
   private final class Builder implements ConsumerBuilder {
@@ -283,6 +316,8 @@ public final class DefaultBoxline implements Boxline {
     private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
     private String id;
+    private double weight = 1;
+    private PartitionListener listener = new PartitionListener() {};
 
     Builder(SubscriptionInfo subscription) {
       this.subscription = subscription;
@@ -353,6 +388,21 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
+    public ConsumerBuilder weight(double weight) {
+      if (!(weight > 0 && weight <= 1000)) {
+        throw new ValidationException("weight must be above 0 and at most 1000, got " + weight);
+      }
+      this.weight = weight;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder listener(PartitionListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    @Override
     public Consumer start() {
       if ((handler == null) == (batchHandler == null)) {
         throw new ValidationException(
@@ -366,18 +416,21 @@ public final class DefaultBoxline implements Boxline {
       DefaultConsumer c =
           new DefaultConsumer(
               store,
+              settings.coordination(),
               topics,
               bus,
               subscription,
-              consumerId,
-              handler,
-              batchHandler,
-              batchSize,
-              concurrency,
-              shutdownTimeout,
-              initialBackoff,
-              maxBackoff,
-              settings.consumerIdlePoll(),
+              new DefaultConsumer.Settings(
+                  consumerId,
+                  weight,
+                  handler,
+                  batchHandler,
+                  listener,
+                  batchSize,
+                  concurrency,
+                  shutdownTimeout,
+                  initialBackoff,
+                  maxBackoff),
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

@@ -4,117 +4,165 @@ import io.boxline.BatchHandler;
 import io.boxline.Consumer;
 import io.boxline.Event;
 import io.boxline.EventHandler;
+import io.boxline.GroupPolicy;
+import io.boxline.PartitionListener;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
-import io.boxline.spi.CursorState;
+import io.boxline.TopicName;
+import io.boxline.TopicPartition;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.GroupView;
+import io.boxline.spi.Lease;
+import io.boxline.spi.Member;
 import io.boxline.spi.PartitionHead;
+import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Delivers a subscription's partitions to one handler. A dispatcher thread ({@code
- * boxline-consumer-<id>}) tracks which partitions have a backlog and hands each to a worker ({@code
- * boxline-worker-<id>-N}); one partition is drained by at most one worker at a time, so its events
- * are handled in sequence order. The cursor is committed, fenced by the claimed epoch, after every
- * batch.
+ * One member of a subscription's consumer group.
+ *
+ * <ul>
+ *   <li>{@code boxline-group-<id>} checks in with the coordination store (heartbeat + view of
+ *       members and leases in one round trip), reclaims leases of dead members, and moves toward
+ *       its fair share: releases excess leases gracefully, acquires unleased active partitions.
+ *       Every acquired lease's epoch is copied onto the partition's cursor before delivery starts
+ *       (fencing).
+ *   <li>{@code boxline-consumer-<id>} dispatches leased partitions that have a backlog to workers.
+ *   <li>{@code boxline-worker-<id>-N} drain one partition at a time: read after the cursor, handle,
+ *       commit the cursor with the lease epoch.
+ * </ul>
  */
 final class DefaultConsumer implements Consumer, WakeupListener {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
 
-  /** Mutable state of one partition; fields are only written by the worker that drains it. */
-  private static final class Partition {
-    final TopicInfo topic;
-    final int partition;
-    final long epoch;
-    volatile long position;
-    volatile long knownLast;
-    volatile boolean fenced;
-    final AtomicBoolean draining = new AtomicBoolean();
+  /**
+   * Every this many check-ins the policy and the full backlog are read again even if nothing
+   * changed.
+   */
+  private static final int RESYNC_EVERY = 10;
 
-    Partition(TopicInfo topic, CursorState c) {
+  private enum State {
+    ACTIVE,
+    RELEASING,
+    RELEASED,
+    LOST
+  }
+
+  /** A leased partition. */
+  private static final class Partition {
+    final PartitionKey key;
+    final TopicInfo topic;
+    final long epoch;
+    final AtomicLong knownLast = new AtomicLong();
+    final AtomicBoolean draining = new AtomicBoolean();
+    volatile long position;
+    volatile State state = State.ACTIVE;
+    volatile long lastActiveNanos = System.nanoTime();
+
+    Partition(PartitionKey key, TopicInfo topic, long epoch, long position, long knownLast) {
+      this.key = key;
       this.topic = topic;
-      this.partition = c.partition();
-      this.epoch = c.epoch();
-      this.position = c.position();
-      this.knownLast = c.lastSequence();
+      this.epoch = epoch;
+      this.position = position;
+      this.knownLast.set(knownLast);
+    }
+
+    TopicPartition ref() {
+      return new TopicPartition(topic.name(), key.partition());
     }
   }
 
+  /** Settings of one consumer, validated by the builder. */
+  record Settings(
+      String id,
+      double weight,
+      EventHandler handler,
+      BatchHandler batchHandler,
+      PartitionListener listener,
+      int batchSize,
+      int concurrency,
+      Duration shutdownTimeout,
+      Duration initialBackoff,
+      Duration maxBackoff) {}
+
   private final Store store;
+  private final CoordinationStore coordination;
   private final TopicCache topics;
   private final WakeupBus bus;
   private final SubscriptionInfo subscription;
+  private final Settings s;
   private final String id;
-  private final EventHandler handler;
-  private final BatchHandler batchHandler;
-  private final int batchSize;
-  private final int concurrency;
-  private final Duration shutdownTimeout;
-  private final long initialBackoffNanos;
-  private final long maxBackoffNanos;
-  private final long idlePollNanos;
+  private final String group;
+  private final Set<Long> topicIds = new HashSet<>();
   private final Runnable onClose;
 
-  private final Map<Long, Partition> partitions = new ConcurrentHashMap<>();
-  private final Signal signal = new Signal();
+  private final Map<PartitionKey, Partition> held = new ConcurrentHashMap<>();
+
+  /** Last sequence of partitions known to have a backlog that this member does not hold. */
+  private final Map<PartitionKey, Long> backlog = new ConcurrentHashMap<>();
+
+  private final ConcurrentLinkedQueue<PartitionKey> pickups = new ConcurrentLinkedQueue<>();
+  private final Signal dispatchSignal = new Signal();
+  private final Signal groupSignal = new Signal();
   private final CountDownLatch stopLatch = new CountDownLatch(1);
   private final AtomicLong handled = new AtomicLong();
   private final AtomicLong fenced = new AtomicLong();
+  private final AtomicLong lost = new AtomicLong();
+  private final AtomicLong checkIns = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopped = new AtomicBoolean();
   private volatile boolean stopping;
   private volatile boolean abandoned;
   private volatile boolean resync = true;
+  private volatile GroupPolicy policy = GroupPolicy.DEFAULT;
+  private volatile List<Member> members = List.of();
+  private volatile Map<PartitionKey, Lease> leases = Map.of();
+  private Set<String> lastShape = Set.of();
+  private Thread groupThread;
   private Thread dispatcher;
   private ExecutorService workers;
 
   DefaultConsumer(
       Store store,
+      CoordinationStore coordination,
       TopicCache topics,
       WakeupBus bus,
       SubscriptionInfo subscription,
-      String id,
-      EventHandler handler,
-      BatchHandler batchHandler,
-      int batchSize,
-      int concurrency,
-      Duration shutdownTimeout,
-      Duration initialBackoff,
-      Duration maxBackoff,
-      Duration idlePoll,
+      Settings settings,
       Runnable onClose) {
     this.store = store;
+    this.coordination = coordination;
     this.topics = topics;
     this.bus = bus;
     this.subscription = subscription;
-    this.id = id;
-    this.handler = handler;
-    this.batchHandler = batchHandler;
-    this.batchSize = batchSize;
-    this.concurrency = concurrency;
-    this.shutdownTimeout = shutdownTimeout;
-    this.initialBackoffNanos = initialBackoff.toNanos();
-    this.maxBackoffNanos = maxBackoff.toNanos();
-    this.idlePollNanos = idlePoll.toNanos();
+    this.s = settings;
+    this.id = settings.id();
+    this.group = subscription.name();
     this.onClose = onClose;
-  }
-
-  private static long key(long topicId, int partition) {
-    return (topicId << 17) | partition;
+    for (TopicName t : subscription.topics()) {
+      topicIds.add(topics.get(t).id());
+    }
   }
 
   @Override
@@ -122,34 +170,40 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     if (!started.compareAndSet(false, true)) {
       return this;
     }
-    for (CursorState c : store.claimCursors(subscription.id(), id)) {
-      partitions.put(key(c.topicId(), c.partition()), new Partition(topics.get(c.topicId()), c));
-    }
     AtomicInteger n = new AtomicInteger();
     workers =
         Executors.newFixedThreadPool(
-            concurrency,
+            s.concurrency(),
             r -> {
               Thread t = new Thread(r, "boxline-worker-" + id + "-" + n.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
     bus.add(this);
+    groupThread = new Thread(this::coordinate, "boxline-group-" + id);
+    groupThread.setDaemon(true);
     dispatcher = new Thread(this::dispatch, "boxline-consumer-" + id);
     dispatcher.setDaemon(true);
+    groupThread.start();
     dispatcher.start();
     LOG.log(
         Level.INFO,
-        "consumer {0} started on subscription {1} ({2} partitions)",
+        "consumer {0} joined subscription {1} (weight {2}, coordination: {3})",
         id,
-        subscription.name(),
-        partitions.size());
+        group,
+        s.weight(),
+        coordination.describe());
     return this;
   }
 
   @Override
   public String subscription() {
-    return subscription.name();
+    return group;
+  }
+
+  @Override
+  public String id() {
+    return id;
   }
 
   @Override
@@ -162,7 +216,28 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     return fenced.get();
   }
 
-  // ---- wake-ups
+  @Override
+  public long lostCount() {
+    return lost.get();
+  }
+
+  @Override
+  public long checkInCount() {
+    return checkIns.get();
+  }
+
+  @Override
+  public Set<TopicPartition> assignedPartitions() {
+    Set<TopicPartition> out = new LinkedHashSet<>();
+    for (Partition p : held.values()) {
+      if (p.state == State.ACTIVE) {
+        out.add(p.ref());
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ wake-ups
   @Override
   public void outboxChanged() {}
 
@@ -172,53 +247,69 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       resynchronize();
       return;
     }
-    boolean any = false;
+    boolean dispatch = false;
+    boolean pickup = false;
+    List<Member> view = members;
+    Map<PartitionKey, Lease> leased = leases;
     for (PartitionHead h : heads) {
-      Partition p = partitions.get(key(h.topicId(), h.partition()));
-      if (p != null && h.lastSequence() > p.knownLast) {
-        p.knownLast = h.lastSequence();
-        any = true;
+      if (!topicIds.contains(h.topicId())) {
+        continue;
+      }
+      PartitionKey key = PartitionKey.of(h.topicId(), h.partition());
+      Partition p = held.get(key);
+      if (p != null) {
+        p.knownLast.accumulateAndGet(h.lastSequence(), Math::max);
+        dispatch = true;
+        continue;
+      }
+      backlog.merge(key, h.lastSequence(), Math::max);
+      Lease l = leased.get(key);
+      boolean free = l == null || view.stream().noneMatch(m -> m.id().equals(l.owner()));
+      // A cold partition woke up: the member chosen by rendezvous hashing takes it at once; the
+      // others
+      // leave it, and the regular check-ins catch it should that member be gone.
+      if (free && !view.isEmpty() && id.equals(Rebalance.pickupOwner(view, key))) {
+        pickups.add(key);
+        pickup = true;
       }
     }
-    if (any) {
-      signal.raise();
+    if (dispatch) {
+      dispatchSignal.raise();
+    }
+    if (pickup) {
+      groupSignal.raise();
     }
   }
 
   @Override
   public void resynchronize() {
     resync = true;
-    signal.raise();
+    groupSignal.raise();
   }
 
-  // ---- dispatch
-  private void dispatch() {
-    long backoff = TimeUnit.MILLISECONDS.toNanos(50);
+  // ------------------------------------------------------------------ coordination
+  private void coordinate() {
+    long backoff = TimeUnit.MILLISECONDS.toNanos(100);
+    long nextCheckIn = System.nanoTime();
     while (!stopping) {
       try {
-        if (resync) {
-          resync = false;
-          for (PartitionHead h : store.backlogged(subscription.id())) {
-            Partition p = partitions.get(key(h.topicId(), h.partition()));
-            if (p != null && h.lastSequence() > p.knownLast) {
-              p.knownLast = h.lastSequence();
-            }
-          }
+        if (System.nanoTime() - nextCheckIn >= 0) {
+          checkIn();
+          long interval = policy.checkInInterval(Math.max(1, members.size())).toNanos();
+          // ±10% jitter so members that joined together do not stay in step.
+          nextCheckIn =
+              System.nanoTime()
+                  + (long) (interval * (0.9 + 0.2 * ThreadLocalRandom.current().nextDouble()));
         }
-        for (Partition p : partitions.values()) {
-          if (!p.fenced && p.knownLast > p.position && p.draining.compareAndSet(false, true)) {
-            workers.execute(() -> drain(p));
-          }
-        }
-        backoff = TimeUnit.MILLISECONDS.toNanos(50);
-        if (!signal.await(idlePollNanos)) {
-          resync = true;
+        takePickups();
+        backoff = TimeUnit.MILLISECONDS.toNanos(100);
+        if (groupSignal.await(Math.max(0, nextCheckIn - System.nanoTime())) && resync) {
+          nextCheckIn = System.nanoTime();
         }
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "consumer " + id + " could not look for new events; retrying", e);
-        resync = true;
+        LOG.log(Level.WARNING, "consumer " + id + " could not check in; retrying", e);
         if (waitForStop(backoff)) {
           return;
         }
@@ -227,32 +318,287 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
   }
 
-  private void drain(Partition p) {
-    long backoff = initialBackoffNanos;
+  private void checkIn() {
+    long n = checkIns.incrementAndGet();
+    boolean full = resync || n % RESYNC_EVERY == 1;
+    resync = false;
+    if (full) {
+      policy = coordination.policy(group);
+    }
+    GroupPolicy pol = policy;
+    Duration ttl = pol.deadline(Math.max(1, members.size()));
+    GroupView view = coordination.checkIn(group, id, s.weight(), ttl);
+    List<Member> seen = new ArrayList<>(view.members());
+    Set<String> live = new HashSet<>();
+    for (Member m : seen) {
+      live.add(m.id());
+    }
+    if (live.add(id)) {
+      seen.add(
+          new Member(id, s.weight())); // a store may return the view read before this heartbeat
+    }
+    members = List.copyOf(seen);
+    Map<PartitionKey, Lease> byKey = Rebalance.byPartition(view.leases());
+
+    // Leases this member thinks it holds but the store gave to someone else (it was considered
+    // dead).
+    for (Partition p : held.values()) {
+      Lease l = byKey.get(p.key);
+      if (p.state == State.ACTIVE && (l == null || !l.owner().equals(id) || l.epoch() != p.epoch)) {
+        lose(p, "its lease was taken over (this consumer missed its heartbeat deadline)");
+      }
+    }
+    // Leases of dead members and RELEASING leases stuck past the grace period.
+    boolean stale = false;
+    for (Lease l : view.leases()) {
+      if (!live.contains(l.owner())
+          || (l.releasing() && l.since().plus(pol.releaseGrace()).isBefore(view.now()))) {
+        stale = true;
+        break;
+      }
+    }
+    if (stale) {
+      int freed = coordination.reclaim(group, live, pol.releaseGrace());
+      LOG.log(Level.INFO, "consumer {0} reclaimed {1} stale leases of {2}", id, freed, group);
+      byKey.values().removeIf(l -> !live.contains(l.owner()));
+      full = true;
+    }
+    leases = byKey;
+    Set<String> shape = new HashSet<>(live);
+    for (Lease l : byKey.values()) {
+      shape.add(l.topicId() + ":" + l.partition() + ":" + l.owner());
+    }
+    if (!shape.equals(lastShape)) {
+      full = true;
+      lastShape = shape;
+    }
+    if (full) {
+      refreshBacklog();
+    }
+    releaseIdle(pol);
+    Map<PartitionKey, Long> mine = new HashMap<>();
+    for (Partition p : held.values()) {
+      if (p.state == State.ACTIVE) {
+        mine.put(p.key, Math.max(0, p.knownLast.get() - p.position));
+      }
+    }
+    Map<PartitionKey, Long> active = new HashMap<>();
+    backlog.forEach((k, v) -> active.put(k, v));
+    Rebalance.Plan plan =
+        Rebalance.plan(
+            id,
+            s.weight(),
+            new GroupView(members, List.copyOf(byKey.values()), view.now()),
+            active,
+            mine,
+            pol.slack(),
+            ThreadLocalRandom.current());
+    for (PartitionKey k : plan.release()) {
+      Partition p = held.get(k);
+      if (p != null) {
+        startRelease(p);
+      }
+    }
+    acquire(plan.acquire());
+  }
+
+  private void refreshBacklog() {
+    Map<PartitionKey, Long> fresh = new HashMap<>();
+    for (PartitionHead h : store.backlogged(subscription.id())) {
+      fresh.put(PartitionKey.of(h.topicId(), h.partition()), h.lastSequence());
+    }
+    for (Map.Entry<PartitionKey, Long> e : fresh.entrySet()) {
+      Partition p = held.get(e.getKey());
+      if (p != null) {
+        p.knownLast.accumulateAndGet(e.getValue(), Math::max);
+      }
+    }
+    fresh.keySet().removeAll(held.keySet());
+    backlog.keySet().retainAll(fresh.keySet());
+    backlog.putAll(fresh);
+    dispatchSignal.raise();
+  }
+
+  /**
+   * Leased partitions with nothing to do for a while are handed back, so only active partitions are
+   * leased.
+   */
+  private void releaseIdle(GroupPolicy pol) {
+    long idleNanos = pol.idleRelease().toNanos();
+    for (Partition p : held.values()) {
+      if (p.state == State.ACTIVE
+          && !p.draining.get()
+          && p.knownLast.get() <= p.position
+          && System.nanoTime() - p.lastActiveNanos > idleNanos) {
+        startRelease(p);
+      }
+    }
+  }
+
+  private void takePickups() {
+    List<PartitionKey> want = new ArrayList<>();
+    for (PartitionKey k; (k = pickups.poll()) != null; ) {
+      if (!held.containsKey(k) && !want.contains(k)) {
+        want.add(k);
+      }
+    }
+    acquire(want);
+  }
+
+  private void acquire(List<PartitionKey> wanted) {
+    if (wanted.isEmpty() || stopping) {
+      return;
+    }
+    long[] epochs = coordination.acquire(group, wanted, id);
+    List<PartitionKey> won = new ArrayList<>();
+    List<Long> wonEpochs = new ArrayList<>();
+    for (int i = 0; i < epochs.length; i++) {
+      if (epochs[i] >= 0) {
+        won.add(wanted.get(i));
+        wonEpochs.add(epochs[i]);
+      }
+    }
+    if (won.isEmpty()) {
+      return;
+    }
+    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
+    long[] positions = store.fenceCursors(subscription.id(), won, e, id);
+    List<Partition> taken = new ArrayList<>();
+    Set<TopicPartition> assigned = new LinkedHashSet<>();
+    for (int i = 0; i < won.size(); i++) {
+      PartitionKey k = won.get(i);
+      if (positions[i] < 0) {
+        LOG.log(
+            Level.ERROR,
+            "consumer {0}: lease epoch {1} for {2} is not newer than the cursor''s; the coordination"
+                + " store handed out an old epoch. Releasing it.",
+            id,
+            e[i],
+            k);
+        coordination.release(group, k, id, e[i]);
+        continue;
+      }
+      Long hint = backlog.remove(k);
+      // Read once after taking a partition even without a known backlog: it may have events
+      // already.
+      long last = Math.max(positions[i] + 1, hint == null ? 0 : hint);
+      Partition p = new Partition(k, topics.get(k.topicId()), e[i], positions[i], last);
+      taken.add(p);
+      assigned.add(p.ref());
+    }
+    if (!taken.isEmpty()) {
+      // The listener hears of the partitions before the dispatcher can see them.
+      notifyListener(() -> s.listener().onAssigned(assigned));
+      for (Partition p : taken) {
+        held.put(p.key, p);
+      }
+      dispatchSignal.raise();
+    }
+  }
+
+  private void startRelease(Partition p) {
+    if (p.state != State.ACTIVE) {
+      return;
+    }
+    p.state = State.RELEASING;
+    if (p.draining.compareAndSet(false, true)) {
+      finishRelease(p);
+    } else {
+      // The worker finishes its batch, commits, and hands the lease back (see drain()).
+      coordination.markReleasing(group, p.key, id, p.epoch);
+    }
+  }
+
+  /** Called by whoever holds the partition's draining flag. */
+  private void finishRelease(Partition p) {
+    p.state = State.RELEASED;
+    held.remove(p.key, p);
     try {
-      while (!stopping && !p.fenced) {
+      coordination.release(group, p.key, id, p.epoch);
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING, "consumer " + id + " could not release " + p.key + "; it will expire", e);
+    }
+    TopicPartition ref = p.ref();
+    notifyListener(() -> s.listener().onRevoked(Set.of(ref)));
+  }
+
+  private void lose(Partition p, String why) {
+    if (p.state == State.LOST || p.state == State.RELEASED) {
+      return;
+    }
+    p.state = State.LOST;
+    held.remove(p.key, p);
+    lost.incrementAndGet();
+    LOG.log(Level.WARNING, "consumer {0} lost {1} of {2}: {3}", id, p.ref(), group, why);
+    TopicPartition ref = p.ref();
+    notifyListener(() -> s.listener().onLost(Set.of(ref)));
+  }
+
+  private void notifyListener(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "partition listener of consumer " + id + " failed", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ delivery
+  private void dispatch() {
+    while (!stopping) {
+      try {
+        for (Partition p : held.values()) {
+          if (p.state == State.ACTIVE
+              && p.knownLast.get() > p.position
+              && p.draining.compareAndSet(false, true)) {
+            if (p.state != State.ACTIVE) {
+              p.draining.set(false);
+              continue;
+            }
+            workers.execute(() -> drain(p));
+          }
+        }
+        dispatchSignal.await(TimeUnit.SECONDS.toNanos(1));
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "consumer " + id + " dispatcher failed; continuing", e);
+        if (waitForStop(TimeUnit.MILLISECONDS.toNanos(100))) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void drain(Partition p) {
+    long backoff = s.initialBackoff().toNanos();
+    try {
+      while (!stopping && p.state == State.ACTIVE) {
+        long expected = p.knownLast.get();
         List<StoredEvent> rows;
         try {
-          rows = store.read(p.topic.id(), p.partition, p.position, batchSize);
+          rows = store.read(p.key.topicId(), p.key.partition(), p.position, s.batchSize());
         } catch (RuntimeException e) {
-          LOG.log(
-              Level.WARNING, "consumer " + id + " could not read " + where(p) + "; retrying", e);
+          LOG.log(Level.WARNING, "consumer " + id + " could not read " + p.ref() + "; retrying", e);
           if (waitForStop(backoff)) {
             return;
           }
-          backoff = Math.min(backoff * 2, maxBackoffNanos);
+          backoff = Math.min(backoff * 2, s.maxBackoff().toNanos());
           continue;
         }
         if (rows.isEmpty()) {
+          p.knownLast.compareAndSet(
+              expected, p.position); // caught up (unless a head arrived meanwhile)
           return;
         }
+        p.lastActiveNanos = System.nanoTime();
         List<Event> batch = new ArrayList<>(rows.size());
         for (StoredEvent r : rows) {
           batch.add(
               new Event(
                   r.id(),
                   p.topic.name(),
-                  p.partition,
+                  p.key.partition(),
                   r.sequence(),
                   r.key(),
                   r.type(),
@@ -262,14 +608,22 @@ final class DefaultConsumer implements Consumer, WakeupListener {
                   r.headers(),
                   r.createdAt()));
         }
-        boolean complete = deliver(p, batch);
-        if (!complete || (rows.size() < batchSize && p.knownLast <= p.position)) {
+        long last = batch.get(batch.size() - 1).sequence();
+        p.knownLast.accumulateAndGet(last, Math::max);
+        if (!deliver(p, batch)) {
+          return;
+        }
+        if (rows.size() < s.batchSize() && p.knownLast.get() <= p.position) {
           return;
         }
       }
     } finally {
+      p.lastActiveNanos = System.nanoTime();
       p.draining.set(false);
-      signal.raise(); // a head may have arrived while this partition was busy
+      if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
+        finishRelease(p);
+      }
+      dispatchSignal.raise(); // a head may have arrived while this partition was busy
     }
   }
 
@@ -278,19 +632,19 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * event. Returns true when the whole batch was handled and committed.
    */
   private boolean deliver(Partition p, List<Event> batch) {
-    long backoff = initialBackoffNanos;
+    long backoff = s.initialBackoff().toNanos();
     int done = 0;
     int committed = 0;
-    while (done < batch.size() && !stopping) {
+    while (done < batch.size() && !stopping && p.state != State.LOST) {
       try {
-        if (batchHandler != null) {
-          batchHandler.handle(batch);
+        if (s.batchHandler() != null) {
+          s.batchHandler().handle(batch);
           done = batch.size();
         } else {
-          handler.handle(batch.get(done));
+          s.handler().handle(batch.get(done));
           done++;
         }
-        backoff = initialBackoffNanos;
+        backoff = s.initialBackoff().toNanos();
       } catch (RuntimeException e) {
         LOG.log(
             Level.WARNING,
@@ -304,42 +658,35 @@ final class DefaultConsumer implements Consumer, WakeupListener {
             e);
         if (done > committed && !abandoned) {
           // Keep what succeeded: a restart during the backoff must not redeliver it.
-          commit(p, batch.get(done - 1).sequence(), done - committed);
-          committed = done;
-          if (p.fenced) {
+          if (!commit(p, batch.get(done - 1).sequence(), done - committed)) {
             return false;
           }
+          committed = done;
         }
         if (waitForStop(backoff)) {
           break;
         }
-        backoff = Math.min(backoff * 2, maxBackoffNanos);
+        backoff = Math.min(backoff * 2, s.maxBackoff().toNanos());
       }
     }
     if (done > committed && !abandoned) {
-      commit(p, batch.get(done - 1).sequence(), done - committed);
+      if (!commit(p, batch.get(done - 1).sequence(), done - committed)) {
+        return false;
+      }
     }
-    return done == batch.size() && !p.fenced;
+    return done == batch.size();
   }
 
-  private void commit(Partition p, long position, int count) {
-    if (store.commitCursor(subscription.id(), p.topic.id(), p.partition, position, p.epoch)) {
+  private boolean commit(Partition p, long position, int count) {
+    if (store.commitCursor(
+        subscription.id(), p.key.topicId(), p.key.partition(), position, p.epoch)) {
       p.position = position;
       handled.addAndGet(count);
-    } else {
-      p.fenced = true;
-      fenced.incrementAndGet();
-      LOG.log(
-          Level.WARNING,
-          "consumer {0}: {1} was taken by another consumer (epoch {2} is stale); stopped that partition",
-          id,
-          where(p),
-          p.epoch);
+      return true;
     }
-  }
-
-  private String where(Partition p) {
-    return subscription.name() + " " + p.topic.name() + "#" + p.partition;
+    fenced.incrementAndGet();
+    lose(p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+    return false;
   }
 
   /** Waits up to {@code nanos}; true when the consumer is stopping. */
@@ -362,8 +709,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     bus.remove(this);
     boolean clean = true;
     if (dispatcher != null) {
-      signal.raise();
+      groupSignal.raise();
+      dispatchSignal.raise();
       try {
+        groupThread.join(timeout.toMillis());
         dispatcher.join(timeout.toMillis());
         workers.shutdown();
         clean = workers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -384,6 +733,23 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         workers.shutdownNow();
         clean = false;
       }
+      Set<TopicPartition> revoked = new LinkedHashSet<>();
+      for (Partition p : held.values()) {
+        p.state = State.RELEASED;
+        revoked.add(p.ref());
+      }
+      held.clear();
+      try {
+        coordination.leave(group, id); // frees every lease at once so others take over quickly
+      } catch (RuntimeException e) {
+        LOG.log(
+            Level.WARNING,
+            "consumer " + id + " could not leave the group; its leases will expire",
+            e);
+      }
+      if (!revoked.isEmpty()) {
+        notifyListener(() -> s.listener().onRevoked(revoked));
+      }
     }
     onClose.run();
     LOG.log(Level.INFO, "consumer {0} stopped; handled {1} events", id, handled.get());
@@ -392,6 +758,6 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
   @Override
   public void close() {
-    stop(shutdownTimeout);
+    stop(s.shutdownTimeout());
   }
 }

@@ -75,10 +75,16 @@ public interface Store extends AutoCloseable {
 
   // ---- consume
   /**
-   * Takes every cursor of the subscription for {@code owner}, bumping each epoch (fences older
-   * owners).
+   * Raises each partition's cursor epoch to the given lease epoch, for {@code owner}, and returns
+   * the cursor positions in input order, or -1 where the cursor already carries that epoch or a
+   * newer one (another consumer holds a newer lease). From then on only commits with this epoch
+   * succeed.
    */
-  List<CursorState> claimCursors(long subscriptionId, String owner);
+  long[] fenceCursors(
+      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner);
+
+  /** The database coordination store that shares this store's database (the default). */
+  CoordinationStore coordination();
 
   /** Partitions of the subscription whose last sequence is past the cursor. */
   List<PartitionHead> backlogged(long subscriptionId);

@@ -55,8 +55,7 @@ public final class TestDatabase implements AutoCloseable {
     Boxline.Builder b =
         Boxline.builder()
             .store(JdbcStore.builder(pool).schema(schema).build())
-            .sequencerLease(Duration.ofSeconds(3))
-            .consumerIdlePoll(Duration.ofSeconds(2));
+            .sequencerLease(Duration.ofSeconds(3));
     Boxline boxline = customize.apply(b).build().start();
     owned.add(boxline);
     return boxline;

@@ -10,11 +10,12 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
-import io.boxline.spi.CursorState;
+import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
+import io.boxline.spi.PartitionKey;
 import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
@@ -50,6 +51,7 @@ public final class PostgresStore implements Store {
   private final Map<String, String> q;
   final String outboxChannel;
   final String logChannel;
+  private final PostgresCoordination coordination;
   private volatile PostgresListener listener;
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
@@ -61,6 +63,7 @@ public final class PostgresStore implements Store {
     this.q = SqlScript.named("postgresql", schema, prefix);
     this.outboxChannel = schema + "_" + prefix + "outbox";
     this.logChannel = schema + "_" + prefix + "log";
+    this.coordination = new PostgresCoordination(dataSource, q, description);
   }
 
   @Override
@@ -644,6 +647,7 @@ public final class PostgresStore implements Store {
     try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
       ps.setString(2, owner);
+      ps.setString(3, Long.toString(ttl.toMillis()));
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return SequencedBatch.NOT_LEADER;
@@ -785,23 +789,45 @@ public final class PostgresStore implements Store {
 
   // ------------------------------------------------------------------ consume
   @Override
-  public List<CursorState> claimCursors(long subscriptionId, String owner) {
+  public long[] fenceCursors(
+      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
+    long[] positions = new long[partitions.size()];
+    java.util.Arrays.fill(positions, -1);
+    Long[] topics = new Long[partitions.size()];
+    Integer[] parts = new Integer[partitions.size()];
+    Long[] eps = new Long[partitions.size()];
+    Map<PartitionKey, Integer> index = new HashMap<>();
+    for (int i = 0; i < partitions.size(); i++) {
+      PartitionKey k = partitions.get(i);
+      topics[i] = k.topicId();
+      parts[i] = k.partition();
+      eps[i] = epochs[i];
+      index.put(k, i);
+    }
     try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("claim_cursors"))) {
+        PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
       ps.setString(1, owner);
-      ps.setLong(2, subscriptionId);
-      List<CursorState> out = new ArrayList<>();
+      ps.setArray(2, c.createArrayOf("bigint", topics));
+      ps.setArray(3, c.createArrayOf("integer", parts));
+      ps.setArray(4, c.createArrayOf("bigint", eps));
+      ps.setLong(5, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(
-              new CursorState(
-                  rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
+          Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
+          if (i != null) {
+            positions[i] = rs.getLong(3);
+          }
         }
       }
-      return out;
+      return positions;
     } catch (SQLException e) {
-      throw fail("claim_cursors", e);
+      throw fail("fence_cursors", e);
     }
+  }
+
+  @Override
+  public CoordinationStore coordination() {
+    return coordination;
   }
 
   @Override

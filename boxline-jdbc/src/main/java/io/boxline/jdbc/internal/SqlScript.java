@@ -14,7 +14,8 @@ import java.util.Map;
  */
 public final class SqlScript {
   /** Migrations in order: version → resource name. */
-  static final List<String> POSTGRES_MIGRATIONS = List.of("V1__base.sql");
+  static final List<String> POSTGRES_MIGRATIONS =
+      List.of("V1__base.sql", "V2__consumer_groups.sql");
 
   private SqlScript() {}
 

@@ -120,12 +120,16 @@ SELECT pg_notify(?, ?)
 
 -- Takes the lease when free or expired; renews it when already ours. The epoch counts changes of owner.
 -- It also says whether the outbox holds anything, so an idle sequencer needs this one statement per poll.
+-- SKIP LOCKED: while the leader is inside a sequencer transaction the row is locked; a standby must not
+-- queue behind it (a frozen leader would hold it up for good), it simply is "not acquired" this time.
 -- name: acquire_sequencer
 UPDATE ${schema}.${p}sequencer_lease
    SET epoch = CASE WHEN owner IS DISTINCT FROM ? THEN epoch + 1 ELSE epoch END,
        owner = ?,
        expires_at = now() + make_interval(secs => ?)
- WHERE name = 'sequencer' AND (owner = ? OR owner IS NULL OR expires_at < now())
+ WHERE name = (SELECT name FROM ${schema}.${p}sequencer_lease
+                WHERE name = 'sequencer' AND (owner = ? OR owner IS NULL OR expires_at < now())
+                FOR UPDATE SKIP LOCKED)
 RETURNING EXISTS (SELECT 1 FROM ${schema}.${p}outbox)
 
 -- name: release_sequencer
@@ -136,11 +140,14 @@ UPDATE ${schema}.${p}sequencer_lease SET owner = NULL, expires_at = '-infinity'
 -- commit, so sequencer transactions never overlap even while a lease changes hands. The commit need not wait
 -- for the disk: a later synchronous commit (a cursor move) flushes it first, and if it is lost in a crash the
 -- outbox rows come back and are sequenced again (see docs/architecture.md).
+-- A leader frozen mid-transaction (SIGSTOP, a long GC pause) must not keep the lease row locked: the server
+-- ends a transaction left idle for longer than the lease time.
 -- name: lock_sequencer
 UPDATE ${schema}.${p}sequencer_lease
    SET expires_at = now() + make_interval(secs => ?)
  WHERE name = 'sequencer' AND owner = ?
-RETURNING set_config('synchronous_commit', 'off', true)
+RETURNING set_config('synchronous_commit', 'off', true),
+          set_config('idle_in_transaction_session_timeout', ?, true)
 
 -- name: take_outbox
 DELETE FROM ${schema}.${p}outbox
@@ -162,13 +169,6 @@ INSERT INTO ${schema}.${p}log
 SELECT * FROM unnest(?::bigint[], ?::integer[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[],
                      ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[])
 
--- name: claim_cursors
-UPDATE ${schema}.${p}cursor c
-   SET epoch = c.epoch + 1, owner = ?, updated_at = now()
-  FROM ${schema}.${p}partition p
- WHERE c.subscription_id = ? AND p.topic_id = c.topic_id AND p.partition = c.partition
-RETURNING c.topic_id, c.partition, c.position, c.epoch, p.last_seq
-
 -- name: backlogged
 SELECT c.topic_id, c.partition, p.last_seq
   FROM ${schema}.${p}cursor c
@@ -186,3 +186,86 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
+
+-- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one.
+-- name: fence_cursors
+UPDATE ${schema}.${p}cursor c
+   SET epoch = v.epoch, owner = ?, updated_at = now()
+  FROM unnest(?::bigint[], ?::integer[], ?::bigint[]) AS v(topic_id, partition, epoch)
+ WHERE c.subscription_id = ? AND c.topic_id = v.topic_id AND c.partition = v.partition
+   AND c.epoch < v.epoch
+RETURNING c.topic_id, c.partition, c.position
+
+-- ---------------------------------------------------------------- consumer-group coordination
+-- One round trip per check-in: the heartbeat upsert runs even though the query does not read it.
+-- name: check_in
+WITH heartbeat AS (
+  INSERT INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at)
+  VALUES (?, ?, ?, now(), now() + make_interval(secs => ?))
+  ON CONFLICT (group_name, member_id) DO UPDATE
+     SET weight = EXCLUDED.weight, heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at
+  RETURNING member_id
+)
+SELECT 'm' AS kind, member_id AS who, weight, NULL::bigint AS topic_id, NULL::integer AS partition,
+       NULL::bigint AS epoch, NULL::boolean AS releasing, NULL::timestamptz AS since, now() AS now
+  FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > now()
+UNION ALL
+SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now()
+  FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
+
+-- Compare-and-set on "nobody holds it": a held row is not updated and not returned. A first lease of a
+-- partition starts its epoch at the database clock in microseconds.
+-- name: acquire_leases
+INSERT INTO ${schema}.${p}lease AS l (group_name, topic_id, partition, owner, epoch, releasing, since)
+SELECT ?, v.topic_id, v.partition, ?, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, false, now()
+  FROM unnest(?::bigint[], ?::integer[]) AS v(topic_id, partition)
+ON CONFLICT (group_name, topic_id, partition) DO UPDATE
+   SET owner = EXCLUDED.owner, epoch = l.epoch + 1, releasing = false, since = now()
+ WHERE l.owner IS NULL
+RETURNING l.topic_id, l.partition, l.epoch
+
+-- name: mark_releasing
+UPDATE ${schema}.${p}lease SET releasing = true, since = now()
+ WHERE group_name = ? AND topic_id = ? AND partition = ? AND owner = ? AND epoch = ?
+
+-- name: release_lease
+UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false
+ WHERE group_name = ? AND topic_id = ? AND partition = ? AND owner = ? AND epoch = ?
+
+-- name: leave_group
+WITH gone AS (DELETE FROM ${schema}.${p}member WHERE group_name = ? AND member_id = ?)
+UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false WHERE group_name = ? AND owner = ?
+
+-- Frees leases of members not in the live list and RELEASING leases past the grace period; forgets members
+-- dead for an hour.
+-- name: reclaim_leases
+WITH forgotten AS (
+  DELETE FROM ${schema}.${p}member WHERE group_name = ? AND expires_at < now() - interval '1 hour'
+)
+UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false
+ WHERE group_name = ? AND owner IS NOT NULL
+   AND (owner <> ALL (?::text[]) OR (releasing AND since < now() - make_interval(secs => ?)))
+
+-- name: force_release
+UPDATE ${schema}.${p}lease l SET owner = NULL, releasing = false
+  FROM unnest(?::bigint[], ?::integer[]) AS v(topic_id, partition)
+ WHERE l.group_name = ? AND l.topic_id = v.topic_id AND l.partition = v.partition AND l.owner IS NOT NULL
+
+-- The group's own row sorts before the default ('').
+-- name: group_policy
+SELECT check_in_rate, min_check_in_ms, deadline_multiplier, slack, release_grace_ms, idle_release_ms
+  FROM ${schema}.${p}group_policy WHERE group_name IN (?, '')
+ ORDER BY group_name DESC LIMIT 1
+
+-- name: upsert_group_policy
+INSERT INTO ${schema}.${p}group_policy (group_name, check_in_rate, min_check_in_ms, deadline_multiplier,
+                                        slack, release_grace_ms, idle_release_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (group_name) DO UPDATE
+   SET check_in_rate = EXCLUDED.check_in_rate, min_check_in_ms = EXCLUDED.min_check_in_ms,
+       deadline_multiplier = EXCLUDED.deadline_multiplier, slack = EXCLUDED.slack,
+       release_grace_ms = EXCLUDED.release_grace_ms, idle_release_ms = EXCLUDED.idle_release_ms,
+       updated_at = now()
+
+-- name: delete_group_policy
+DELETE FROM ${schema}.${p}group_policy WHERE group_name = ?

@@ -14,7 +14,6 @@ import io.boxline.Event;
 import io.boxline.EventType;
 import io.boxline.EventTypes;
 import io.boxline.OutgoingEvent;
-import io.boxline.PartitionLag;
 import io.boxline.Partitioner;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
@@ -602,40 +601,6 @@ public abstract class FoundationBehaviour {
     assertThat(c2.stop(Duration.ofSeconds(5))).isTrue();
     assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isEqualTo(10);
     c2.close(); // safe twice
-  }
-
-  @Test
-  void aConsumerThatLostItsPartitionsCannotMoveTheCursor() throws Exception {
-    Boxline boxline = boxline();
-    TopicName t = topic(boxline, "acme/fence", 1);
-    subscribe(boxline, "s", t);
-    CountDownLatch entered = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    Consumer old =
-        boxline
-            .consumer("s")
-            .id("old")
-            .handler(
-                e -> {
-                  entered.countDown();
-                  try {
-                    release.await(30, TimeUnit.SECONDS);
-                  } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                  }
-                })
-            .start();
-    publish(boxline, t, null, 3);
-    assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-    Recorder fresh = new Recorder();
-    boxline.consumer("s").id("new").handler(fresh::record).start();
-    Await.until(WAIT, "new consumer handled all", () -> fresh.size() >= 3);
-    release.countDown();
-    Await.until(WAIT, "old consumer fenced", () -> old.fencedCount() >= 1);
-    assertThat(old.handledCount()).isZero();
-    SuiteSupport.awaitCaughtUp(boxline, "s");
-    List<PartitionLag> lag = boxline.admin().lag("s");
-    assertThat(lag.get(0).position()).isEqualTo(3);
   }
 
   @Test

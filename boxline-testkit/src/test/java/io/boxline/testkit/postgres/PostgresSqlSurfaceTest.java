@@ -138,8 +138,11 @@ class PostgresSqlSurfaceTest {
       assertThat(boxline.admin().createTopic(TopicName.of("x", "t"), 2).partitions()).isEqualTo(2);
       try (Connection c = db.dataSource().getConnection();
           Statement st = c.createStatement()) {
+        // Every migration the DDL recorded, and no more: start() found nothing to apply.
+        long recorded = ddl.lines().filter(l -> l.contains("bx_schema_version (version")).count();
+        assertThat(recorded).isGreaterThanOrEqualTo(2);
         assertThat(single(st, "SELECT count(*) FROM " + db.schema() + ".bx_schema_version"))
-            .isEqualTo("1");
+            .isEqualTo(Long.toString(recorded));
       }
       assertThatThrownBy(() -> JdbcStore.exportDdl(JdbcStore.Database.POSTGRESQL, "Bad-Schema", ""))
           .isInstanceOf(ValidationException.class);

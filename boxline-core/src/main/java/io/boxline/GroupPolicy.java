@@ -1,0 +1,110 @@
+package io.boxline;
+
+import java.time.Duration;
+
+/**
+ * How the consumers of a subscription share its partitions. A cluster-wide default is stored with
+ * the coordination data and can be changed at runtime ({@link Admin#setGroupPolicy}); a
+ * subscription may override it. Consumers pick up changes at their next check-in.
+ *
+ * @param checkInRate target check-ins per second for the whole group (0.1 to 1000, default {@value
+ *     #DEFAULT_CHECK_IN_RATE}). Each consumer checks in every {@code max(minCheckInInterval,
+ *     members / checkInRate)}, so a group of any size costs the coordination store about this many
+ *     writes per second once it has more members than {@code checkInRate × minCheckInInterval}.
+ * @param minCheckInInterval shortest time between two check-ins of one consumer (default 2 s)
+ * @param deadlineMultiplier a consumer is dead when it misses this many of its own check-in
+ *     intervals (1.5 to 20, default {@value #DEFAULT_DEADLINE_MULTIPLIER})
+ * @param slack tolerance around the fair share before leases move (0 to 1, default {@value
+ *     #DEFAULT_SLACK})
+ * @param releaseGrace how long a lease may stay RELEASING while its in-flight batch finishes before
+ *     others may take it (default 10 s)
+ * @param idleRelease how long a partition with no backlog stays leased before it is released
+ *     (default 10 s)
+ */
+public record GroupPolicy(
+    double checkInRate,
+    Duration minCheckInInterval,
+    double deadlineMultiplier,
+    double slack,
+    Duration releaseGrace,
+    Duration idleRelease) {
+
+  public static final double DEFAULT_CHECK_IN_RATE = 8;
+  public static final double DEFAULT_DEADLINE_MULTIPLIER = 3;
+  public static final double DEFAULT_SLACK = 0.1;
+
+  public static final GroupPolicy DEFAULT =
+      new GroupPolicy(
+          DEFAULT_CHECK_IN_RATE,
+          Duration.ofSeconds(2),
+          DEFAULT_DEADLINE_MULTIPLIER,
+          DEFAULT_SLACK,
+          Duration.ofSeconds(10),
+          Duration.ofSeconds(10));
+
+  public GroupPolicy {
+    if (!(checkInRate >= 0.1 && checkInRate <= 1000)) {
+      throw new ValidationException(
+          "checkInRate must be between 0.1 and 1000 per second, got " + checkInRate);
+    }
+    requirePositive("minCheckInInterval", minCheckInInterval);
+    if (minCheckInInterval.compareTo(Duration.ofMillis(50)) < 0) {
+      throw new ValidationException(
+          "minCheckInInterval must be at least 50 ms, got " + minCheckInInterval);
+    }
+    if (!(deadlineMultiplier >= 1.5 && deadlineMultiplier <= 20)) {
+      throw new ValidationException(
+          "deadlineMultiplier must be between 1.5 and 20, got " + deadlineMultiplier);
+    }
+    if (!(slack >= 0 && slack <= 1)) {
+      throw new ValidationException("slack must be between 0 and 1, got " + slack);
+    }
+    requirePositive("releaseGrace", releaseGrace);
+    requirePositive("idleRelease", idleRelease);
+  }
+
+  private static void requirePositive(String name, Duration d) {
+    if (d == null || d.isNegative() || d.isZero()) {
+      throw new ValidationException(name + " must be a positive duration, got " + d);
+    }
+  }
+
+  /** Check-in interval of one consumer in a group of {@code members}. */
+  public Duration checkInInterval(int members) {
+    long byRate = (long) (Math.max(1, members) / checkInRate * 1000);
+    return Duration.ofMillis(Math.max(minCheckInInterval.toMillis(), byRate));
+  }
+
+  /** Time after its last check-in when a consumer of a group of {@code members} counts as dead. */
+  public Duration deadline(int members) {
+    return Duration.ofMillis((long) (checkInInterval(members).toMillis() * deadlineMultiplier));
+  }
+
+  public GroupPolicy withCheckInRate(double v) {
+    return new GroupPolicy(
+        v, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease);
+  }
+
+  public GroupPolicy withMinCheckInInterval(Duration v) {
+    return new GroupPolicy(checkInRate, v, deadlineMultiplier, slack, releaseGrace, idleRelease);
+  }
+
+  public GroupPolicy withDeadlineMultiplier(double v) {
+    return new GroupPolicy(checkInRate, minCheckInInterval, v, slack, releaseGrace, idleRelease);
+  }
+
+  public GroupPolicy withSlack(double v) {
+    return new GroupPolicy(
+        checkInRate, minCheckInInterval, deadlineMultiplier, v, releaseGrace, idleRelease);
+  }
+
+  public GroupPolicy withReleaseGrace(Duration v) {
+    return new GroupPolicy(
+        checkInRate, minCheckInInterval, deadlineMultiplier, slack, v, idleRelease);
+  }
+
+  public GroupPolicy withIdleRelease(Duration v) {
+    return new GroupPolicy(
+        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, v);
+  }
+}

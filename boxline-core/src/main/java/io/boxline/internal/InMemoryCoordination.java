@@ -1,0 +1,192 @@
+package io.boxline.internal;
+
+import io.boxline.GroupPolicy;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.GroupView;
+import io.boxline.spi.Lease;
+import io.boxline.spi.Member;
+import io.boxline.spi.PartitionKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Coordination for consumers in one JVM: a synchronized map. Epochs start at the clock in
+ * microseconds, so a new instance (after a restart) never hands out an epoch lower than one a
+ * cursor in the database has seen.
+ */
+public final class InMemoryCoordination implements CoordinationStore {
+  private final Clock clock;
+  private final long epochBase;
+  private final Map<String, Group> groups = new HashMap<>();
+  private GroupPolicy clusterPolicy;
+
+  private static final class Group {
+    final Map<String, double[]> members = new HashMap<>(); // id -> {weight, expiresAtMillis}
+    final Map<PartitionKey, Slot> slots = new HashMap<>();
+    GroupPolicy policy;
+  }
+
+  private static final class Slot {
+    long epoch;
+    String owner;
+    boolean releasing;
+    Instant since;
+  }
+
+  public InMemoryCoordination(Clock clock) {
+    this.clock = clock;
+    this.epochBase = clock.millis() * 1000;
+  }
+
+  @Override
+  public String describe() {
+    return "in-memory coordination";
+  }
+
+  private Group group(String name) {
+    return groups.computeIfAbsent(name, n -> new Group());
+  }
+
+  @Override
+  public synchronized GroupView checkIn(String group, String member, double weight, Duration ttl) {
+    Group g = group(group);
+    long now = clock.millis();
+    g.members.put(member, new double[] {weight, now + ttl.toMillis()});
+    List<Member> live = new ArrayList<>();
+    g.members.entrySet().removeIf(e -> e.getValue()[1] < now - 60_000); // forget long-dead members
+    g.members.forEach(
+        (id, v) -> {
+          if (v[1] >= now) {
+            live.add(new Member(id, v[0]));
+          }
+        });
+    List<Lease> leases = new ArrayList<>();
+    g.slots.forEach(
+        (k, s) -> {
+          if (s.owner != null) {
+            leases.add(
+                new Lease(k.topicId(), k.partition(), s.owner, s.epoch, s.releasing, s.since));
+          }
+        });
+    return new GroupView(live, leases, Instant.ofEpochMilli(now));
+  }
+
+  @Override
+  public synchronized void leave(String group, String member) {
+    Group g = group(group);
+    g.members.remove(member);
+    g.slots
+        .values()
+        .forEach(
+            s -> {
+              if (member.equals(s.owner)) {
+                s.owner = null;
+                s.releasing = false;
+              }
+            });
+  }
+
+  @Override
+  public synchronized long[] acquire(String group, List<PartitionKey> partitions, String member) {
+    Group g = group(group);
+    long[] out = new long[partitions.size()];
+    for (int i = 0; i < out.length; i++) {
+      Slot s = g.slots.computeIfAbsent(partitions.get(i), k -> newSlot());
+      if (s.owner == null) {
+        s.owner = member;
+        s.epoch++;
+        s.releasing = false;
+        s.since = clock.instant();
+        out[i] = s.epoch;
+      } else {
+        out[i] = -1;
+      }
+    }
+    return out;
+  }
+
+  private Slot newSlot() {
+    Slot s = new Slot();
+    s.epoch = epochBase;
+    return s;
+  }
+
+  @Override
+  public synchronized boolean markReleasing(
+      String group, PartitionKey partition, String member, long epoch) {
+    Slot s = group(group).slots.get(partition);
+    if (s == null || !member.equals(s.owner) || s.epoch != epoch) {
+      return false;
+    }
+    s.releasing = true;
+    s.since = clock.instant();
+    return true;
+  }
+
+  @Override
+  public synchronized boolean release(
+      String group, PartitionKey partition, String member, long epoch) {
+    Slot s = group(group).slots.get(partition);
+    if (s == null || !member.equals(s.owner) || s.epoch != epoch) {
+      return false;
+    }
+    s.owner = null;
+    s.releasing = false;
+    return true;
+  }
+
+  @Override
+  public synchronized int reclaim(String group, Set<String> liveMembers, Duration grace) {
+    int n = 0;
+    Instant cutoff = clock.instant().minus(grace);
+    for (Slot s : group(group).slots.values()) {
+      if (s.owner != null
+          && (!liveMembers.contains(s.owner) || (s.releasing && s.since.isBefore(cutoff)))) {
+        s.owner = null;
+        s.releasing = false;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Override
+  public synchronized int forceRelease(String group, Collection<PartitionKey> partitions) {
+    int n = 0;
+    for (PartitionKey k : partitions) {
+      Slot s = group(group).slots.get(k);
+      if (s != null && s.owner != null) {
+        s.owner = null;
+        s.releasing = false;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Override
+  public synchronized GroupPolicy policy(String group) {
+    GroupPolicy p = group(group).policy;
+    return p != null ? p : clusterPolicy != null ? clusterPolicy : GroupPolicy.DEFAULT;
+  }
+
+  @Override
+  public synchronized void setPolicy(Optional<String> group, Optional<GroupPolicy> policy) {
+    if (group.isPresent()) {
+      group(group.get()).policy = policy.orElse(null);
+    } else {
+      clusterPolicy = policy.orElse(null);
+    }
+  }
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,4 @@
+package io.boxline.spi;
+
+/** A live member of a consumer group. */
+public record Member(String id, double weight) {}

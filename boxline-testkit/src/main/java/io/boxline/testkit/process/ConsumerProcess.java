@@ -1,0 +1,128 @@
+package io.boxline.testkit.process;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.Names;
+import io.boxline.jdbc.JdbcStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * Child process: a Boxline consumer whose handler records every delivery in the table {@code
+ * <schema>.handled(event_id, topic, partition, seq, run)} with its own auto-commit insert, outside
+ * Boxline's transactions (the at-least-once path). Optionally also runs the sequencer ({@code
+ * --sequencer=true}), which makes it a whole single-process application.
+ *
+ * <p>Arguments (besides those of {@link ChildMain}): {@code --instance} Boxline instance id, {@code
+ * --subscription}, {@code --run} (number recorded with each delivery), {@code --batch}, {@code
+ * --concurrency}, {@code --sequencer} (default false), {@code --leaseMillis} (default 2000), {@code
+ * --spinMicros} (busy work per event, default 0). Prints {@code READY} once consuming, and shuts
+ * down cleanly (consumer, then Boxline) when stdin closes.
+ */
+public final class ConsumerProcess {
+  private ConsumerProcess() {}
+
+  public static void main(String[] argv) throws Exception {
+    ChildMain child = ChildMain.init(argv);
+    String schema = Names.requireSchema(child.require("schema"));
+    String instance = child.require("instance");
+    String subscription = child.require("subscription");
+    int run = child.getInt("run", 1);
+    int batch = child.getInt("batch", 100);
+    int concurrency = child.getInt("concurrency", 4);
+    boolean sequencer = child.getBoolean("sequencer", false);
+    long leaseMillis = child.getLong("leaseMillis", 2000);
+    long spinNanos = child.getLong("spinMicros", 0) * 1000;
+
+    HikariDataSource boxlinePool = child.pool("boxline-" + instance, concurrency + 4);
+    HikariDataSource handlerPool = child.pool("handler-" + instance, concurrency);
+    String insert =
+        "INSERT INTO "
+            + schema
+            + ".handled (event_id, topic, partition, seq, run) VALUES (?, ?, ?, ?, ?)";
+
+    Boxline boxline =
+        Boxline.builder()
+            .store(JdbcStore.builder(boxlinePool).schema(schema).build())
+            .instanceId(instance)
+            .sequencer(sequencer)
+            .sequencerLease(Duration.ofMillis(leaseMillis))
+            .build()
+            .start();
+    Consumer consumer =
+        boxline
+            .consumer(subscription)
+            .id(instance + "-consumer")
+            .batchSize(batch)
+            .concurrency(concurrency)
+            .retryBackoff(Duration.ofMillis(20), Duration.ofMillis(500))
+            .handler(
+                (Event e) -> {
+                  spin(spinNanos);
+                  try (Connection c = handlerPool.getConnection();
+                      PreparedStatement ps = c.prepareStatement(insert)) {
+                    ps.setObject(1, e.id());
+                    ps.setString(2, e.topic().toString());
+                    ps.setInt(3, e.partition());
+                    ps.setLong(4, e.sequence());
+                    ps.setInt(5, run);
+                    ps.executeUpdate();
+                  } catch (SQLException ex) {
+                    throw new IllegalStateException("could not record " + e, ex);
+                  }
+                })
+            .start();
+    ChildMain.log(
+        "READY instance="
+            + instance
+            + " run="
+            + run
+            + " pid="
+            + ProcessHandle.current().pid()
+            + " sequencer="
+            + sequencer);
+
+    Thread progress =
+        new Thread(
+            () -> {
+              long last = -1;
+              while (true) {
+                long n = consumer.handledCount();
+                if (n != last) {
+                  ChildMain.log("committed " + n + " events; " + boxline.stats());
+                  last = n;
+                }
+                try {
+                  Thread.sleep(500); // progress report only
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "progress");
+    progress.setDaemon(true);
+    progress.start();
+
+    child.awaitShutdown();
+    boolean clean = consumer.stop(Duration.ofSeconds(10));
+    boxline.close();
+    handlerPool.close();
+    boxlinePool.close();
+    ChildMain.log("STOPPED clean=" + clean + " committed=" + consumer.handledCount());
+    System.exit(0);
+  }
+
+  private static void spin(long nanos) {
+    if (nanos <= 0) {
+      return;
+    }
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() < end) {
+      Thread.onSpinWait();
+    }
+  }
+}
