@@ -24,4 +24,13 @@ public interface Publisher {
    * (two when some carry idempotency keys). Results are in the same order as the input.
    */
   List<PublishResult> publishAll(Connection tx, List<?> events);
+
+  /**
+   * Tells Boxline that a transaction in which you published has committed. Optional: without it the
+   * sequencer still finds the events (a publish starts a short run of quick looks, and remote
+   * publishers send a bounded-rate NOTIFY), but calling it right after {@code commit()} hands them
+   * over at once, which is what {@link Boxline#inTransaction} does for you and what a framework's
+   * after-commit hook should do.
+   */
+  void committed();
 }

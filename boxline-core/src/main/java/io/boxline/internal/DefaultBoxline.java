@@ -187,9 +187,7 @@ public final class DefaultBoxline implements Boxline {
     } catch (SQLException e) {
       throw new StoreException("could not close the transaction's connection", e);
     }
-    if (sequencer != null) {
-      sequencer.outboxChanged(); // committed: the sequencer finds the rows on its first look
-    }
+    publisher.committed(); // the sequencer finds the rows on its first look
     return result;
   }
 

@@ -162,6 +162,13 @@ final class DefaultPublisher implements Publisher {
     return results;
   }
 
+  @Override
+  public void committed() {
+    if (sequencer != null) {
+      sequencer.outboxChanged();
+    }
+  }
+
   /**
    * Local sequencer leading: an in-process hint (free). Otherwise a NOTIFY in this transaction, at
    * most once per interval per publisher, so that commits are not serialised on the notification

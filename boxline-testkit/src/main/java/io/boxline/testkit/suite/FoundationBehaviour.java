@@ -132,6 +132,7 @@ public abstract class FoundationBehaviour {
       c.rollback();
       boxline.publisher().publish(c, raw(t, "k", "committed"));
       c.commit();
+      boxline.publisher().committed(); // after-commit hook: hands the event to the sequencer at once
     }
     Await.until(WAIT, "committed event delivered", () -> seen.size() >= 1);
     SuiteSupport.awaitCaughtUp(boxline, "s");
