@@ -46,6 +46,9 @@ public interface Boxline extends AutoCloseable {
    */
   <T> T inTransaction(TransactionWork<T> work);
 
+  /** Find, inspect, redrive and discard events that subscriptions gave up on. */
+  DeadLetters deadLetters();
+
   BoxlineStats stats();
 
   /** This instance's id (sequencer lease owner, default consumer id prefix). */

@@ -17,14 +17,6 @@ public interface ConsumerBuilder {
   Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
   /**
-   * Default first delay before retrying a failed handler call; doubles up to {@link
-   * #DEFAULT_MAX_BACKOFF}.
-   */
-  Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(100);
-
-  Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
-
-  /**
    * Per-event handler; events of a batch are handled one by one, progress committed after the
    * batch.
    */
@@ -42,8 +34,23 @@ public interface ConsumerBuilder {
   /** Bounded wait for in-flight batches on close (default 10 s). */
   ConsumerBuilder shutdownTimeout(Duration timeout);
 
-  /** Backoff between in-place retries of a failing handler (default 100 ms doubling to 30 s). */
-  ConsumerBuilder retryBackoff(Duration initial, Duration max);
+  /**
+   * How failing events are retried and when they are dead-lettered (default {@link
+   * RetryPolicy#DEFAULT}).
+   */
+  ConsumerBuilder retryPolicy(RetryPolicy policy);
+
+  /** A retry policy for one event type, overriding the consumer's. */
+  ConsumerBuilder retryPolicy(String eventType, RetryPolicy policy);
+
+  /**
+   * Whether a dead-lettered event keeps blocking later events of its key until it is redriven or
+   * discarded (default false: they go on once it is dead-lettered).
+   */
+  ConsumerBuilder deadLetterBlocksKey(boolean blocks);
+
+  /** Hooks around each handler call. */
+  ConsumerBuilder hooks(ConsumerHooks hooks);
 
   /**
    * Member id in the consumer group, unique per subscription (default: instance id + a counter). 1

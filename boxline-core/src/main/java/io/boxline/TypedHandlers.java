@@ -6,8 +6,9 @@ import java.util.function.Consumer;
 
 /**
  * Routes events to handlers by event type, decoding each payload into its registered Java type. An
- * event whose type has no handler fails (and is retried) rather than being dropped, unless {@link
- * Builder#otherwise} is set.
+ * event whose type has no handler is dead-lettered (never dropped silently) unless {@link
+ * Builder#otherwise} handles it: {@code otherwise(e -> {})} ignores unknown types, and throwing
+ * {@link HandlerDecision#retryIn} waits for a deployment that knows them.
  */
 public final class TypedHandlers implements EventHandler {
   private final EventTypes types;
@@ -33,12 +34,12 @@ public final class TypedHandlers implements EventHandler {
     } else if (otherwise != null) {
       otherwise.handle(event);
     } else {
-      throw new BoxlineException(
+      // Never dropped silently: dead-lettered, where it can be found and redriven once a handler
+      // exists.
+      throw HandlerDecision.deadLetter(
           "no handler for event type '"
               + event.type()
-              + "' ("
-              + event
-              + "); register one with on(...)");
+              + "'; register one with on(...) or otherwise(...)");
     }
   }
 

@@ -7,6 +7,10 @@ import io.boxline.BoxlineException;
 import io.boxline.BoxlineStats;
 import io.boxline.Consumer;
 import io.boxline.ConsumerBuilder;
+import io.boxline.ConsumerHooks;
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.DeadLetters;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
 import io.boxline.GroupPolicy;
@@ -16,6 +20,7 @@ import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
 import io.boxline.Publisher;
+import io.boxline.RetryPolicy;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
@@ -30,7 +35,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -65,6 +72,7 @@ public final class DefaultBoxline implements Boxline {
   private final SequencerLoop sequencer;
   private final DefaultPublisher publisher;
   private final Admin admin = new AdminImpl();
+  private final DeadLetters deadLetters = new DeadLettersImpl();
   private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
   private final AtomicInteger consumerCounter = new AtomicInteger();
   private final Object lifecycle = new Object();
@@ -192,6 +200,12 @@ public final class DefaultBoxline implements Boxline {
   }
 
   @Override
+  public DeadLetters deadLetters() {
+    requireStarted();
+    return deadLetters;
+  }
+
+  @Override
   public BoxlineStats stats() {
     return new BoxlineStats(
         sequencer != null && sequencer.isLeader(),
@@ -304,6 +318,39 @@ public final class DefaultBoxline implements Boxline {
     }
   }
 
+  private final class DeadLettersImpl implements DeadLetters {
+    private long subscriptionId(DeadLetterQuery q) {
+      return store
+          .findSubscription(q.subscription())
+          .orElseThrow(
+              () -> new NotFoundException("subscription '" + q.subscription() + "' does not exist"))
+          .id();
+    }
+
+    @Override
+    public List<DeadLetter> list(DeadLetterQuery query) {
+      return store.deadLetters(subscriptionId(query), query);
+    }
+
+    @Override
+    public int redrive(DeadLetterQuery query) {
+      int n = store.redriveDeadLetters(subscriptionId(query), query);
+      if (n > 0) {
+        bus.resynchronize(); // local consumers look for due retries at once
+      }
+      return n;
+    }
+
+    @Override
+    public int discard(DeadLetterQuery query) {
+      int n = store.discardDeadLetters(subscriptionId(query), query);
+      if (n > 0) {
+        bus.resynchronize(); // a discarded blocking dead letter unblocks its key
+      }
+      return n;
+    }
+  }
+
   private final class Builder implements ConsumerBuilder {
     private final SubscriptionInfo subscription;
     private EventHandler handler;
@@ -311,8 +358,10 @@ public final class DefaultBoxline implements Boxline {
     private int batchSize = DEFAULT_BATCH_SIZE;
     private int concurrency = DEFAULT_CONCURRENCY;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
-    private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
-    private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+    private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+    private final Map<String, RetryPolicy> typePolicies = new HashMap<>();
+    private boolean deadLetterBlocksKey;
+    private ConsumerHooks hooks = ConsumerHooks.NONE;
     private String id;
     private double weight = 1;
     private PartitionListener listener = new PartitionListener() {};
@@ -361,17 +410,29 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
-    public ConsumerBuilder retryBackoff(Duration initial, Duration max) {
-      if (initial == null
-          || max == null
-          || initial.isNegative()
-          || initial.isZero()
-          || max.compareTo(initial) < 0) {
-        throw new ValidationException(
-            "retryBackoff needs 0 < initial <= max, got initial=" + initial + " max=" + max);
+    public ConsumerBuilder retryPolicy(RetryPolicy policy) {
+      this.retryPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder retryPolicy(String eventType, RetryPolicy policy) {
+      if (eventType == null || eventType.isBlank()) {
+        throw new ValidationException("eventType must not be blank");
       }
-      this.initialBackoff = initial;
-      this.maxBackoff = max;
+      typePolicies.put(eventType, Objects.requireNonNull(policy, "policy"));
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder deadLetterBlocksKey(boolean blocks) {
+      this.deadLetterBlocksKey = blocks;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder hooks(ConsumerHooks hooks) {
+      this.hooks = Objects.requireNonNull(hooks, "hooks");
       return this;
     }
 
@@ -427,8 +488,10 @@ public final class DefaultBoxline implements Boxline {
                   batchSize,
                   concurrency,
                   shutdownTimeout,
-                  initialBackoff,
-                  maxBackoff),
+                  retryPolicy,
+                  Map.copyOf(typePolicies),
+                  deadLetterBlocksKey,
+                  hooks),
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

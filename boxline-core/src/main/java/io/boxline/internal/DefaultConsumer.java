@@ -1,26 +1,37 @@
 package io.boxline.internal;
 
+import io.boxline.BatchFailure;
 import io.boxline.BatchHandler;
 import io.boxline.Consumer;
+import io.boxline.ConsumerHooks;
 import io.boxline.Event;
 import io.boxline.EventHandler;
 import io.boxline.GroupPolicy;
+import io.boxline.HandlerDecision;
 import io.boxline.PartitionListener;
+import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
+import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -28,6 +39,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -62,6 +74,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    */
   private static final int RESYNC_EVERY = 10;
 
+  private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
+  private final java.util.Random random = new java.util.Random();
+
   private enum State {
     ACTIVE,
     RELEASING,
@@ -79,6 +95,15 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     volatile long position;
     volatile State state = State.ACTIVE;
     volatile long lastActiveNanos = System.nanoTime();
+    volatile boolean retryDue;
+
+    /**
+     * Keys whose new events are parked behind earlier ones; only the draining worker touches it.
+     */
+    Set<String> blockedKeys = new HashSet<>();
+
+    volatile boolean parkedLoaded;
+    volatile long nextRetryAtMillis = Long.MAX_VALUE;
 
     Partition(PartitionKey key, TopicInfo topic, long epoch, long position, long knownLast) {
       this.key = key;
@@ -103,8 +128,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       int batchSize,
       int concurrency,
       Duration shutdownTimeout,
-      Duration initialBackoff,
-      Duration maxBackoff) {}
+      RetryPolicy retryPolicy,
+      Map<String, RetryPolicy> typePolicies,
+      boolean deadLetterBlocksKey,
+      ConsumerHooks hooks) {}
 
   private final Store store;
   private final CoordinationStore coordination;
@@ -404,16 +431,19 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
   private void refreshBacklog() {
     Map<PartitionKey, Long> fresh = new HashMap<>();
-    for (PartitionHead h : store.backlogged(subscription.id())) {
-      fresh.put(PartitionKey.of(h.topicId(), h.partition()), h.lastSequence());
-    }
-    for (Map.Entry<PartitionKey, Long> e : fresh.entrySet()) {
-      Partition p = held.get(e.getKey());
+    for (Backlog b : store.backlogged(subscription.id())) {
+      PartitionKey k = PartitionKey.of(b.topicId(), b.partition());
+      Partition p = held.get(k);
       if (p != null) {
-        p.knownLast.accumulateAndGet(e.getValue(), Math::max);
+        p.knownLast.accumulateAndGet(b.lastSequence(), Math::max);
+        if (b.retryDue()) {
+          p.retryDue = true;
+        }
+      } else {
+        // A partition with due retries counts as active even when its cursor is at the end.
+        fresh.put(k, b.retryDue() ? Math.max(b.lastSequence(), 1) : b.lastSequence());
       }
     }
-    fresh.keySet().removeAll(held.keySet());
     backlog.keySet().retainAll(fresh.keySet());
     backlog.putAll(fresh);
     dispatchSignal.raise();
@@ -548,9 +578,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     while (!stopping) {
       try {
         for (Partition p : held.values()) {
-          if (p.state == State.ACTIVE
-              && p.knownLast.get() > p.position
-              && p.draining.compareAndSet(false, true)) {
+          if (p.state == State.ACTIVE && hasWork(p) && p.draining.compareAndSet(false, true)) {
             if (p.state != State.ACTIVE) {
               p.draining.set(false);
               continue;
@@ -558,7 +586,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
             workers.execute(() -> drain(p));
           }
         }
-        dispatchSignal.await(TimeUnit.SECONDS.toNanos(1));
+        long untilRetry = TimeUnit.SECONDS.toMillis(1);
+        for (Partition p : held.values()) {
+          untilRetry = Math.min(untilRetry, p.nextRetryAtMillis - System.currentTimeMillis());
+        }
+        dispatchSignal.await(TimeUnit.MILLISECONDS.toNanos(Math.max(1, untilRetry)));
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
@@ -570,20 +602,45 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
   }
 
+  private boolean hasWork(Partition p) {
+    return p.knownLast.get() > p.position
+        || p.retryDue
+        || !p.parkedLoaded
+        || System.currentTimeMillis() >= p.nextRetryAtMillis;
+  }
+
   private void drain(Partition p) {
-    long backoff = s.initialBackoff().toNanos();
+    long backoff = READ_BACKOFF_NANOS;
     try {
       while (!stopping && p.state == State.ACTIVE) {
+        try {
+          if (!p.parkedLoaded) {
+            loadParked(p);
+          }
+          if (p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis) {
+            retryPass(p);
+          }
+        } catch (RuntimeException e) {
+          workerError("could not work through the parked events of " + p.ref(), e);
+          if (waitForStop(backoff)) {
+            return;
+          }
+          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
+          continue;
+        }
+        if (p.state != State.ACTIVE || p.knownLast.get() <= p.position) {
+          return;
+        }
         long expected = p.knownLast.get();
         List<StoredEvent> rows;
         try {
           rows = store.read(p.key.topicId(), p.key.partition(), p.position, s.batchSize());
         } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "consumer " + id + " could not read " + p.ref() + "; retrying", e);
+          workerError("could not read " + p.ref(), e);
           if (waitForStop(backoff)) {
             return;
           }
-          backoff = Math.min(backoff * 2, s.maxBackoff().toNanos());
+          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
           continue;
         }
         if (rows.isEmpty()) {
@@ -613,6 +670,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         if (!deliver(p, batch)) {
           return;
         }
+        backoff = READ_BACKOFF_NANOS;
         if (rows.size() < s.batchSize() && p.knownLast.get() <= p.position) {
           return;
         }
@@ -627,66 +685,326 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
   }
 
-  /**
-   * Runs the handler on the batch, retrying in place, and commits the cursor up to the last handled
-   * event. Returns true when the whole batch was handled and committed.
-   */
-  private boolean deliver(Partition p, List<Event> batch) {
-    long backoff = s.initialBackoff().toNanos();
-    int done = 0;
-    int committed = 0;
-    while (done < batch.size() && !stopping && p.state != State.LOST) {
-      try {
-        if (s.batchHandler() != null) {
-          s.batchHandler().handle(batch);
-          done = batch.size();
-        } else {
-          s.handler().handle(batch.get(done));
-          done++;
-        }
-        backoff = s.initialBackoff().toNanos();
-      } catch (RuntimeException e) {
-        LOG.log(
-            Level.WARNING,
-            "consumer "
-                + id
-                + ": handler failed on "
-                + batch.get(done)
-                + "; retrying in "
-                + backoff / 1_000_000
-                + " ms",
-            e);
-        if (done > committed && !abandoned) {
-          // Keep what succeeded: a restart during the backoff must not redeliver it.
-          if (!commit(p, batch.get(done - 1).sequence(), done - committed)) {
-            return false;
-          }
-          committed = done;
-        }
-        if (waitForStop(backoff)) {
-          break;
-        }
-        backoff = Math.min(backoff * 2, s.maxBackoff().toNanos());
-      }
-    }
-    if (done > committed && !abandoned) {
-      if (!commit(p, batch.get(done - 1).sequence(), done - committed)) {
-        return false;
-      }
-    }
-    return done == batch.size();
+  private Event toEvent(Partition p, StoredEvent r) {
+    return new Event(
+        r.id(),
+        p.topic.name(),
+        p.key.partition(),
+        r.sequence(),
+        r.key(),
+        r.type(),
+        r.source(),
+        r.contentType(),
+        r.payload(),
+        r.headers(),
+        r.createdAt());
   }
 
-  private boolean commit(Partition p, long position, int count) {
-    if (store.commitCursor(
-        subscription.id(), p.key.topicId(), p.key.partition(), position, p.epoch)) {
-      p.position = position;
-      handled.addAndGet(count);
+  private RetryPolicy policyFor(Event e) {
+    RetryPolicy p = s.typePolicies().get(e.type());
+    return p != null ? p : s.retryPolicy();
+  }
+
+  /** What became of one event: handled (no park), or parked in some state. */
+  private record Outcome(ParkState park, int attempts, Instant nextAttemptAt, String error) {
+    static final Outcome DONE = new Outcome(null, 0, null, null);
+  }
+
+  /** Progress through one batch: what is done, what is parked, and what is already committed. */
+  private final class Progress {
+    final Partition p;
+    final List<Event> batch;
+    final List<Park> parks = new ArrayList<>();
+    int done;
+    int committed;
+
+    /** Events handled successfully (not parked), and how many of them are already counted. */
+    int succeeded;
+
+    int counted;
+
+    Progress(Partition p, List<Event> batch) {
+      this.p = p;
+      this.batch = batch;
+    }
+
+    void record(Event e, Outcome o) {
+      if (o.park() != null) {
+        parks.add(
+            new Park(
+                e.sequence(),
+                e.id(),
+                e.key(),
+                e.type(),
+                o.park(),
+                o.attempts(),
+                o.nextAttemptAt(),
+                o.error()));
+        if (e.key() != null && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
+          p.blockedKeys.add(e.key());
+        }
+        if (o.park() == ParkState.RETRY) {
+          p.nextRetryAtMillis = Math.min(p.nextRetryAtMillis, o.nextAttemptAt().toEpochMilli());
+        }
+      } else {
+        succeeded++;
+      }
+      done++;
+    }
+
+    /** Commits handled and parked events so far; false when fenced. */
+    boolean commit() {
+      if (done == committed || abandoned) {
+        return true;
+      }
+      if (!store.commitBatch(
+          subscription.id(), p.key, batch.get(done - 1).sequence(), p.epoch, List.copyOf(parks))) {
+        fenced.incrementAndGet();
+        lose(
+            p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        return false;
+      }
+      p.position = batch.get(done - 1).sequence();
+      handled.addAndGet(succeeded - counted);
+      counted = succeeded;
+      committed = done;
+      parks.clear();
       return true;
     }
-    fenced.incrementAndGet();
-    lose(p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
-    return false;
+  }
+
+  /**
+   * Delivers a batch read at the cursor: events of blocked keys are parked behind their
+   * predecessors, the others are handled (retried in place per the policy, then parked), and the
+   * cursor moves past all of them with the parked ones in the same transaction. Returns true when
+   * the whole batch was committed.
+   */
+  private boolean deliver(Partition p, List<Event> batch) {
+    Progress progress = new Progress(p, batch);
+    if (s.batchHandler() != null && deliverAsBatch(progress)) {
+      return progress.commit() && progress.done == batch.size();
+    }
+    for (int i = progress.done; i < batch.size(); i++) {
+      if (stopping || p.state != State.ACTIVE) {
+        break;
+      }
+      Event e = batch.get(i);
+      if (e.key() != null && p.blockedKeys.contains(e.key())) {
+        progress.record(e, new Outcome(ParkState.WAITING, 0, Instant.now(), null));
+        continue;
+      }
+      Outcome o = attemptInPlace(progress, e);
+      if (o == null) {
+        break; // stopping, or fenced while committing before a wait
+      }
+      progress.record(e, o);
+    }
+    return progress.commit() && progress.done == batch.size();
+  }
+
+  /**
+   * Gives the whole batch to the batch handler once. Returns true when that settled every event
+   * (handled, or reported failed through {@link BatchFailure}); false after any other exception,
+   * and then the events go one by one through the per-event path so the culprit is isolated.
+   */
+  private boolean deliverAsBatch(Progress progress) {
+    List<Event> eligible = new ArrayList<>();
+    Map<UUID, Event> byId = new HashMap<>();
+    for (Event e : progress.batch) {
+      if (e.key() == null || !progress.p.blockedKeys.contains(e.key())) {
+        eligible.add(e);
+        byId.put(e.id(), e);
+      }
+    }
+    Map<UUID, RuntimeException> failed;
+    try {
+      eligible.forEach(e -> hook(() -> s.hooks().beforeEvent(e, 1)));
+      long start = System.nanoTime();
+      if (!eligible.isEmpty()) {
+        s.batchHandler().handle(eligible);
+      }
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      eligible.forEach(e -> hook(() -> s.hooks().afterEvent(e, took)));
+      failed = Map.of();
+    } catch (BatchFailure bf) {
+      failed = bf.failed();
+    } catch (RuntimeException e) {
+      eligible.forEach(ev -> hook(() -> s.hooks().onError(ev, e, 1)));
+      return false;
+    }
+    for (Event e : progress.batch) {
+      if (!byId.containsKey(e.id())) {
+        progress.record(e, new Outcome(ParkState.WAITING, 0, Instant.now(), null));
+      } else if (failed.containsKey(e.id())) {
+        RuntimeException cause = failed.get(e.id());
+        if (!(cause instanceof HandlerDecision)) {
+          hook(() -> s.hooks().onError(e, cause, 1));
+        }
+        progress.record(e, decide(e, cause, 1, policyFor(e)));
+      } else {
+        progress.record(e, Outcome.DONE);
+      }
+    }
+    return true;
+  }
+
+  private void invoke(Event e, int attempt) {
+    hook(() -> s.hooks().beforeEvent(e, attempt));
+    long start = System.nanoTime();
+    if (s.batchHandler() != null) {
+      s.batchHandler().handle(List.of(e));
+    } else {
+      s.handler().handle(e);
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    hook(() -> s.hooks().afterEvent(e, took));
+  }
+
+  /**
+   * Attempts in place until handled, decided, or the in-place budget is spent; null when stopping.
+   */
+  private Outcome attemptInPlace(Progress progress, Event e) {
+    RetryPolicy policy = policyFor(e);
+    long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        invoke(e, attempt);
+        return Outcome.DONE;
+      } catch (RuntimeException failure) {
+        if (!(failure instanceof HandlerDecision)) {
+          int a = attempt;
+          hook(() -> s.hooks().onError(e, failure, a));
+        }
+        Outcome o = decide(e, failure, attempt, policy);
+        if (o.park() != ParkState.RETRY
+            || failure instanceof HandlerDecision
+            || attempt >= policy.inPlaceAttempts()) {
+          return o;
+        }
+        long delayNanos = Duration.between(Instant.now(), o.nextAttemptAt()).toNanos();
+        if (System.nanoTime() + delayNanos > deadline) {
+          return o;
+        }
+        // Keep what succeeded before waiting, so a crash during the wait does not redeliver it.
+        if (!progress.commit() || waitForStop(delayNanos)) {
+          return null;
+        }
+      }
+    }
+  }
+
+  /** The outcome of a failed attempt: the handler's decision, or the retry policy's. */
+  private Outcome decide(Event e, RuntimeException failure, int attempt, RetryPolicy policy) {
+    if (failure instanceof HandlerDecision) {
+      HandlerDecision d = (HandlerDecision) failure;
+      switch (d.kind()) {
+        case IGNORE:
+          return Outcome.DONE;
+        case DEAD_LETTER:
+          return dead(e, attempt, "dead-lettered by the handler: " + d.getMessage());
+        case RETRY_AT:
+          return new Outcome(
+              ParkState.RETRY, attempt, d.retryAt(), "retry requested: " + d.getMessage());
+        default:
+          throw new IllegalStateException(d.kind().name());
+      }
+    }
+    String error = describe(failure);
+    if (attempt >= policy.maxAttempts()) {
+      return dead(e, attempt, error);
+    }
+    return new Outcome(
+        ParkState.RETRY, attempt, Instant.now().plus(policy.delayAfter(attempt, random)), error);
+  }
+
+  private Outcome dead(Event e, int attempts, String reason) {
+    LOG.log(
+        Level.WARNING,
+        "consumer {0}: dead-lettered {1} after {2} attempts: {3}",
+        id,
+        e,
+        attempts,
+        reason);
+    hook(() -> s.hooks().onDeadLetter(e, reason));
+    return new Outcome(ParkState.DEAD, attempts, Instant.now(), reason);
+  }
+
+  private static String describe(Throwable t) {
+    String m = t.getClass().getName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    return m.length() > 2000 ? m.substring(0, 2000) : m;
+  }
+
+  private void loadParked(Partition p) {
+    ParkedSummary summary = store.parked(subscription.id(), p.key, s.deadLetterBlocksKey());
+    p.blockedKeys = new HashSet<>(summary.blockedKeys());
+    p.nextRetryAtMillis =
+        summary.nextDue() == null ? Long.MAX_VALUE : summary.nextDue().toEpochMilli();
+    p.parkedLoaded = true;
+  }
+
+  /**
+   * Gives due parked events another attempt, oldest of each key first. Handling or dead-lettering
+   * one makes the next of its key due at once, so this loops until nothing more is due.
+   */
+  private void retryPass(Partition p) {
+    p.retryDue = false;
+    boolean again = true;
+    while (again && !stopping && p.state == State.ACTIVE) {
+      again = false;
+      for (ParkedEvent pe :
+          store.dueParked(subscription.id(), p.key, s.deadLetterBlocksKey(), 100)) {
+        if (stopping || p.state != State.ACTIVE) {
+          break;
+        }
+        Event e = toEvent(p, pe.event());
+        int attempt = pe.attempts() + 1;
+        Resolution r;
+        try {
+          invoke(e, attempt);
+          r = Resolution.done();
+        } catch (RuntimeException failure) {
+          if (!(failure instanceof HandlerDecision)) {
+            hook(() -> s.hooks().onError(e, failure, attempt));
+          }
+          Outcome o = decide(e, failure, attempt, policyFor(e));
+          r =
+              o.park() == null
+                  ? Resolution.done()
+                  : new Resolution(
+                      o.park() == ParkState.DEAD ? Resolution.Kind.DEAD : Resolution.Kind.RETRY,
+                      o.attempts(),
+                      o.nextAttemptAt(),
+                      o.error());
+        }
+        if (!store.resolveParked(subscription.id(), p.key, e.sequence(), p.epoch, r)) {
+          fenced.incrementAndGet();
+          lose(
+              p,
+              "retry outcome rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+          return;
+        }
+        if (r.kind() != Resolution.Kind.RETRY) {
+          if (r.kind() == Resolution.Kind.DONE) {
+            handled.incrementAndGet();
+          }
+          again = true;
+        }
+      }
+    }
+    loadParked(p);
+  }
+
+  private void hook(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "a hook of consumer " + id + " failed", e);
+    }
+  }
+
+  private void workerError(String what, RuntimeException e) {
+    LOG.log(Level.WARNING, "consumer " + id + " " + what + "; retrying", e);
+    hook(() -> s.hooks().onWorkerError(e));
   }
 
   /** Waits up to {@code nanos}; true when the consumer is stopping. */

@@ -86,8 +86,10 @@ public interface Store extends AutoCloseable {
   /** The database coordination store that shares this store's database (the default). */
   CoordinationStore coordination();
 
-  /** Partitions of the subscription whose last sequence is past the cursor. */
-  List<PartitionHead> backlogged(long subscriptionId);
+  /**
+   * Partitions of the subscription with events past the cursor or parked events due for a retry.
+   */
+  List<Backlog> backlogged(long subscriptionId);
 
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit);
 
@@ -96,6 +98,38 @@ public interface Store extends AutoCloseable {
    * (another consumer claimed the partition).
    */
   boolean commitCursor(long subscriptionId, long topicId, int partition, long position, long epoch);
+
+  // ---- parked events: retries and dead letters
+  /**
+   * In one transaction: parks {@code parks} and moves the cursor to {@code position}, if {@code
+   * epoch} still matches. Returns false (and writes nothing) when fenced.
+   */
+  boolean commitBatch(
+      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks);
+
+  /**
+   * Keys with parked events and the next due time. With {@code deadBlocks}, a dead-lettered event
+   * keeps blocking its key until it is redriven or discarded.
+   */
+  ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks);
+
+  /**
+   * The oldest parked event of each key (each keyless one on its own) that is due now, oldest
+   * first.
+   */
+  List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit);
+
+  /** Records another attempt's outcome, if {@code epoch} still matches; false when fenced. */
+  boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution);
+
+  List<io.boxline.DeadLetter> deadLetters(long subscriptionId, io.boxline.DeadLetterQuery query);
+
+  /** Dead letters back to the retry store with a fresh attempt count; wakes consumers. */
+  int redriveDeadLetters(long subscriptionId, io.boxline.DeadLetterQuery query);
+
+  int discardDeadLetters(long subscriptionId, io.boxline.DeadLetterQuery query);
 
   /**
    * Starts listening for cross-process wake-ups on a thread of the store's own, or returns false

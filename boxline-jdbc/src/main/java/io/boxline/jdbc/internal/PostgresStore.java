@@ -1,5 +1,7 @@
 package io.boxline.jdbc.internal;
 
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
 import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionLag;
@@ -10,12 +12,17 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
+import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
 import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
@@ -831,14 +838,14 @@ public final class PostgresStore implements Store {
   }
 
   @Override
-  public List<PartitionHead> backlogged(long subscriptionId) {
+  public List<Backlog> backlogged(long subscriptionId) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("backlogged"))) {
       ps.setLong(1, subscriptionId);
-      List<PartitionHead> out = new ArrayList<>();
+      List<Backlog> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(new PartitionHead(rs.getLong(1), rs.getInt(2), rs.getLong(3)));
+          out.add(new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
         }
       }
       return out;
@@ -890,6 +897,259 @@ public final class PostgresStore implements Store {
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       throw fail("commit_cursor", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ parked events
+  @Override
+  public boolean commitBatch(
+      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
+    if (parks.isEmpty()) {
+      return commitCursor(
+          subscriptionId, partition.topicId(), partition.partition(), position, epoch);
+    }
+    return tx(
+        "park",
+        c -> {
+          int n = parks.size();
+          Long[] seqs = new Long[n];
+          UUID[] ids = new UUID[n];
+          String[] keys = new String[n];
+          String[] types = new String[n];
+          String[] states = new String[n];
+          Integer[] attempts = new Integer[n];
+          Timestamp[] next = new Timestamp[n];
+          String[] errors = new String[n];
+          for (int i = 0; i < n; i++) {
+            Park k = parks.get(i);
+            seqs[i] = k.seq();
+            ids[i] = k.eventId();
+            keys[i] = k.key();
+            types[i] = k.type();
+            states[i] = k.state().name();
+            attempts[i] = k.attempts();
+            next[i] = Timestamp.from(k.nextAttemptAt());
+            errors[i] = k.lastError();
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql("park"))) {
+            ps.setLong(1, subscriptionId);
+            ps.setLong(2, partition.topicId());
+            ps.setInt(3, partition.partition());
+            ps.setArray(4, c.createArrayOf("bigint", seqs));
+            ps.setArray(5, c.createArrayOf("uuid", ids));
+            ps.setArray(6, c.createArrayOf("text", keys));
+            ps.setArray(7, c.createArrayOf("text", types));
+            ps.setArray(8, c.createArrayOf("text", states));
+            ps.setArray(9, c.createArrayOf("integer", attempts));
+            ps.setArray(10, c.createArrayOf("timestamptz", next));
+            ps.setArray(11, c.createArrayOf("text", errors));
+            ps.executeUpdate();
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+            ps.setLong(1, position);
+            ps.setLong(2, subscriptionId);
+            ps.setLong(3, partition.topicId());
+            ps.setInt(4, partition.partition());
+            ps.setLong(5, epoch);
+            if (ps.executeUpdate() != 1) {
+              c.rollback(); // fenced: park nothing
+              return false;
+            }
+          }
+          return true;
+        });
+  }
+
+  @Override
+  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("parked_heads"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setBoolean(4, deadBlocks);
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      java.time.Instant next = null;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String key = rs.getString(1);
+          if (key != null) {
+            keys.add(key);
+          }
+          if (!"DEAD".equals(rs.getString(2))) {
+            java.time.Instant at = rs.getTimestamp(3).toInstant();
+            next = next == null || at.isBefore(next) ? at : next;
+          }
+        }
+      }
+      return new ParkedSummary(keys, next);
+    } catch (SQLException e) {
+      throw fail("parked_heads", e);
+    }
+  }
+
+  @Override
+  public List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("due_parked"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setBoolean(4, deadBlocks);
+      ps.setLong(5, partition.topicId());
+      ps.setInt(6, partition.partition());
+      ps.setInt(7, limit);
+      List<ParkedEvent> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Timestamp first = rs.getTimestamp(11);
+          out.add(
+              new ParkedEvent(
+                  new StoredEvent(
+                      rs.getObject(2, UUID.class),
+                      rs.getLong(1),
+                      rs.getString(3),
+                      rs.getString(4),
+                      rs.getString(5),
+                      rs.getString(6),
+                      rs.getBytes(7),
+                      Headers.fromJson(rs.getString(8)),
+                      rs.getTimestamp(9).toInstant()),
+                  rs.getInt(10),
+                  first == null ? null : first.toInstant()));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("due_parked", e);
+    }
+  }
+
+  @Override
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution r) {
+    String name = r.kind() == Resolution.Kind.DONE ? "parked_done" : "parked_retry";
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql(name))) {
+      int i = 1;
+      if (r.kind() != Resolution.Kind.DONE) {
+        String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
+        ps.setString(i++, state);
+        ps.setInt(i++, r.attempts());
+        ps.setTimestamp(i++, r.nextAttemptAt() == null ? null : Timestamp.from(r.nextAttemptAt()));
+        ps.setString(i++, r.error());
+        ps.setString(i++, state);
+      }
+      ps.setLong(i++, subscriptionId);
+      ps.setLong(i++, partition.topicId());
+      ps.setInt(i++, partition.partition());
+      ps.setLong(i++, seq);
+      ps.setLong(i, epoch);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  /**
+   * Binds the shared dead-letter filters starting at parameter {@code i}; returns the next index.
+   */
+  private int bindDeadLetterFilters(
+      PreparedStatement ps, int i, long subscriptionId, DeadLetterQuery q) throws SQLException {
+    Long topicId = null;
+    if (q.topic() != null) {
+      topicId = findTopic(q.topic()).map(io.boxline.TopicInfo::id).orElse(-1L);
+    }
+    ps.setLong(i++, subscriptionId);
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setString(i++, q.type());
+    ps.setString(i++, q.type());
+    ps.setString(i++, q.key());
+    ps.setString(i++, q.key());
+    ps.setObject(i++, q.eventId());
+    ps.setObject(i++, q.eventId());
+    ps.setString(i++, q.errorContains());
+    ps.setString(i++, q.errorContains());
+    Timestamp before = q.deadBefore() == null ? null : Timestamp.from(q.deadBefore());
+    Timestamp after = q.deadAfter() == null ? null : Timestamp.from(q.deadAfter());
+    ps.setTimestamp(i++, before);
+    ps.setTimestamp(i++, before);
+    ps.setTimestamp(i++, after);
+    ps.setTimestamp(i++, after);
+    ps.setInt(i++, q.limit());
+    return i;
+  }
+
+  @Override
+  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("dead_letters"))) {
+      bindDeadLetterFilters(ps, 1, subscriptionId, q);
+      List<DeadLetter> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          io.boxline.Event e =
+              new io.boxline.Event(
+                  rs.getObject(10, UUID.class),
+                  TopicName.of(rs.getString(8), rs.getString(9)),
+                  rs.getInt(2),
+                  rs.getLong(3),
+                  rs.getString(11),
+                  rs.getString(12),
+                  rs.getString(13),
+                  rs.getString(14),
+                  rs.getBytes(15),
+                  Headers.fromJson(rs.getString(16)),
+                  rs.getTimestamp(17).toInstant());
+          Timestamp first = rs.getTimestamp(6);
+          out.add(
+              new DeadLetter(
+                  q.subscription(),
+                  e,
+                  rs.getInt(4),
+                  rs.getString(5),
+                  first == null ? null : first.toInstant(),
+                  rs.getTimestamp(7).toInstant()));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("dead_letters", e);
+    }
+  }
+
+  @Override
+  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    return tx(
+        "redrive_dead",
+        c -> {
+          int n;
+          try (PreparedStatement ps = c.prepareStatement(sql("redrive_dead"))) {
+            bindDeadLetterFilters(ps, 1, subscriptionId, q);
+            n = ps.executeUpdate();
+          }
+          if (n > 0) {
+            // Every consumer re-reads its backlog, which now shows retries due.
+            try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+              ps.setString(1, logChannel);
+              ps.setString(2, "*");
+              ps.execute();
+            }
+          }
+          return n;
+        });
+  }
+
+  @Override
+  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("discard_dead"))) {
+      bindDeadLetterFilters(ps, 1, subscriptionId, q);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("discard_dead", e);
     }
   }
 

@@ -15,7 +15,7 @@ import java.util.Map;
 public final class SqlScript {
   /** Migrations in order: version → resource name. */
   static final List<String> POSTGRES_MIGRATIONS =
-      List.of("V1__base.sql", "V2__consumer_groups.sql");
+      List.of("V1__base.sql", "V2__consumer_groups.sql", "V3__retries_and_dead_letters.sql");
 
   private SqlScript() {}
 

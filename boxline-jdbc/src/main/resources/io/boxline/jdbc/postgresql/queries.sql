@@ -170,10 +170,17 @@ SELECT * FROM unnest(?::bigint[], ?::integer[], ?::bigint[], ?::uuid[], ?::text[
                      ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[])
 
 -- name: backlogged
-SELECT c.topic_id, c.partition, p.last_seq
+SELECT c.topic_id, c.partition, p.last_seq,
+       EXISTS (SELECT 1 FROM ${schema}.${p}parked k
+                WHERE k.subscription_id = c.subscription_id AND k.topic_id = c.topic_id
+                  AND k.partition = c.partition AND k.state <> 'DEAD' AND k.next_attempt_at <= now())
   FROM ${schema}.${p}cursor c
   JOIN ${schema}.${p}partition p ON p.topic_id = c.topic_id AND p.partition = c.partition
- WHERE c.subscription_id = ? AND p.last_seq > c.position
+ WHERE c.subscription_id = ?
+   AND (p.last_seq > c.position
+        OR EXISTS (SELECT 1 FROM ${schema}.${p}parked k
+                    WHERE k.subscription_id = c.subscription_id AND k.topic_id = c.topic_id
+                      AND k.partition = c.partition AND k.state <> 'DEAD' AND k.next_attempt_at <= now()))
 
 -- Reads by the gap-free per-partition sequence, never by an auto-increment id.
 -- name: read
@@ -269,3 +276,109 @@ ON CONFLICT (group_name) DO UPDATE
 
 -- name: delete_group_policy
 DELETE FROM ${schema}.${p}group_policy WHERE group_name = ?
+
+-- ---------------------------------------------------------------- parked events (retries, dead letters)
+-- name: park
+INSERT INTO ${schema}.${p}parked
+  (subscription_id, topic_id, partition, seq, event_id, event_key, event_type, state, attempts,
+   next_attempt_at, last_error, first_failed_at, last_failed_at, dead_at)
+SELECT ?, ?, ?, v.seq, v.event_id, v.event_key, v.event_type, v.state, v.attempts, v.next_attempt_at,
+       v.last_error,
+       CASE WHEN v.state <> 'WAITING' THEN now() END,
+       CASE WHEN v.state <> 'WAITING' THEN now() END,
+       CASE WHEN v.state = 'DEAD' THEN now() END
+  FROM unnest(?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::timestamptz[], ?::text[])
+       AS v(seq, event_id, event_key, event_type, state, attempts, next_attempt_at, last_error)
+ON CONFLICT DO NOTHING
+
+-- The head of each key: its oldest parked event that still counts (dead ones count only when they block).
+-- Keyless events are each their own head.
+-- name: parked_heads
+SELECT DISTINCT ON (coalesce('k:' || event_key, 's:' || seq)) event_key, state, next_attempt_at
+  FROM ${schema}.${p}parked
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND (state <> 'DEAD' OR ?)
+ ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
+
+-- name: due_parked
+WITH heads AS (
+  SELECT DISTINCT ON (coalesce('k:' || event_key, 's:' || seq)) seq, state, attempts, next_attempt_at,
+         first_failed_at
+    FROM ${schema}.${p}parked
+   WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND (state <> 'DEAD' OR ?)
+   ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
+)
+SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text,
+       l.created_at, h.attempts, h.first_failed_at
+  FROM heads h
+  JOIN ${schema}.${p}log l ON l.topic_id = ? AND l.partition = ? AND l.seq = h.seq
+ WHERE h.state <> 'DEAD' AND h.next_attempt_at <= now()
+ ORDER BY h.seq
+ LIMIT ?
+
+-- Every resolution is fenced by the cursor's epoch, like a cursor commit.
+-- name: parked_done
+DELETE FROM ${schema}.${p}parked k
+ WHERE k.subscription_id = ? AND k.topic_id = ? AND k.partition = ? AND k.seq = ?
+   AND EXISTS (SELECT 1 FROM ${schema}.${p}cursor c
+                WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
+                  AND c.partition = k.partition AND c.epoch = ?)
+
+-- name: parked_retry
+UPDATE ${schema}.${p}parked k
+   SET state = ?, attempts = ?, next_attempt_at = coalesce(?, k.next_attempt_at), last_error = ?,
+       first_failed_at = coalesce(k.first_failed_at, now()), last_failed_at = now(),
+       dead_at = CASE WHEN ? = 'DEAD' THEN now() END
+ WHERE k.subscription_id = ? AND k.topic_id = ? AND k.partition = ? AND k.seq = ?
+   AND EXISTS (SELECT 1 FROM ${schema}.${p}cursor c
+                WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
+                  AND c.partition = k.partition AND c.epoch = ?)
+
+-- Dead-letter selection shared by list, redrive and discard: every filter is an optional bound parameter.
+-- name: dead_letters
+SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_at, k.dead_at, n.path, t.name,
+       l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text, l.created_at
+  FROM ${schema}.${p}parked k
+  JOIN ${schema}.${p}log l ON l.topic_id = k.topic_id AND l.partition = k.partition AND l.seq = k.seq
+  JOIN ${schema}.${p}topic t ON t.id = k.topic_id
+  JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
+ WHERE k.subscription_id = ? AND k.state = 'DEAD'
+   AND (?::bigint IS NULL OR k.topic_id = ?)
+   AND (?::text IS NULL OR k.event_type = ?)
+   AND (?::text IS NULL OR k.event_key = ?)
+   AND (?::uuid IS NULL OR k.event_id = ?)
+   AND (?::text IS NULL OR strpos(k.last_error, ?) > 0)
+   AND (?::timestamptz IS NULL OR k.dead_at < ?)
+   AND (?::timestamptz IS NULL OR k.dead_at > ?)
+ ORDER BY k.topic_id, k.partition, k.seq
+ LIMIT ?
+
+-- name: redrive_dead
+UPDATE ${schema}.${p}parked k
+   SET state = 'RETRY', attempts = 0, next_attempt_at = now(), dead_at = NULL
+ WHERE (k.subscription_id, k.topic_id, k.partition, k.seq) IN (
+   SELECT d.subscription_id, d.topic_id, d.partition, d.seq FROM ${schema}.${p}parked d
+    WHERE d.subscription_id = ? AND d.state = 'DEAD'
+      AND (?::bigint IS NULL OR d.topic_id = ?)
+      AND (?::text IS NULL OR d.event_type = ?)
+      AND (?::text IS NULL OR d.event_key = ?)
+      AND (?::uuid IS NULL OR d.event_id = ?)
+      AND (?::text IS NULL OR strpos(d.last_error, ?) > 0)
+      AND (?::timestamptz IS NULL OR d.dead_at < ?)
+      AND (?::timestamptz IS NULL OR d.dead_at > ?)
+    ORDER BY d.topic_id, d.partition, d.seq
+    LIMIT ?)
+
+-- name: discard_dead
+DELETE FROM ${schema}.${p}parked k
+ WHERE (k.subscription_id, k.topic_id, k.partition, k.seq) IN (
+   SELECT d.subscription_id, d.topic_id, d.partition, d.seq FROM ${schema}.${p}parked d
+    WHERE d.subscription_id = ? AND d.state = 'DEAD'
+      AND (?::bigint IS NULL OR d.topic_id = ?)
+      AND (?::text IS NULL OR d.event_type = ?)
+      AND (?::text IS NULL OR d.event_key = ?)
+      AND (?::uuid IS NULL OR d.event_id = ?)
+      AND (?::text IS NULL OR strpos(d.last_error, ?) > 0)
+      AND (?::timestamptz IS NULL OR d.dead_at < ?)
+      AND (?::timestamptz IS NULL OR d.dead_at > ?)
+    ORDER BY d.topic_id, d.partition, d.seq
+    LIMIT ?)

@@ -59,7 +59,10 @@ public final class ConsumerProcess {
             .id(instance + "-consumer")
             .batchSize(batch)
             .concurrency(concurrency)
-            .retryBackoff(Duration.ofMillis(20), Duration.ofMillis(500))
+            .retryPolicy(
+                io.boxline.RetryPolicy.exponential(Duration.ofMillis(20), Duration.ofMillis(500))
+                    .inPlaceAttempts(1000)
+                    .inPlaceTime(Duration.ofHours(1)))
             .handler(
                 (Event e) -> {
                   spin(spinNanos);

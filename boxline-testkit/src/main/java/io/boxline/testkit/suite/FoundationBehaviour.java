@@ -132,7 +132,9 @@ public abstract class FoundationBehaviour {
       c.rollback();
       boxline.publisher().publish(c, raw(t, "k", "committed"));
       c.commit();
-      boxline.publisher().committed(); // after-commit hook: hands the event to the sequencer at once
+      boxline
+          .publisher()
+          .committed(); // after-commit hook: hands the event to the sequencer at once
     }
     Await.until(WAIT, "committed event delivered", () -> seen.size() >= 1);
     SuiteSupport.awaitCaughtUp(boxline, "s");
@@ -514,7 +516,9 @@ public abstract class FoundationBehaviour {
     List<String> handled = new CopyOnWriteArrayList<>();
     boxline
         .consumer("s")
-        .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(20))
+        .retryPolicy(
+            io.boxline.RetryPolicy.exponential(Duration.ofMillis(5), Duration.ofMillis(20))
+                .inPlaceAttempts(10))
         .handler(
             e -> {
               if (body(e).equals("e-3") && attempts.incrementAndGet() <= 3) {

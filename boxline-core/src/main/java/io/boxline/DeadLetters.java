@@ -1,0 +1,18 @@
+package io.boxline;
+
+import java.util.List;
+
+/**
+ * Find, inspect, redrive and discard dead letters. Redriven events go back to the subscription's
+ * retry store with a fresh attempt count and are handled again in their original order per key.
+ */
+public interface DeadLetters {
+  /** Dead letters matching the query, oldest sequence first. */
+  List<DeadLetter> list(DeadLetterQuery query);
+
+  /** Sends the matching dead letters back for handling; returns how many. */
+  int redrive(DeadLetterQuery query);
+
+  /** Deletes the matching dead letters for good (the events stay in the log); returns how many. */
+  int discard(DeadLetterQuery query);
+}

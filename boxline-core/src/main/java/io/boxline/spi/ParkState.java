@@ -1,0 +1,8 @@
+package io.boxline.spi;
+
+/** States of a parked event. */
+public enum ParkState {
+  RETRY,
+  WAITING,
+  DEAD
+}

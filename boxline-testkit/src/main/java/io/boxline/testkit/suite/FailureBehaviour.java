@@ -1,0 +1,444 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.raw;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.BatchFailure;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.ConsumerHooks;
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.EventType;
+import io.boxline.EventTypes;
+import io.boxline.HandlerDecision;
+import io.boxline.RetryPolicy;
+import io.boxline.TopicName;
+import io.boxline.TypedHandlers;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * Retries, per-key parking without head-of-line blocking, handler decisions, dead letters and
+ * redrive, batch partial failure, hooks.
+ */
+public abstract class FailureBehaviour {
+  /** Quick retries so the tests run in seconds. */
+  protected static final RetryPolicy QUICK =
+      RetryPolicy.exponential(Duration.ofMillis(20), Duration.ofMillis(100))
+          .inPlaceAttempts(2)
+          .maxAttempts(4)
+          .jitter(0);
+
+  protected TestDatabase db;
+  protected Boxline boxline;
+
+  protected abstract TestDatabase newDatabase(String hint);
+
+  @BeforeEach
+  void open(TestInfo info) {
+    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("f"));
+    boxline = db.boxline(b -> b);
+  }
+
+  @AfterEach
+  void close() {
+    db.close();
+  }
+
+  /**
+   * One poisoned key among 1,000: its events are parked (the first failing, the rest waiting behind
+   * it) and dead-lettered, while every other key flows at once; after a fix and a redrive by key,
+   * the poisoned key's events are handled in their original order.
+   */
+  @Test
+  void aPoisonedKeyNeitherBlocksOtherKeysNorLosesItsOrder() {
+    TopicName t = topic(boxline, "acme/poison/events", 4);
+    subscribe(boxline, "s", t);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    Map<String, List<Integer>> handled = new ConcurrentHashMap<>();
+    Consumer c =
+        boxline
+            .consumer("s")
+            .retryPolicy(QUICK)
+            .batchSize(200)
+            .handler(
+                e -> {
+                  String[] f = body(e).split(":");
+                  if (f[0].equals("key-13") && broken.get()) {
+                    throw new IllegalStateException("downstream rejects key-13");
+                  }
+                  handled
+                      .computeIfAbsent(f[0], k -> new CopyOnWriteArrayList<>())
+                      .add(Integer.parseInt(f[1]));
+                })
+            .start();
+    List<Object> events = new ArrayList<>();
+    for (int round = 0; round < 5; round++) {
+      for (int k = 0; k < 1000; k++) {
+        events.add(raw(t, "key-" + k, "key-" + k + ":" + round));
+      }
+    }
+    for (int i = 0; i < events.size(); i += 1000) {
+      List<Object> chunk = events.subList(i, i + 1000);
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, chunk));
+    }
+    // Every healthy key is fully handled, in order, while key-13 is still failing.
+    Await.until(
+        WAIT,
+        "999 healthy keys handled",
+        () -> handled.size() == 999 && handled.values().stream().allMatch(v -> v.size() == 5));
+    assertThat(handled).doesNotContainKey("key-13");
+    handled.values().forEach(v -> assertThat(v).containsExactly(0, 1, 2, 3, 4));
+    // Its first event exhausts the policy and is dead-lettered; the next then gets its turn, and so
+    // on.
+    Await.until(
+        WAIT,
+        "all five key-13 events dead-lettered",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s").key("key-13")).size() == 5);
+    List<DeadLetter> dead = boxline.deadLetters().list(DeadLetterQuery.of("s").key("key-13"));
+    assertThat(dead)
+        .extracting(d -> body(d.event()))
+        .containsExactly("key-13:0", "key-13:1", "key-13:2", "key-13:3", "key-13:4");
+    assertThat(dead)
+        .allMatch(d -> d.attempts() == 4 && d.lastError().contains("downstream rejects key-13"));
+    broken.set(false);
+    assertThat(boxline.deadLetters().redrive(DeadLetterQuery.of("s").key("key-13"))).isEqualTo(5);
+    Await.until(
+        WAIT,
+        "key-13 handled after redrive",
+        () -> handled.getOrDefault("key-13", List.of()).size() == 5);
+    assertThat(handled.get("key-13")).containsExactly(0, 1, 2, 3, 4);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s"))).isEmpty();
+    assertThat(c.handledCount()).isEqualTo(5000);
+  }
+
+  @Test
+  void laterEventsOfAParkedKeyWaitAndFollowItWhenItSucceeds() {
+    TopicName t = topic(boxline, "acme/wait/events", 1);
+    subscribe(boxline, "s", t);
+    AtomicInteger failuresLeft = new AtomicInteger(3);
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK.maxAttempts(10))
+        .handler(
+            e -> {
+              if (body(e).equals("a:0") && failuresLeft.getAndDecrement() > 0) {
+                throw new IllegalStateException("transient");
+              }
+              handled.add(body(e));
+            })
+        .start();
+    List<Object> events =
+        List.of(
+            raw(t, "a", "a:0"),
+            raw(t, "a", "a:1"),
+            raw(t, "b", "b:0"),
+            raw(t, "a", "a:2"),
+            raw(t, "b", "b:1"));
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    Await.until(WAIT, "all five handled", () -> handled.size() == 5);
+    // b flowed past the parked a:0; a's events kept their order.
+    assertThat(handled.indexOf("b:0")).isLessThan(handled.indexOf("a:0"));
+    assertThat(handled.stream().filter(x -> x.startsWith("a")).toList())
+        .containsExactly("a:0", "a:1", "a:2");
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s"))).isEmpty();
+  }
+
+  @Test
+  void handlersDecideRetryAtDeadLetterOrIgnore() {
+    TopicName t = topic(boxline, "acme/decide/events", 1);
+    subscribe(boxline, "s", t);
+    Map<String, Integer> calls = new ConcurrentHashMap<>();
+    List<Instant> retryTimes = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK)
+        .handler(
+            e -> {
+              int n = calls.merge(body(e), 1, Integer::sum);
+              switch (body(e)) {
+                case "later":
+                  retryTimes.add(Instant.now());
+                  if (n == 1) {
+                    throw HandlerDecision.retryIn(Duration.ofMillis(700), "not yet");
+                  }
+                  return;
+                case "poison":
+                  throw HandlerDecision.deadLetter("malformed");
+                case "noise":
+                  throw HandlerDecision.ignore("not for us");
+                default:
+              }
+            })
+        .start();
+    List<Object> events =
+        List.of(
+            raw(t, "k1", "later"),
+            raw(t, "k2", "poison"),
+            raw(t, "k3", "noise"),
+            raw(t, "k4", "fine"));
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    Await.until(WAIT, "later retried", () -> calls.getOrDefault("later", 0) == 2);
+    assertThat(Duration.between(retryTimes.get(0), retryTimes.get(1)))
+        .isGreaterThanOrEqualTo(Duration.ofMillis(600));
+    assertThat(calls.get("poison")).isEqualTo(1);
+    assertThat(calls.get("noise")).isEqualTo(1);
+    List<DeadLetter> dead = boxline.deadLetters().list(DeadLetterQuery.of("s"));
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).lastError()).contains("malformed");
+    assertThat(dead.get(0).attempts()).isEqualTo(1);
+  }
+
+  @Test
+  void deadLettersCanBeFilteredInspectedRedrivenAndDiscarded() {
+    TopicName orders = topic(boxline, "acme/dlq/orders", 2);
+    TopicName audit = topic(boxline, "acme/dlq/audit", 1);
+    subscribe(boxline, "s", orders, audit);
+    Set<String> fixed = ConcurrentHashMap.newKeySet();
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK)
+        .handler(
+            e -> {
+              if (!fixed.contains(e.type())) {
+                throw new IllegalArgumentException("bad " + e.type());
+              }
+              handled.add(body(e));
+            })
+        .start();
+    boxline.inTransaction(
+        tx ->
+            boxline
+                .publisher()
+                .publishAll(
+                    tx,
+                    List.of(
+                        io.boxline.OutgoingEvent.builder(orders)
+                            .type("order.a")
+                            .key("o1")
+                            .payload("a1".getBytes())
+                            .build(),
+                        io.boxline.OutgoingEvent.builder(orders)
+                            .type("order.b")
+                            .key("o2")
+                            .payload("b1".getBytes())
+                            .build(),
+                        io.boxline.OutgoingEvent.builder(audit)
+                            .type("audit.c")
+                            .key("x")
+                            .payload("c1".getBytes())
+                            .build())));
+    Await.until(
+        WAIT,
+        "three dead letters",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 3);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s").topic(audit))).hasSize(1);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s").type("order.b")))
+        .extracting(d -> body(d.event()))
+        .containsExactly("b1");
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s").errorContains("bad order.a")))
+        .hasSize(1);
+    assertThat(
+            boxline
+                .deadLetters()
+                .list(DeadLetterQuery.of("s").deadBefore(Instant.now().minusSeconds(3600))))
+        .isEmpty();
+    DeadLetter one = boxline.deadLetters().list(DeadLetterQuery.of("s").type("order.a")).get(0);
+    assertThat(one.event().payload()).isEqualTo("a1".getBytes());
+    assertThat(one.event().topic()).isEqualTo(orders);
+    assertThat(one.firstFailedAt()).isBeforeOrEqualTo(one.deadAt());
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s").eventId(one.event().id())))
+        .hasSize(1);
+    // Redrive one by id after fixing its type; discard another; the third stays.
+    fixed.add("order.a");
+    assertThat(boxline.deadLetters().redrive(DeadLetterQuery.of("s").eventId(one.event().id())))
+        .isEqualTo(1);
+    Await.until(WAIT, "a1 handled", () -> handled.contains("a1"));
+    assertThat(boxline.deadLetters().discard(DeadLetterQuery.of("s").type("order.b"))).isEqualTo(1);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s")))
+        .extracting(d -> body(d.event()))
+        .containsExactly("c1");
+    fixed.add("audit.c");
+    assertThat(boxline.deadLetters().redrive(DeadLetterQuery.of("s"))).isEqualTo(1);
+    Await.until(WAIT, "c1 handled", () -> handled.contains("c1"));
+    assertThat(handled).containsExactlyInAnyOrder("a1", "c1");
+  }
+
+  @Test
+  void unknownEventTypesAreDeadLetteredNotDropped() {
+    TopicName t = topic(boxline, "acme/unknown/events", 1);
+    subscribe(boxline, "s", t);
+    record Known(String v) {}
+    EventTypes types = EventTypes.builder().register(EventType.of(Known.class, "known", t)).build();
+    List<Known> seen = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .handler(TypedHandlers.builder(types).on(Known.class, seen::add).build())
+        .start();
+    boxline.inTransaction(
+        tx ->
+            boxline
+                .publisher()
+                .publishAll(
+                    tx,
+                    List.of(
+                        io.boxline.OutgoingEvent.builder(t)
+                            .type("mystery")
+                            .payload("{}".getBytes())
+                            .build(),
+                        io.boxline.OutgoingEvent.builder(t)
+                            .type("known")
+                            .payload("{\"v\":\"x\"}".getBytes())
+                            .build())));
+    Await.until(WAIT, "known handled", () -> seen.size() == 1);
+    Await.until(
+        WAIT,
+        "mystery dead-lettered",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s").type("mystery")).size() == 1);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s")).get(0).lastError())
+        .contains("no handler for event type 'mystery'");
+  }
+
+  @Test
+  void aBatchHandlerCanFailPartOfABatchAndOnlyThoseAreRetried() {
+    TopicName t = topic(boxline, "acme/partial/events", 1);
+    subscribe(boxline, "s", t);
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK.maxAttempts(10))
+        .batchSize(10)
+        .batchHandler(
+            batch -> {
+              BatchFailure.Builder failure = BatchFailure.builder();
+              for (Event e : batch) {
+                int n = seen.merge(body(e), 1, Integer::sum);
+                if (body(e).equals("e3") && n < 3) {
+                  failure.failed(e, new IllegalStateException("e3 not yet"));
+                }
+              }
+              if (!failure.isEmpty()) {
+                throw failure.build();
+              }
+            })
+        .start();
+    List<Object> events = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      events.add(raw(t, null, "e" + i));
+    }
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    Await.until(WAIT, "e3 handled on its third attempt", () -> seen.getOrDefault("e3", 0) == 3);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    Map<String, Integer> others = new HashMap<>(seen);
+    others.remove("e3");
+    assertThat(others.values()).containsOnly(1);
+    assertThat(others).hasSize(5);
+  }
+
+  @Test
+  void hooksSeeEveryAttemptErrorAndDeadLetter() {
+    TopicName t = topic(boxline, "acme/hooks/events", 1);
+    subscribe(boxline, "s", t);
+    List<String> log = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK)
+        .hooks(
+            new ConsumerHooks() {
+              @Override
+              public void beforeEvent(Event event, int attempt) {
+                log.add("before " + body(event) + " #" + attempt);
+              }
+
+              @Override
+              public void afterEvent(Event event, Duration took) {
+                log.add("after " + body(event));
+              }
+
+              @Override
+              public void onError(Event event, RuntimeException error, int attempt) {
+                log.add("error " + body(event) + " #" + attempt);
+              }
+
+              @Override
+              public void onDeadLetter(Event event, String reason) {
+                log.add("dead " + body(event));
+              }
+            })
+        .handler(
+            e -> {
+              if (body(e).equals("bad")) {
+                throw new IllegalStateException("no");
+              }
+            })
+        .start();
+    boxline.inTransaction(
+        tx -> boxline.publisher().publishAll(tx, List.of(raw(t, "k", "ok"), raw(t, "j", "bad"))));
+    Await.until(WAIT, "dead letter hook", () -> log.contains("dead bad"));
+    assertThat(log).contains("before ok #1", "after ok");
+    assertThat(log)
+        .contains("before bad #1", "error bad #1", "error bad #2", "error bad #3", "error bad #4");
+    assertThat(log).doesNotContain("after bad");
+  }
+
+  @Test
+  void aBlockingDeadLetterHoldsItsKeyUntilRedriven() {
+    TopicName t = topic(boxline, "acme/block/events", 1);
+    subscribe(boxline, "s", t);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK)
+        .deadLetterBlocksKey(true)
+        .handler(
+            e -> {
+              if (body(e).equals("k:0") && broken.get()) {
+                throw new IllegalStateException("blocked");
+              }
+              handled.add(body(e));
+            })
+        .start();
+    boxline.inTransaction(
+        tx ->
+            boxline
+                .publisher()
+                .publishAll(
+                    tx, List.of(raw(t, "k", "k:0"), raw(t, "k", "k:1"), raw(t, "z", "z:0"))));
+    Await.until(
+        WAIT, "k:0 dead", () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
+    Await.until(WAIT, "z:0 handled", () -> handled.contains("z:0"));
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "k:2")));
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "z", "z:1")));
+    Await.until(WAIT, "z:1 handled", () -> handled.contains("z:1"));
+    assertThat(handled).doesNotContain("k:1", "k:2");
+    broken.set(false);
+    boxline.deadLetters().redrive(DeadLetterQuery.of("s").key("k"));
+    Await.until(WAIT, "k handled in order", () -> handled.contains("k:2"));
+    assertThat(handled.stream().filter(x -> x.startsWith("k")).toList())
+        .containsExactly("k:0", "k:1", "k:2");
+  }
+}
