@@ -25,6 +25,12 @@ public interface ConsumerBuilder {
   /** Whole-batch handler. */
   ConsumerBuilder batchHandler(BatchHandler handler);
 
+  /**
+   * Handler that writes in Boxline's transaction: its writes and the cursor advance commit together
+   * (exactly-once effects).
+   */
+  ConsumerBuilder transactionalHandler(TransactionalHandler handler);
+
   /** Events per batch, 1 to 10,000 (default {@value #DEFAULT_BATCH_SIZE}). */
   ConsumerBuilder batchSize(int batchSize);
 

@@ -27,6 +27,7 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TransactionWork;
+import io.boxline.TransactionalHandler;
 import io.boxline.ValidationException;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
@@ -355,6 +356,7 @@ public final class DefaultBoxline implements Boxline {
     private final SubscriptionInfo subscription;
     private EventHandler handler;
     private BatchHandler batchHandler;
+    private TransactionalHandler txHandler;
     private int batchSize = DEFAULT_BATCH_SIZE;
     private int concurrency = DEFAULT_CONCURRENCY;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
@@ -379,6 +381,12 @@ public final class DefaultBoxline implements Boxline {
     @Override
     public ConsumerBuilder batchHandler(BatchHandler handler) {
       this.batchHandler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder transactionalHandler(TransactionalHandler handler) {
+      this.txHandler = Objects.requireNonNull(handler, "handler");
       return this;
     }
 
@@ -463,11 +471,13 @@ public final class DefaultBoxline implements Boxline {
 
     @Override
     public Consumer start() {
-      if ((handler == null) == (batchHandler == null)) {
+      int handlers =
+          (handler != null ? 1 : 0) + (batchHandler != null ? 1 : 0) + (txHandler != null ? 1 : 0);
+      if (handlers != 1) {
         throw new ValidationException(
             "consumer of '"
                 + subscription.name()
-                + "' needs exactly one of handler(...) and batchHandler(...)");
+                + "' needs exactly one of handler(...), batchHandler(...) and transactionalHandler(...)");
       }
       String consumerId =
           id != null ? id : settings.instanceId() + "-c" + consumerCounter.incrementAndGet();
@@ -484,6 +494,7 @@ public final class DefaultBoxline implements Boxline {
                   weight,
                   handler,
                   batchHandler,
+                  txHandler,
                   listener,
                   batchSize,
                   concurrency,

@@ -14,6 +14,7 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
+import io.boxline.TransactionalHandler;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
@@ -124,6 +125,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       double weight,
       EventHandler handler,
       BatchHandler batchHandler,
+      TransactionalHandler txHandler,
       PartitionListener listener,
       int batchSize,
       int concurrency,
@@ -780,6 +782,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * the whole batch was committed.
    */
   private boolean deliver(Partition p, List<Event> batch) {
+    if (s.txHandler() != null) {
+      return deliverTransactional(p, batch);
+    }
     Progress progress = new Progress(p, batch);
     if (s.batchHandler() != null && deliverAsBatch(progress)) {
       return progress.commit() && progress.done == batch.size();
@@ -959,22 +964,29 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         Event e = toEvent(p, pe.event());
         int attempt = pe.attempts() + 1;
         Resolution r;
-        try {
-          invoke(e, attempt);
-          r = Resolution.done();
-        } catch (RuntimeException failure) {
-          if (!(failure instanceof HandlerDecision)) {
-            hook(() -> s.hooks().onError(e, failure, attempt));
+        if (s.txHandler() != null) {
+          TxResult t = attemptTransactional(p, e, attempt, true);
+          if (t == TxResult.FENCED) {
+            fenced.incrementAndGet();
+            lose(p, "retry rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+            return;
           }
-          Outcome o = decide(e, failure, attempt, policyFor(e));
-          r =
-              o.park() == null
-                  ? Resolution.done()
-                  : new Resolution(
-                      o.park() == ParkState.DEAD ? Resolution.Kind.DEAD : Resolution.Kind.RETRY,
-                      o.attempts(),
-                      o.nextAttemptAt(),
-                      o.error());
+          if (t.committed) {
+            handled.incrementAndGet();
+            again = true;
+            continue;
+          }
+          r = toResolution(decide(e, t.failure, attempt, policyFor(e)));
+        } else {
+          try {
+            invoke(e, attempt);
+            r = Resolution.done();
+          } catch (RuntimeException failure) {
+            if (!(failure instanceof HandlerDecision)) {
+              hook(() -> s.hooks().onError(e, failure, attempt));
+            }
+            r = toResolution(decide(e, failure, attempt, policyFor(e)));
+          }
         }
         if (!store.resolveParked(subscription.id(), p.key, e.sequence(), p.epoch, r)) {
           fenced.incrementAndGet();
@@ -993,6 +1005,213 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
     loadParked(p);
   }
+
+  /** Result of one attempt in a fenced transaction. */
+  private static final class TxResult {
+    static final TxResult FENCED = new TxResult(false, null);
+    static final TxResult COMMITTED = new TxResult(true, null);
+    final boolean committed;
+    final RuntimeException failure;
+
+    TxResult(boolean committed, RuntimeException failure) {
+      this.committed = committed;
+      this.failure = failure;
+    }
+  }
+
+  private static Resolution toResolution(Outcome o) {
+    return o.park() == null
+        ? Resolution.done()
+        : new Resolution(
+            o.park() == ParkState.DEAD ? Resolution.Kind.DEAD : Resolution.Kind.RETRY,
+            o.attempts(),
+            o.nextAttemptAt(),
+            o.error());
+  }
+
+  /**
+   * One attempt of a transactional handler: the handler's writes and the bookkeeping (the cursor
+   * advance for an event at the cursor, or the removal from the retry store for a parked one)
+   * commit together. The transaction holds the cursor row, checked against the epoch, so a fenced
+   * consumer commits nothing.
+   */
+  private TxResult attemptTransactional(Partition p, Event e, int attempt, boolean parked) {
+    java.sql.Connection tx = store.openFenced(subscription.id(), p.key, p.epoch);
+    if (tx == null) {
+      return TxResult.FENCED;
+    }
+    try {
+      hook(() -> s.hooks().beforeEvent(e, attempt));
+      long start = System.nanoTime();
+      s.txHandler().handle(e, tx);
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      if (parked) {
+        store.finishParkedFenced(tx, subscription.id(), p.key, e.sequence());
+      } else {
+        store.commitFenced(tx, subscription.id(), p.key, e.sequence(), List.of());
+        p.position = e.sequence();
+      }
+      hook(() -> s.hooks().afterEvent(e, took));
+      return TxResult.COMMITTED;
+    } catch (java.sql.SQLException | RuntimeException failure) {
+      rollbackQuietly(tx);
+      RuntimeException f =
+          failure instanceof RuntimeException
+              ? (RuntimeException) failure
+              : new io.boxline.StoreException(
+                  "transactional handler failed: " + failure.getMessage(), failure);
+      if (!(f instanceof HandlerDecision)) {
+        hook(() -> s.hooks().onError(e, f, attempt));
+      }
+      return new TxResult(false, f);
+    }
+  }
+
+  private static void rollbackQuietly(java.sql.Connection tx) {
+    try {
+      if (!tx.isClosed()) {
+        tx.rollback();
+        tx.close();
+      }
+    } catch (java.sql.SQLException ignored) {
+      // the connection is broken; the pool discards it and the transaction is gone either way
+    }
+  }
+
+  /**
+   * Transactional delivery: the whole batch in one fenced transaction (one commit for many events);
+   * if any event fails, that transaction rolls back and the batch is redone one event per
+   * transaction, so the culprit is retried or parked on its own and the others' effects still
+   * commit exactly once.
+   */
+  private boolean deliverTransactional(Partition p, List<Event> batch) {
+    java.sql.Connection tx = store.openFenced(subscription.id(), p.key, p.epoch);
+    if (tx == null) {
+      fenced.incrementAndGet();
+      lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+      return false;
+    }
+    List<Park> parks = new ArrayList<>();
+    int succeeded = 0;
+    try {
+      for (Event e : batch) {
+        if (e.key() != null && p.blockedKeys.contains(e.key())) {
+          parks.add(
+              new Park(
+                  e.sequence(),
+                  e.id(),
+                  e.key(),
+                  e.type(),
+                  ParkState.WAITING,
+                  0,
+                  Instant.now(),
+                  null));
+          continue;
+        }
+        hook(() -> s.hooks().beforeEvent(e, 1));
+        long start = System.nanoTime();
+        s.txHandler().handle(e, tx);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        hook(() -> s.hooks().afterEvent(e, took));
+        succeeded++;
+      }
+      long last = batch.get(batch.size() - 1).sequence();
+      store.commitFenced(tx, subscription.id(), p.key, last, parks);
+      p.position = last;
+      handled.addAndGet(succeeded);
+      return true;
+    } catch (java.sql.SQLException | RuntimeException failure) {
+      rollbackQuietly(tx);
+    }
+    for (Event e : batch) {
+      if (stopping || p.state != State.ACTIVE) {
+        return false;
+      }
+      Outcome outcome;
+      if (e.key() != null && p.blockedKeys.contains(e.key())) {
+        outcome = new Outcome(ParkState.WAITING, 0, Instant.now(), null);
+      } else {
+        outcome = attemptTransactionalInPlace(p, e);
+        if (outcome == null) {
+          return false;
+        }
+        if (outcome == Outcome.DONE) {
+          handled.incrementAndGet();
+          continue; // committed with its effects
+        }
+      }
+      // Parked (or ignored): move the cursor past it, with the park, in a transaction of its own.
+      java.sql.Connection parkTx = store.openFenced(subscription.id(), p.key, p.epoch);
+      if (parkTx == null) {
+        fenced.incrementAndGet();
+        lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+        return false;
+      }
+      List<Park> one = new ArrayList<>();
+      if (outcome.park() != null) {
+        one.add(
+            new Park(
+                e.sequence(),
+                e.id(),
+                e.key(),
+                e.type(),
+                outcome.park(),
+                outcome.attempts(),
+                outcome.nextAttemptAt(),
+                outcome.error()));
+        if (e.key() != null && (outcome.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
+          p.blockedKeys.add(e.key());
+        }
+        if (outcome.park() == ParkState.RETRY) {
+          p.nextRetryAtMillis =
+              Math.min(p.nextRetryAtMillis, outcome.nextAttemptAt().toEpochMilli());
+        }
+      }
+      store.commitFenced(parkTx, subscription.id(), p.key, e.sequence(), one);
+      p.position = e.sequence();
+    }
+    return true;
+  }
+
+  /**
+   * In-place attempts of a transactional handler. Returns {@link Outcome#DONE} when committed, an
+   * outcome to park (or an ignore, as a park-less non-DONE outcome), or null when stopping or
+   * fenced.
+   */
+  private Outcome attemptTransactionalInPlace(Partition p, Event e) {
+    RetryPolicy policy = policyFor(e);
+    long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
+    for (int attempt = 1; ; attempt++) {
+      TxResult t = attemptTransactional(p, e, attempt, false);
+      if (t == TxResult.FENCED) {
+        fenced.incrementAndGet();
+        lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+        return null;
+      }
+      if (t.committed) {
+        return Outcome.DONE;
+      }
+      Outcome o = decide(e, t.failure, attempt, policy);
+      if (o.park() == null) {
+        return IGNORED; // the handler ignored it: its writes were rolled back, the cursor moves on
+      }
+      if (o.park() != ParkState.RETRY
+          || t.failure instanceof HandlerDecision
+          || attempt >= policy.inPlaceAttempts()) {
+        return o;
+      }
+      long delayNanos = Duration.between(Instant.now(), o.nextAttemptAt()).toNanos();
+      if (System.nanoTime() + delayNanos > deadline) {
+        return o;
+      }
+      if (waitForStop(delayNanos)) {
+        return null;
+      }
+    }
+  }
+
+  /** A handler's "ignore" under a transactional handler: nothing committed, nothing parked. */
+  private static final Outcome IGNORED = new Outcome(null, 0, null, "ignored");
 
   private void hook(Runnable call) {
     try {

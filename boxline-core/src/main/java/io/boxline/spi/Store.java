@@ -101,6 +101,24 @@ public interface Store extends AutoCloseable {
 
   // ---- parked events: retries and dead letters
   /**
+   * Opens a transaction that holds the partition's cursor row locked, after checking that it still
+   * carries {@code epoch}. Returns null when fenced. The handler's writes go into this transaction;
+   * {@link #commitFenced} finishes it.
+   */
+  java.sql.Connection openFenced(long subscriptionId, PartitionKey partition, long epoch);
+
+  /**
+   * Parks {@code parks}, moves the cursor to {@code position} and commits {@code tx}; closes it
+   * either way.
+   */
+  void commitFenced(
+      java.sql.Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      long position,
+      List<Park> parks);
+
+  /**
    * In one transaction: parks {@code parks} and moves the cursor to {@code position}, if {@code
    * epoch} still matches. Returns false (and writes nothing) when fenced.
    */
@@ -123,6 +141,13 @@ public interface Store extends AutoCloseable {
   /** Records another attempt's outcome, if {@code epoch} still matches; false when fenced. */
   boolean resolveParked(
       long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution);
+
+  /**
+   * In a transaction from {@link #openFenced}: removes the handled parked event and commits; closes
+   * {@code tx} either way.
+   */
+  void finishParkedFenced(
+      java.sql.Connection tx, long subscriptionId, PartitionKey partition, long seq);
 
   List<io.boxline.DeadLetter> deadLetters(long subscriptionId, io.boxline.DeadLetterQuery query);
 

@@ -902,6 +902,131 @@ public final class PostgresStore implements Store {
 
   // ------------------------------------------------------------------ parked events
   @Override
+  public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
+    Connection c = openTransaction();
+    try {
+      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, epoch);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return c;
+          }
+        }
+      }
+      c.rollback();
+      c.close();
+      return null;
+    } catch (SQLException e) {
+      closeQuietly(c);
+      throw fail("lock_cursor", e);
+    }
+  }
+
+  @Override
+  public void commitFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    String step = "park";
+    try {
+      if (!parks.isEmpty()) {
+        insertParks(tx, subscriptionId, partition, parks);
+      }
+      step = "advance_locked_cursor";
+      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+        ps.setLong(1, position);
+        ps.setLong(2, subscriptionId);
+        ps.setLong(3, partition.topicId());
+        ps.setInt(4, partition.partition());
+        ps.executeUpdate();
+      }
+      step = "commit";
+      tx.commit();
+    } catch (SQLException e) {
+      try {
+        tx.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw fail(step, e);
+    } finally {
+      closeQuietly(tx);
+    }
+  }
+
+  @Override
+  public void finishParkedFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    try {
+      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, seq);
+        ps.executeUpdate();
+      }
+      tx.commit();
+    } catch (SQLException e) {
+      try {
+        tx.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw fail("parked_done_locked", e);
+    } finally {
+      closeQuietly(tx);
+    }
+  }
+
+  private void insertParks(
+      Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
+      throws SQLException {
+    int n = parks.size();
+    Long[] seqs = new Long[n];
+    UUID[] ids = new UUID[n];
+    String[] keys = new String[n];
+    String[] types = new String[n];
+    String[] states = new String[n];
+    Integer[] attempts = new Integer[n];
+    Timestamp[] next = new Timestamp[n];
+    String[] errors = new String[n];
+    for (int i = 0; i < n; i++) {
+      Park k = parks.get(i);
+      seqs[i] = k.seq();
+      ids[i] = k.eventId();
+      keys[i] = k.key();
+      types[i] = k.type();
+      states[i] = k.state().name();
+      attempts[i] = k.attempts();
+      next[i] = Timestamp.from(k.nextAttemptAt());
+      errors[i] = k.lastError();
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql("park"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setArray(4, tx.createArrayOf("bigint", seqs));
+      ps.setArray(5, tx.createArrayOf("uuid", ids));
+      ps.setArray(6, tx.createArrayOf("text", keys));
+      ps.setArray(7, tx.createArrayOf("text", types));
+      ps.setArray(8, tx.createArrayOf("text", states));
+      ps.setArray(9, tx.createArrayOf("integer", attempts));
+      ps.setArray(10, tx.createArrayOf("timestamptz", next));
+      ps.setArray(11, tx.createArrayOf("text", errors));
+      ps.executeUpdate();
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException ignored) {
+      // already failing or finished
+    }
+  }
+
+  @Override
   public boolean commitBatch(
       long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
     if (parks.isEmpty()) {
@@ -911,40 +1036,7 @@ public final class PostgresStore implements Store {
     return tx(
         "park",
         c -> {
-          int n = parks.size();
-          Long[] seqs = new Long[n];
-          UUID[] ids = new UUID[n];
-          String[] keys = new String[n];
-          String[] types = new String[n];
-          String[] states = new String[n];
-          Integer[] attempts = new Integer[n];
-          Timestamp[] next = new Timestamp[n];
-          String[] errors = new String[n];
-          for (int i = 0; i < n; i++) {
-            Park k = parks.get(i);
-            seqs[i] = k.seq();
-            ids[i] = k.eventId();
-            keys[i] = k.key();
-            types[i] = k.type();
-            states[i] = k.state().name();
-            attempts[i] = k.attempts();
-            next[i] = Timestamp.from(k.nextAttemptAt());
-            errors[i] = k.lastError();
-          }
-          try (PreparedStatement ps = c.prepareStatement(sql("park"))) {
-            ps.setLong(1, subscriptionId);
-            ps.setLong(2, partition.topicId());
-            ps.setInt(3, partition.partition());
-            ps.setArray(4, c.createArrayOf("bigint", seqs));
-            ps.setArray(5, c.createArrayOf("uuid", ids));
-            ps.setArray(6, c.createArrayOf("text", keys));
-            ps.setArray(7, c.createArrayOf("text", types));
-            ps.setArray(8, c.createArrayOf("text", states));
-            ps.setArray(9, c.createArrayOf("integer", attempts));
-            ps.setArray(10, c.createArrayOf("timestamptz", next));
-            ps.setArray(11, c.createArrayOf("text", errors));
-            ps.executeUpdate();
-          }
+          insertParks(c, subscriptionId, partition, parks);
           try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
             ps.setLong(1, position);
             ps.setLong(2, subscriptionId);

@@ -190,6 +190,17 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
  ORDER BY seq
  LIMIT ?
 
+-- Locks the cursor row for a transactional handler's transaction, if the epoch still matches.
+-- name: lock_cursor
+SELECT position FROM ${schema}.${p}cursor
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
+   FOR UPDATE
+
+-- Inside a transaction that holds the cursor row (lock_cursor), so the epoch cannot have changed.
+-- name: advance_locked_cursor
+UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ?
+
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
@@ -322,6 +333,11 @@ DELETE FROM ${schema}.${p}parked k
    AND EXISTS (SELECT 1 FROM ${schema}.${p}cursor c
                 WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
                   AND c.partition = k.partition AND c.epoch = ?)
+
+-- Inside a transaction that holds the cursor row (lock_cursor).
+-- name: parked_done_locked
+DELETE FROM ${schema}.${p}parked
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND seq = ?
 
 -- name: parked_retry
 UPDATE ${schema}.${p}parked k

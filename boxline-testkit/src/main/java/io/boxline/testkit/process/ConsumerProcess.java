@@ -20,11 +20,21 @@ import java.time.Duration;
  * <p>Arguments (besides those of {@link ChildMain}): {@code --instance} Boxline instance id, {@code
  * --subscription}, {@code --run} (number recorded with each delivery), {@code --batch}, {@code
  * --concurrency}, {@code --sequencer} (default false), {@code --leaseMillis} (default 2000), {@code
- * --spinMicros} (busy work per event, default 0). Prints {@code READY} once consuming, and shuts
- * down cleanly (consumer, then Boxline) when stdin closes.
+ * --spinMicros} (busy work per event, default 0), {@code --transactional} (record inside Boxline's
+ * transaction; default false). Prints {@code READY} once consuming, and shuts down cleanly
+ * (consumer, then Boxline) when stdin closes.
  */
 public final class ConsumerProcess {
   private ConsumerProcess() {}
+
+  private static void record(PreparedStatement ps, Event e, int run) throws SQLException {
+    ps.setObject(1, e.id());
+    ps.setString(2, e.topic().toString());
+    ps.setInt(3, e.partition());
+    ps.setLong(4, e.sequence());
+    ps.setInt(5, run);
+    ps.executeUpdate();
+  }
 
   public static void main(String[] argv) throws Exception {
     ChildMain child = ChildMain.init(argv);
@@ -37,6 +47,9 @@ public final class ConsumerProcess {
     boolean sequencer = child.getBoolean("sequencer", false);
     long leaseMillis = child.getLong("leaseMillis", 2000);
     long spinNanos = child.getLong("spinMicros", 0) * 1000;
+    // --transactional=true records each delivery in Boxline's own transaction (exactly-once
+    // effects).
+    boolean transactional = child.getBoolean("transactional", false);
 
     HikariDataSource boxlinePool = child.pool("boxline-" + instance, concurrency + 4);
     HikariDataSource handlerPool = child.pool("handler-" + instance, concurrency);
@@ -53,7 +66,7 @@ public final class ConsumerProcess {
             .sequencerLease(Duration.ofMillis(leaseMillis))
             .build()
             .start();
-    Consumer consumer =
+    io.boxline.ConsumerBuilder builder =
         boxline
             .consumer(subscription)
             .id(instance + "-consumer")
@@ -62,23 +75,28 @@ public final class ConsumerProcess {
             .retryPolicy(
                 io.boxline.RetryPolicy.exponential(Duration.ofMillis(20), Duration.ofMillis(500))
                     .inPlaceAttempts(1000)
-                    .inPlaceTime(Duration.ofHours(1)))
-            .handler(
-                (Event e) -> {
-                  spin(spinNanos);
-                  try (Connection c = handlerPool.getConnection();
-                      PreparedStatement ps = c.prepareStatement(insert)) {
-                    ps.setObject(1, e.id());
-                    ps.setString(2, e.topic().toString());
-                    ps.setInt(3, e.partition());
-                    ps.setLong(4, e.sequence());
-                    ps.setInt(5, run);
-                    ps.executeUpdate();
-                  } catch (SQLException ex) {
-                    throw new IllegalStateException("could not record " + e, ex);
-                  }
-                })
-            .start();
+                    .inPlaceTime(Duration.ofHours(1)));
+    if (transactional) {
+      builder.transactionalHandler(
+          (e, tx) -> {
+            spin(spinNanos);
+            try (PreparedStatement ps = tx.prepareStatement(insert)) {
+              record(ps, e, run);
+            }
+          });
+    } else {
+      builder.handler(
+          (Event e) -> {
+            spin(spinNanos);
+            try (Connection c = handlerPool.getConnection();
+                PreparedStatement ps = c.prepareStatement(insert)) {
+              record(ps, e, run);
+            } catch (SQLException ex) {
+              throw new IllegalStateException("could not record " + e, ex);
+            }
+          });
+    }
+    Consumer consumer = builder.start();
     ChildMain.log(
         "READY instance="
             + instance

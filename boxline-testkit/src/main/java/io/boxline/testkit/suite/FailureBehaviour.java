@@ -441,4 +441,65 @@ public abstract class FailureBehaviour {
     assertThat(handled.stream().filter(x -> x.startsWith("k")).toList())
         .containsExactly("k:0", "k:1", "k:2");
   }
+
+  @Test
+  void transactionalHandlerEffectsCommitOnceWithTheCursorEvenWhenAnEventFails() throws Exception {
+    TopicName t = topic(boxline, "acme/tx/events", 2);
+    subscribe(boxline, "s", t);
+    String effects = db.schema() + ".effects";
+    try (java.sql.Connection c = db.dataSource().getConnection();
+        java.sql.Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + effects + " (event_id uuid NOT NULL, body text NOT NULL)");
+    }
+    AtomicInteger failuresLeft = new AtomicInteger(2);
+    Consumer c =
+        boxline
+            .consumer("s")
+            .retryPolicy(QUICK.maxAttempts(10))
+            .batchSize(50)
+            .transactionalHandler(
+                (e, tx) -> {
+                  try (java.sql.PreparedStatement ps =
+                      tx.prepareStatement("INSERT INTO " + effects + " VALUES (?, ?)")) {
+                    ps.setObject(1, e.id());
+                    ps.setString(2, body(e));
+                    ps.executeUpdate();
+                  }
+                  // Fails after writing: the write must be rolled back with the failed attempt.
+                  if (body(e).equals("e7") && failuresLeft.getAndDecrement() > 0) {
+                    throw new IllegalStateException("e7 fails after its insert");
+                  }
+                })
+            .start();
+    List<Object> events = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      events.add(raw(t, "k" + (i % 5), "e" + i));
+    }
+    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    Await.until(WAIT, "40 effects", () -> count(effects) >= 40);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(count(effects)).isEqualTo(40);
+    assertThat(countDistinct(effects)).isEqualTo(40);
+    assertThat(c.handledCount()).isEqualTo(40);
+    assertThat(failuresLeft.get()).isLessThan(0);
+  }
+
+  private long count(String table) {
+    return single("SELECT count(*) FROM " + table);
+  }
+
+  private long countDistinct(String table) {
+    return single("SELECT count(DISTINCT event_id) FROM " + table);
+  }
+
+  private long single(String sql) {
+    try (java.sql.Connection c = db.dataSource().getConnection();
+        java.sql.Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
 }

@@ -169,6 +169,7 @@ public abstract class ValidationBehaviour {
         .isInstanceOf(ValidationException.class);
     assertThatThrownBy(() -> boxline.consumer("s").start())
         .isInstanceOf(ValidationException.class)
-        .hasMessageContaining("exactly one of handler");
+        .hasMessageContaining(
+            "exactly one of handler(...), batchHandler(...) and transactionalHandler(...)");
   }
 }
