@@ -18,6 +18,7 @@ import java.util.UUID;
  * @param payload payload bytes (do not modify)
  * @param headers headers, including trace context when present
  * @param createdAt when the producer's transaction wrote it (database clock)
+ * @param deliverAt when it is to be delivered, or null for at once (delayed delivery)
  */
 public record Event(
     UUID id,
@@ -30,7 +31,8 @@ public record Event(
     String contentType,
     byte[] payload,
     Map<String, String> headers,
-    Instant createdAt) {
+    Instant createdAt,
+    Instant deliverAt) {
 
   /** Decodes the payload with the default JSON codec. */
   public <T> T payloadAs(Class<T> javaType) {

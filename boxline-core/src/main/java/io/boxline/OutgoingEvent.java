@@ -19,6 +19,7 @@ public final class OutgoingEvent {
   private final byte[] payload;
   private final Map<String, String> headers;
   private final String idempotencyKey;
+  private final java.time.Instant deliverAt;
 
   private OutgoingEvent(Builder b) {
     this.id = b.id == null ? UUID.randomUUID() : b.id;
@@ -34,6 +35,7 @@ public final class OutgoingEvent {
     this.payload = b.payload == null ? new byte[0] : b.payload;
     this.headers = Map.copyOf(b.headers);
     this.idempotencyKey = b.idempotencyKey;
+    this.deliverAt = b.deliverAt;
   }
 
   public static Builder builder(TopicName topic) {
@@ -81,6 +83,11 @@ public final class OutgoingEvent {
     return idempotencyKey;
   }
 
+  /** When the event is to be delivered, or null for at once. */
+  public java.time.Instant deliverAt() {
+    return deliverAt;
+  }
+
   /** Builder for {@link OutgoingEvent}. */
   public static final class Builder {
     private UUID id;
@@ -92,6 +99,7 @@ public final class OutgoingEvent {
     private byte[] payload;
     private final Map<String, String> headers = new LinkedHashMap<>();
     private String idempotencyKey;
+    private java.time.Instant deliverAt;
 
     private Builder(TopicName topic) {
       this.topic = Objects.requireNonNull(topic, "topic");
@@ -144,6 +152,16 @@ public final class OutgoingEvent {
      */
     public Builder idempotencyKey(String idempotencyKey) {
       this.idempotencyKey = idempotencyKey;
+      return this;
+    }
+
+    /**
+     * Delivers the event at {@code time} rather than at once. Until then each subscription parks it
+     * without holding up its partition; later events of the same key wait behind it, so per-key
+     * order is kept.
+     */
+    public Builder deliverAt(java.time.Instant time) {
+      this.deliverAt = time;
       return this;
     }
 

@@ -12,6 +12,7 @@ public final class PublishOptions {
   private String key;
   private boolean keySet;
   private String idempotencyKey;
+  private java.time.Instant deliverAt;
   private final Map<String, String> headers = new LinkedHashMap<>();
 
   public static PublishOptions options() {
@@ -38,6 +39,16 @@ public final class PublishOptions {
   public PublishOptions idempotencyKey(String idempotencyKey) {
     this.idempotencyKey = idempotencyKey;
     return this;
+  }
+
+  /** Delayed delivery: see {@link OutgoingEvent.Builder#deliverAt}. */
+  public PublishOptions deliverAt(java.time.Instant time) {
+    this.deliverAt = time;
+    return this;
+  }
+
+  public java.time.Instant deliverAt() {
+    return deliverAt;
   }
 
   public PublishOptions header(String name, String value) {

@@ -653,19 +653,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         p.lastActiveNanos = System.nanoTime();
         List<Event> batch = new ArrayList<>(rows.size());
         for (StoredEvent r : rows) {
-          batch.add(
-              new Event(
-                  r.id(),
-                  p.topic.name(),
-                  p.key.partition(),
-                  r.sequence(),
-                  r.key(),
-                  r.type(),
-                  r.source(),
-                  r.contentType(),
-                  r.payload(),
-                  r.headers(),
-                  r.createdAt()));
+          batch.add(toEvent(p, r));
         }
         long last = batch.get(batch.size() - 1).sequence();
         p.knownLast.accumulateAndGet(last, Math::max);
@@ -699,7 +687,16 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         r.contentType(),
         r.payload(),
         r.headers(),
-        r.createdAt());
+        r.createdAt(),
+        r.deliverAt());
+  }
+
+  /**
+   * An event with a deliver-at time in the future: parked until then instead of holding up the
+   * partition.
+   */
+  private static boolean notYetDue(Event e) {
+    return e.deliverAt() != null && e.deliverAt().isAfter(Instant.now());
   }
 
   private RetryPolicy policyFor(Event e) {
@@ -798,6 +795,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         progress.record(e, new Outcome(ParkState.WAITING, 0, Instant.now(), null));
         continue;
       }
+      if (notYetDue(e)) {
+        progress.record(e, new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled"));
+        continue;
+      }
       Outcome o = attemptInPlace(progress, e);
       if (o == null) {
         break; // stopping, or fenced while committing before a wait
@@ -816,6 +817,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     List<Event> eligible = new ArrayList<>();
     Map<UUID, Event> byId = new HashMap<>();
     for (Event e : progress.batch) {
+      if (notYetDue(e)) {
+        return false; // the per-event path parks it until due
+      }
       if (e.key() == null || !progress.p.blockedKeys.contains(e.key())) {
         eligible.add(e);
         byId.put(e.id(), e);
@@ -1095,6 +1099,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     int succeeded = 0;
     try {
       for (Event e : batch) {
+        if (notYetDue(e)) {
+          throw new IllegalStateException("scheduled event in batch"); // redo one by one below
+        }
         if (e.key() != null && p.blockedKeys.contains(e.key())) {
           parks.add(
               new Park(
@@ -1130,6 +1137,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       Outcome outcome;
       if (e.key() != null && p.blockedKeys.contains(e.key())) {
         outcome = new Outcome(ParkState.WAITING, 0, Instant.now(), null);
+      } else if (notYetDue(e)) {
+        outcome = new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled");
       } else {
         outcome = attemptTransactionalInPlace(p, e);
         if (outcome == null) {

@@ -106,6 +106,7 @@ final class DefaultPublisher implements Publisher {
         .payload(t.codec().encode(event))
         .headers(headers)
         .idempotencyKey(options.idempotencyKey())
+        .deliverAt(options.deliverAt())
         .build();
   }
 
@@ -144,7 +145,8 @@ final class DefaultPublisher implements Publisher {
               e.contentType(),
               e.payload(),
               e.headers(),
-              e.idempotencyKey()));
+              e.idempotencyKey(),
+              e.deliverAt()));
     }
     List<UUID> existing = store.append(tx, records);
     wake(tx);

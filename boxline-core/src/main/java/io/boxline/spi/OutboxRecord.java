@@ -17,4 +17,5 @@ public record OutboxRecord(
     String contentType,
     byte[] payload,
     Map<String, String> headers,
-    String idempotencyKey) {}
+    String idempotencyKey,
+    java.time.Instant deliverAt) {}

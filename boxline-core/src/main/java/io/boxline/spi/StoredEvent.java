@@ -14,4 +14,5 @@ public record StoredEvent(
     String contentType,
     byte[] payload,
     Map<String, String> headers,
-    Instant createdAt) {}
+    Instant createdAt,
+    Instant deliverAt) {}

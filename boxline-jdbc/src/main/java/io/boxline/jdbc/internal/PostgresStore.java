@@ -487,6 +487,7 @@ public final class PostgresStore implements Store {
           ps.setString(7, r.contentType());
           ps.setBytes(8, r.payload());
           ps.setString(9, Headers.toJson(r.headers()));
+          ps.setTimestamp(10, r.deliverAt() == null ? null : Timestamp.from(r.deliverAt()));
           ps.executeUpdate();
         }
       } else if (!toStore.isEmpty()) {
@@ -501,8 +502,10 @@ public final class PostgresStore implements Store {
         String[] contentTypes = new String[n];
         byte[][] payloads = new byte[n][];
         String[] headers = new String[n];
+        Timestamp[] deliverAt = new Timestamp[n];
         for (int i = 0; i < n; i++) {
           OutboxRecord r = toStore.get(i);
+          deliverAt[i] = r.deliverAt() == null ? null : Timestamp.from(r.deliverAt());
           ids[i] = r.eventId();
           topics[i] = r.topicId();
           parts[i] = r.partition();
@@ -523,6 +526,7 @@ public final class PostgresStore implements Store {
           ps.setArray(7, tx.createArrayOf("text", contentTypes));
           ps.setObject(8, payloads);
           ps.setArray(9, tx.createArrayOf("text", headers));
+          ps.setArray(10, tx.createArrayOf("timestamptz", deliverAt));
           ps.executeUpdate();
         }
       }
@@ -620,7 +624,8 @@ public final class PostgresStore implements Store {
       String contentType,
       byte[] payload,
       String headers,
-      Timestamp createdAt) {}
+      Timestamp createdAt,
+      Timestamp deliverAt) {}
 
   @Override
   public SequencedBatch sequence(
@@ -685,7 +690,8 @@ public final class PostgresStore implements Store {
                   rs.getString(8),
                   rs.getBytes(9),
                   rs.getString(10),
-                  rs.getTimestamp(11)));
+                  rs.getTimestamp(11),
+                  rs.getTimestamp(12)));
         }
       }
     }
@@ -750,6 +756,7 @@ public final class PostgresStore implements Store {
     byte[][] payloads = new byte[n][];
     String[] headers = new String[n];
     Timestamp[] created = new Timestamp[n];
+    Timestamp[] deliver = new Timestamp[n];
     for (int i = 0; i < n; i++) {
       Taken t = taken.get(i);
       long k = headKey(t.topicId(), partitions[i]);
@@ -766,6 +773,7 @@ public final class PostgresStore implements Store {
       payloads[i] = t.payload();
       headers[i] = t.headers();
       created[i] = t.createdAt();
+      deliver[i] = t.deliverAt();
     }
     try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
       ps.setArray(1, c.createArrayOf("bigint", topics));
@@ -779,6 +787,7 @@ public final class PostgresStore implements Store {
       ps.setObject(9, payloads);
       ps.setArray(10, c.createArrayOf("text", headers));
       ps.setArray(11, c.createArrayOf("timestamptz", created));
+      ps.setArray(12, c.createArrayOf("timestamptz", deliver));
       ps.executeUpdate();
     }
     step[0] = "notify";
@@ -875,7 +884,8 @@ public final class PostgresStore implements Store {
                   rs.getString(6),
                   rs.getBytes(7),
                   Headers.fromJson(rs.getString(8)),
-                  rs.getTimestamp(9).toInstant()));
+                  rs.getTimestamp(9).toInstant(),
+                  instant(rs.getTimestamp(10))));
         }
       }
       return out;
@@ -1018,6 +1028,10 @@ public final class PostgresStore implements Store {
     }
   }
 
+  private static java.time.Instant instant(Timestamp t) {
+    return t == null ? null : t.toInstant();
+  }
+
   private static void closeQuietly(Connection c) {
     try {
       c.close();
@@ -1107,7 +1121,8 @@ public final class PostgresStore implements Store {
                       rs.getString(6),
                       rs.getBytes(7),
                       Headers.fromJson(rs.getString(8)),
-                      rs.getTimestamp(9).toInstant()),
+                      rs.getTimestamp(9).toInstant(),
+                      instant(rs.getTimestamp(12))),
                   rs.getInt(10),
                   first == null ? null : first.toInstant()));
         }
@@ -1194,7 +1209,8 @@ public final class PostgresStore implements Store {
                   rs.getString(14),
                   rs.getBytes(15),
                   Headers.fromJson(rs.getString(16)),
-                  rs.getTimestamp(17).toInstant());
+                  rs.getTimestamp(17).toInstant(),
+                  instant(rs.getTimestamp(18)));
           Timestamp first = rs.getTimestamp(6);
           out.add(
               new DeadLetter(

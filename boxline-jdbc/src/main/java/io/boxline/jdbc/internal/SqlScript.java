@@ -15,7 +15,11 @@ import java.util.Map;
 public final class SqlScript {
   /** Migrations in order: version → resource name. */
   static final List<String> POSTGRES_MIGRATIONS =
-      List.of("V1__base.sql", "V2__consumer_groups.sql", "V3__retries_and_dead_letters.sql");
+      List.of(
+          "V1__base.sql",
+          "V2__consumer_groups.sql",
+          "V3__retries_and_dead_letters.sql",
+          "V4__delayed_delivery.sql");
 
   private SqlScript() {}
 

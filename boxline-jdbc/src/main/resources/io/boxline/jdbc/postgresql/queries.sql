@@ -95,14 +95,14 @@ SELECT n.path, t.name, c.partition, c.position, p.last_seq
 
 -- name: append_one
 INSERT INTO ${schema}.${p}outbox
-  (event_id, topic_id, partition, event_key, event_type, source, content_type, payload, headers)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)
+  (event_id, topic_id, partition, event_key, event_type, source, content_type, payload, headers, deliver_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)
 
 -- name: append_many
 INSERT INTO ${schema}.${p}outbox
-  (event_id, topic_id, partition, event_key, event_type, source, content_type, payload, headers)
+  (event_id, topic_id, partition, event_key, event_type, source, content_type, payload, headers, deliver_at)
 SELECT * FROM unnest(?::uuid[], ?::bigint[], ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[],
-                     ?::bytea[], ?::jsonb[])
+                     ?::bytea[], ?::jsonb[], ?::timestamptz[])
 
 -- name: claim_idempotency_keys
 INSERT INTO ${schema}.${p}idempotency (topic_id, idempotency_key, event_id)
@@ -153,7 +153,7 @@ RETURNING set_config('synchronous_commit', 'off', true),
 DELETE FROM ${schema}.${p}outbox
  WHERE id IN (SELECT id FROM ${schema}.${p}outbox ORDER BY id LIMIT ?)
 RETURNING id, event_id, topic_id, partition, event_key, event_type, source, content_type, payload,
-          headers::text, created_at
+          headers::text, created_at, deliver_at
 
 -- name: advance_partitions
 UPDATE ${schema}.${p}partition p
@@ -165,9 +165,9 @@ RETURNING p.topic_id, p.partition, p.last_seq
 -- name: append_log
 INSERT INTO ${schema}.${p}log
   (topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers,
-   created_at)
+   created_at, deliver_at)
 SELECT * FROM unnest(?::bigint[], ?::integer[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[],
-                     ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[])
+                     ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[])
 
 -- name: backlogged
 SELECT c.topic_id, c.partition, p.last_seq,
@@ -184,7 +184,8 @@ SELECT c.topic_id, c.partition, p.last_seq,
 
 -- Reads by the gap-free per-partition sequence, never by an auto-increment id.
 -- name: read
-SELECT seq, event_id, event_key, event_type, source, content_type, payload, headers::text, created_at
+SELECT seq, event_id, event_key, event_type, source, content_type, payload, headers::text, created_at,
+       deliver_at
   FROM ${schema}.${p}log
  WHERE topic_id = ? AND partition = ? AND seq > ?
  ORDER BY seq
@@ -319,7 +320,7 @@ WITH heads AS (
    ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
 )
 SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text,
-       l.created_at, h.attempts, h.first_failed_at
+       l.created_at, h.attempts, h.first_failed_at, l.deliver_at
   FROM heads h
   JOIN ${schema}.${p}log l ON l.topic_id = ? AND l.partition = ? AND l.seq = h.seq
  WHERE h.state <> 'DEAD' AND h.next_attempt_at <= now()
@@ -352,7 +353,8 @@ UPDATE ${schema}.${p}parked k
 -- Dead-letter selection shared by list, redrive and discard: every filter is an optional bound parameter.
 -- name: dead_letters
 SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_at, k.dead_at, n.path, t.name,
-       l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text, l.created_at
+       l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text, l.created_at,
+       l.deliver_at
   FROM ${schema}.${p}parked k
   JOIN ${schema}.${p}log l ON l.topic_id = k.topic_id AND l.partition = k.partition AND l.seq = k.seq
   JOIN ${schema}.${p}topic t ON t.id = k.topic_id
