@@ -49,6 +49,9 @@ public interface Boxline extends AutoCloseable {
   /** Find, inspect, redrive and discard events that subscriptions gave up on. */
   DeadLetters deadLetters();
 
+  /** Tasks scheduled in a transaction and run by typed handlers (the task-queue model). */
+  Tasks tasks();
+
   BoxlineStats stats();
 
   /** This instance's id (sequencer lease owner, default consumer id prefix). */

@@ -24,6 +24,7 @@ import io.boxline.RetryPolicy;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
+import io.boxline.Tasks;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TransactionWork;
@@ -74,6 +75,7 @@ public final class DefaultBoxline implements Boxline {
   private final DefaultPublisher publisher;
   private final Admin admin = new AdminImpl();
   private final DeadLetters deadLetters = new DeadLettersImpl();
+  private final Tasks tasks = new DefaultTasks(this);
   private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
   private final AtomicInteger consumerCounter = new AtomicInteger();
   private final Object lifecycle = new Object();
@@ -198,6 +200,12 @@ public final class DefaultBoxline implements Boxline {
     }
     publisher.committed(); // the sequencer finds the rows on its first look
     return result;
+  }
+
+  @Override
+  public Tasks tasks() {
+    requireStarted();
+    return tasks;
   }
 
   @Override
