@@ -30,6 +30,9 @@ public interface Admin {
   /** Position and backlog of every partition of a subscription. */
   List<PartitionLag> lag(String subscription);
 
+  /** Sets how long a topic keeps its events (default: forever). */
+  void setRetention(TopicName topic, RetentionPolicy policy);
+
   /** The policy consumers of this subscription follow (its override, else the cluster default). */
   GroupPolicy groupPolicy(String subscription);
 

@@ -85,6 +85,18 @@ public interface Boxline extends AutoCloseable {
     /** Default shortest gap between two cross-process wake-ups (NOTIFY) sent by one publisher. */
     public static final Duration DEFAULT_PRODUCER_NOTIFY_INTERVAL = Duration.ofMillis(2);
 
+    /** Default time between two retention runs (run by the sequencer leader only). */
+    public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(1);
+
+    /** Default age after which inbox entries are forgotten. */
+    public static final Duration DEFAULT_INBOX_RETENTION = Duration.ofDays(7);
+
+    /** Default age after which dead letters are deleted. */
+    public static final Duration DEFAULT_DEAD_LETTER_RETENTION = Duration.ofDays(30);
+
+    /** Default age after which idempotency keys of published events are forgotten. */
+    public static final Duration DEFAULT_IDEMPOTENCY_RETENTION = Duration.ofDays(7);
+
     private Store store;
     private io.boxline.spi.CoordinationStore coordination;
     private EventTypes eventTypes = EventTypes.empty();
@@ -98,6 +110,10 @@ public interface Boxline extends AutoCloseable {
     private Duration producerNotifyInterval = DEFAULT_PRODUCER_NOTIFY_INTERVAL;
     private boolean migrate = true;
     private Clock clock = Clock.systemUTC();
+    private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+    private Duration inboxRetention = DEFAULT_INBOX_RETENTION;
+    private Duration deadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION;
+    private Duration idempotencyRetention = DEFAULT_IDEMPOTENCY_RETENTION;
 
     private Builder() {}
 
@@ -192,6 +208,36 @@ public interface Boxline extends AutoCloseable {
     }
 
     /** Clock for timestamps and backoff (default UTC system clock). */
+    /**
+     * Time between two retention runs, 100 ms to 1 day (default 1 min); only the sequencer leader
+     * runs them.
+     */
+    public Builder retentionInterval(Duration interval) {
+      this.retentionInterval = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /** Age after which inbox entries are forgotten, 1 s to 10 years (default 7 days). */
+    public Builder inboxRetention(Duration age) {
+      this.inboxRetention = Objects.requireNonNull(age, "age");
+      return this;
+    }
+
+    /** Age after which dead letters are deleted, 1 s to 10 years (default 30 days). */
+    public Builder deadLetterRetention(Duration age) {
+      this.deadLetterRetention = Objects.requireNonNull(age, "age");
+      return this;
+    }
+
+    /**
+     * Age after which a publish idempotency key is forgotten (a later publish with it stores a new
+     * event), 1 s to 10 years (default 7 days).
+     */
+    public Builder idempotencyRetention(Duration age) {
+      this.idempotencyRetention = Objects.requireNonNull(age, "age");
+      return this;
+    }
+
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
@@ -209,6 +255,12 @@ public interface Boxline extends AutoCloseable {
           "sequencerIdlePoll", sequencerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireRange(
           "producerNotifyInterval", producerNotifyInterval, Duration.ZERO, Duration.ofSeconds(10));
+      requireRange(
+          "retentionInterval", retentionInterval, Duration.ofMillis(100), Duration.ofDays(1));
+      Duration tenYears = Duration.ofDays(3653);
+      requireRange("inboxRetention", inboxRetention, Duration.ofSeconds(1), tenYears);
+      requireRange("deadLetterRetention", deadLetterRetention, Duration.ofSeconds(1), tenYears);
+      requireRange("idempotencyRetention", idempotencyRetention, Duration.ofSeconds(1), tenYears);
       String id = instanceId;
       if (id == null) {
         id = defaultInstanceId();
@@ -229,6 +281,10 @@ public interface Boxline extends AutoCloseable {
               sequencerLease,
               sequencerIdlePoll,
               producerNotifyInterval,
+              retentionInterval,
+              inboxRetention,
+              deadLetterRetention,
+              idempotencyRetention,
               migrate,
               clock));
     }

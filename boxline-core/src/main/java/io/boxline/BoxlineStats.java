@@ -8,10 +8,14 @@ package io.boxline;
  * @param eventsSequenced events moved from the outbox into the log by this instance
  * @param sequencerErrors sequencer iterations that failed (and were retried)
  * @param wakeupsReceived wake-up notifications received from the database
+ * @param retentionRuns retention runs made by this instance (only while it leads the sequencer)
+ * @param retentionDeleted rows those runs deleted
  */
 public record BoxlineStats(
     boolean sequencerLeader,
     long sequencerBatches,
     long eventsSequenced,
     long sequencerErrors,
-    long wakeupsReceived) {}
+    long wakeupsReceived,
+    long retentionRuns,
+    long retentionDeleted) {}

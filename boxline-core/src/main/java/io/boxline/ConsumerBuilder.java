@@ -55,6 +55,19 @@ public interface ConsumerBuilder {
    */
   ConsumerBuilder deadLetterBlocksKey(boolean blocks);
 
+  /**
+   * De-duplicates by event id: an event whose id this subscription handled before is skipped. With
+   * a transactional handler the record is written in the handler's transaction (exact); otherwise
+   * right after the handler returns (a crash in between can still repeat one event).
+   */
+  ConsumerBuilder inbox();
+
+  /**
+   * De-duplicates by a key taken from each event (e.g. a message id header set by an upstream
+   * system).
+   */
+  ConsumerBuilder inbox(java.util.function.Function<Event, String> dedupKey);
+
   /** Hooks around each handler call. */
   ConsumerBuilder hooks(ConsumerHooks hooks);
 

@@ -20,6 +20,7 @@ import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
 import io.boxline.Publisher;
+import io.boxline.RetentionPolicy;
 import io.boxline.RetryPolicy;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
@@ -64,6 +65,10 @@ public final class DefaultBoxline implements Boxline {
       Duration sequencerLease,
       Duration sequencerIdlePoll,
       Duration producerNotifyInterval,
+      Duration retentionInterval,
+      Duration inboxRetention,
+      Duration deadLetterRetention,
+      Duration idempotencyRetention,
       boolean migrate,
       Clock clock) {}
 
@@ -76,6 +81,7 @@ public final class DefaultBoxline implements Boxline {
   private final Admin admin = new AdminImpl();
   private final DeadLetters deadLetters = new DeadLettersImpl();
   private final Tasks tasks = new DefaultTasks(this);
+  private final RetentionLoop retention;
   private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
   private final AtomicInteger consumerCounter = new AtomicInteger();
   private final Object lifecycle = new Object();
@@ -98,6 +104,17 @@ public final class DefaultBoxline implements Boxline {
                 topics,
                 settings.partitioner())
             : null;
+    this.retention =
+        sequencer == null
+            ? null
+            : new RetentionLoop(
+                store,
+                sequencer::isLeader,
+                settings.instanceId(),
+                settings.retentionInterval(),
+                settings.inboxRetention(),
+                settings.deadLetterRetention(),
+                settings.idempotencyRetention());
     this.publisher =
         new DefaultPublisher(
             store,
@@ -127,6 +144,7 @@ public final class DefaultBoxline implements Boxline {
       boolean listening = store.listen(bus.remote());
       if (sequencer != null) {
         sequencer.start();
+        retention.start();
       }
       started = true;
       LOG.log(
@@ -221,7 +239,9 @@ public final class DefaultBoxline implements Boxline {
         sequencer == null ? 0 : sequencer.batches.get(),
         sequencer == null ? 0 : sequencer.events.get(),
         sequencer == null ? 0 : sequencer.errors.get(),
-        bus.received.get());
+        bus.received.get(),
+        retention == null ? 0 : retention.runs.get(),
+        retention == null ? 0 : retention.deleted.get());
   }
 
   @Override
@@ -241,6 +261,7 @@ public final class DefaultBoxline implements Boxline {
       c.close();
     }
     if (sequencer != null) {
+      retention.stop(LOOP_STOP_TIMEOUT);
       sequencer.stop(LOOP_STOP_TIMEOUT);
     }
     settings.coordination().close();
@@ -295,6 +316,12 @@ public final class DefaultBoxline implements Boxline {
                   () ->
                       new NotFoundException("subscription '" + subscription + "' does not exist"));
       return store.lag(s.id());
+    }
+
+    @Override
+    public void setRetention(TopicName topic, RetentionPolicy policy) {
+      Objects.requireNonNull(policy, "policy");
+      store.setRetention(topics.get(topic).id(), policy);
     }
 
     @Override
@@ -372,6 +399,7 @@ public final class DefaultBoxline implements Boxline {
     private final Map<String, RetryPolicy> typePolicies = new HashMap<>();
     private boolean deadLetterBlocksKey;
     private ConsumerHooks hooks = ConsumerHooks.NONE;
+    private java.util.function.Function<io.boxline.Event, String> inboxKey;
     private String id;
     private double weight = 1;
     private PartitionListener listener = new PartitionListener() {};
@@ -447,6 +475,17 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
+    public ConsumerBuilder inbox() {
+      return inbox(e -> e.id().toString());
+    }
+
+    @Override
+    public ConsumerBuilder inbox(java.util.function.Function<io.boxline.Event, String> dedupKey) {
+      this.inboxKey = Objects.requireNonNull(dedupKey, "dedupKey");
+      return this;
+    }
+
+    @Override
     public ConsumerBuilder hooks(ConsumerHooks hooks) {
       this.hooks = Objects.requireNonNull(hooks, "hooks");
       return this;
@@ -510,7 +549,8 @@ public final class DefaultBoxline implements Boxline {
                   retryPolicy,
                   Map.copyOf(typePolicies),
                   deadLetterBlocksKey,
-                  hooks),
+                  hooks,
+                  inboxKey),
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

@@ -133,7 +133,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       RetryPolicy retryPolicy,
       Map<String, RetryPolicy> typePolicies,
       boolean deadLetterBlocksKey,
-      ConsumerHooks hooks) {}
+      ConsumerHooks hooks,
+      java.util.function.Function<Event, String> inboxKey) {}
 
   private final Store store;
   private final CoordinationStore coordination;
@@ -814,6 +815,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * and then the events go one by one through the per-event path so the culprit is isolated.
    */
   private boolean deliverAsBatch(Progress progress) {
+    if (s.inboxKey() != null) {
+      return false; // the per-event path checks and records the inbox for each event
+    }
     List<Event> eligible = new ArrayList<>();
     Map<UUID, Event> byId = new HashMap<>();
     for (Event e : progress.batch) {
@@ -858,6 +862,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   }
 
   private void invoke(Event e, int attempt) {
+    String dedup = s.inboxKey() == null ? null : s.inboxKey().apply(e);
+    if (dedup != null && store.inboxSeen(subscription.id(), dedup)) {
+      return; // handled before under the same key: skip
+    }
     hook(() -> s.hooks().beforeEvent(e, attempt));
     long start = System.nanoTime();
     if (s.batchHandler() != null) {
@@ -866,7 +874,19 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       s.handler().handle(e);
     }
     Duration took = Duration.ofNanos(System.nanoTime() - start);
+    if (dedup != null) {
+      store.inboxRecord(subscription.id(), dedup);
+    }
     hook(() -> s.hooks().afterEvent(e, took));
+  }
+
+  /**
+   * In a transactional handler's transaction: false when the event is a duplicate (skip the
+   * handler).
+   */
+  private boolean claimInbox(java.sql.Connection tx, Event e) {
+    String dedup = s.inboxKey() == null ? null : s.inboxKey().apply(e);
+    return dedup == null || store.inboxClaim(tx, subscription.id(), dedup);
   }
 
   /**
@@ -1047,7 +1067,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     try {
       hook(() -> s.hooks().beforeEvent(e, attempt));
       long start = System.nanoTime();
-      s.txHandler().handle(e, tx);
+      if (claimInbox(tx, e)) {
+        s.txHandler().handle(e, tx);
+      }
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (parked) {
         store.finishParkedFenced(tx, subscription.id(), p.key, e.sequence());
@@ -1117,7 +1139,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         hook(() -> s.hooks().beforeEvent(e, 1));
         long start = System.nanoTime();
-        s.txHandler().handle(e, tx);
+        if (claimInbox(tx, e)) {
+          s.txHandler().handle(e, tx);
+        }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         hook(() -> s.hooks().afterEvent(e, took));
         succeeded++;

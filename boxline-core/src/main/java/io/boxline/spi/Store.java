@@ -149,6 +149,27 @@ public interface Store extends AutoCloseable {
   void finishParkedFenced(
       java.sql.Connection tx, long subscriptionId, PartitionKey partition, long seq);
 
+  // ---- inbox
+  /**
+   * In a handler's transaction: records {@code key}; false when it was recorded before (a
+   * duplicate).
+   */
+  boolean inboxClaim(java.sql.Connection tx, long subscriptionId, String key);
+
+  boolean inboxSeen(long subscriptionId, String key);
+
+  /** Records {@code key} on its own (non-transactional handlers). */
+  void inboxRecord(long subscriptionId, String key);
+
+  // ---- retention
+  void setRetention(long topicId, io.boxline.RetentionPolicy policy);
+
+  /**
+   * Deletes, in batches of {@code batch} rows, events past their topic's retention, inbox entries,
+   * dead letters and idempotency keys older than the given ages.
+   */
+  PurgeResult purge(Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch);
+
   List<io.boxline.DeadLetter> deadLetters(long subscriptionId, io.boxline.DeadLetterQuery query);
 
   /** Dead letters back to the retry store with a fresh attempt count; wakes consumers. */

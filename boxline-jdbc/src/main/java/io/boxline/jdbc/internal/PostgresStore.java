@@ -989,6 +989,90 @@ public final class PostgresStore implements Store {
     }
   }
 
+  // ------------------------------------------------------------------ inbox
+  @Override
+  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setString(2, key);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  @Override
+  public boolean inboxSeen(long subscriptionId, String key) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("inbox_seen"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      throw fail("inbox_seen", e);
+    }
+  }
+
+  @Override
+  public void inboxRecord(long subscriptionId, String key) {
+    try (Connection c = connect()) {
+      inboxClaim(c, subscriptionId, key);
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ retention
+  @Override
+  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("set_retention"))) {
+      ps.setObject(1, policy.maxAge() == null ? null : policy.maxAge().toMillis(), Types.BIGINT);
+      ps.setBoolean(2, policy.keepUnconsumed());
+      ps.setLong(3, topicId);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("set_retention", e);
+    }
+  }
+
+  @Override
+  public io.boxline.spi.PurgeResult purge(
+      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
+    long events = purgeAll("purge_log", null, batch);
+    long inbox = purgeAll("purge_inbox", inboxAge, batch);
+    long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
+    long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
+    return new io.boxline.spi.PurgeResult(events, inbox, dead, keys);
+  }
+
+  /**
+   * Runs a batched delete until a batch comes back short; each batch is its own short transaction.
+   */
+  private long purgeAll(String name, Duration age, int batch) {
+    long total = 0;
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql(name))) {
+      while (true) {
+        int i = 1;
+        if (age != null) {
+          ps.setDouble(i++, age.toMillis() / 1000.0);
+        }
+        ps.setInt(i, batch);
+        int n = ps.executeUpdate();
+        total += n;
+        if (n < batch) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
   private void insertParks(
       Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException {

@@ -19,7 +19,8 @@ public final class SqlScript {
           "V1__base.sql",
           "V2__consumer_groups.sql",
           "V3__retries_and_dead_letters.sql",
-          "V4__delayed_delivery.sql");
+          "V4__delayed_delivery.sql",
+          "V5__inbox_and_retention.sql");
 
   private SqlScript() {}
 

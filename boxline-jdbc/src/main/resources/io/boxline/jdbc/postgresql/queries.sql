@@ -400,3 +400,47 @@ DELETE FROM ${schema}.${p}parked k
       AND (?::timestamptz IS NULL OR d.dead_at > ?)
     ORDER BY d.topic_id, d.partition, d.seq
     LIMIT ?)
+
+-- ---------------------------------------------------------------- inbox
+-- Inside the handler's transaction: true when the key is new (the handler runs), false for a duplicate.
+-- name: inbox_claim
+INSERT INTO ${schema}.${p}inbox (subscription_id, dedup_key) VALUES (?, ?) ON CONFLICT DO NOTHING
+
+-- name: inbox_seen
+SELECT EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE subscription_id = ? AND dedup_key = ?)
+
+-- ---------------------------------------------------------------- retention
+-- name: set_retention
+UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ? WHERE id = ?
+
+-- Old events of topics with a retention, in batches. Events still parked by a subscription stay; with
+-- keep_unconsumed, so do events some cursor has not passed.
+-- name: purge_log
+DELETE FROM ${schema}.${p}log l
+ USING (SELECT o.topic_id, o.partition, o.seq
+          FROM ${schema}.${p}log o
+          JOIN ${schema}.${p}topic t ON t.id = o.topic_id
+         WHERE t.retention_ms IS NOT NULL
+           AND o.created_at < now() - t.retention_ms * interval '1 millisecond'
+           AND (NOT t.retention_keep_unconsumed
+                OR o.seq <= (SELECT coalesce(min(c.position), o.seq) FROM ${schema}.${p}cursor c
+                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition))
+           AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
+                            WHERE k.topic_id = o.topic_id AND k.partition = o.partition AND k.seq = o.seq)
+         LIMIT ?) d
+ WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
+
+-- name: purge_inbox
+DELETE FROM ${schema}.${p}inbox
+ WHERE ctid IN (SELECT ctid FROM ${schema}.${p}inbox
+                 WHERE handled_at < now() - make_interval(secs => ?) LIMIT ?)
+
+-- name: purge_dead_letters
+DELETE FROM ${schema}.${p}parked
+ WHERE ctid IN (SELECT ctid FROM ${schema}.${p}parked
+                 WHERE state = 'DEAD' AND dead_at < now() - make_interval(secs => ?) LIMIT ?)
+
+-- name: purge_idempotency
+DELETE FROM ${schema}.${p}idempotency
+ WHERE ctid IN (SELECT ctid FROM ${schema}.${p}idempotency
+                 WHERE created_at < now() - make_interval(secs => ?) LIMIT ?)
