@@ -378,6 +378,18 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         lose(p, "its lease was taken over (this consumer missed its heartbeat deadline)");
       }
     }
+    // Leases under this member id that this process does not hold: left by an earlier process that
+    // used
+    // the same id (restarted within its deadline). Give them back; the plan takes them again with a
+    // new
+    // epoch and a fresh fence, so nothing of the old process can commit.
+    for (Lease l : view.leases()) {
+      PartitionKey k = PartitionKey.of(l.topicId(), l.partition());
+      if (l.owner().equals(id) && !held.containsKey(k)) {
+        coordination.release(group, k, id, l.epoch());
+        byKey.remove(k);
+      }
+    }
     // Leases of dead members and RELEASING leases stuck past the grace period.
     boolean stale = false;
     for (Lease l : view.leases()) {

@@ -1,0 +1,712 @@
+package io.boxline.etcd;
+
+import io.boxline.GroupPolicy;
+import io.boxline.StoreException;
+import io.boxline.ValidationException;
+import io.boxline.etcd.internal.Calls;
+import io.boxline.etcd.internal.Calls.Outcome;
+import io.boxline.etcd.internal.Keys;
+import io.boxline.etcd.internal.Values;
+import io.boxline.etcd.internal.Values.Slot;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.GroupView;
+import io.boxline.spi.Lease;
+import io.boxline.spi.Member;
+import io.boxline.spi.PartitionKey;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * Consumer-group coordination in etcd v3, for deployments that want membership and lease traffic
+ * off the database. Cursors (and therefore fencing) stay in the database; this store only hands out
+ * leases and epochs.
+ *
+ * <p>Mapping onto etcd (key layout in {@link Keys}, values in {@link Values}):
+ *
+ * <ul>
+ *   <li><b>Members</b> are keys attached to an etcd lease whose TTL is the check-in TTL rounded up
+ *       to whole seconds (etcd's unit; the server may raise it to its minimum, about 2 s with
+ *       default election settings). etcd deletes the key when the lease expires, so the live
+ *       members are the member keys that exist. A check-in renews this client's etcd lease
+ *       (keep-alive) and, in the same moment, sends one transaction that puts the member key and
+ *       reads the whole group (members and leases): two requests in flight together, one round trip
+ *       of latency. The first check-in, a changed TTL, or an expired etcd lease costs one extra
+ *       round trip (grant a new etcd lease).
+ *   <li><b>Partition leases</b> are one key per partition holding owner, epoch, releasing flag and
+ *       time. A free lease keeps its key (owner null) so the epoch survives. Acquisition is one
+ *       range read of the group's leases, then one transaction per wanted partition, all in flight
+ *       together: {@code If(mod_revision == seen)} (or {@code create_revision == 0} for a new key)
+ *       {@code Then(put owner, epoch)}; exactly one contender's transaction applies. Every change
+ *       to a lease is such a compare-and-set on the key's mod revision.
+ *   <li><b>Epochs</b> only grow: a new partition key starts at the client clock in microseconds,
+ *       and each acquisition takes {@code max(previous + 1, clock in microseconds)}. So a wiped or
+ *       restored etcd does not hand out an epoch lower than one a cursor in the database has seen
+ *       (as long as clocks do not run backwards by more than the time since that cursor's claim).
+ *   <li><b>Policies</b> are JSON values under {@code policies/} (cluster default and per-group
+ *       override), read together in one transaction.
+ * </ul>
+ *
+ * <p><b>Clock.</b> etcd has no clock that clients can read, so {@link GroupView#now()}, a lease's
+ * {@code since}, and the grace period of {@link #reclaim} use this client's clock. Member liveness
+ * does not depend on client clocks (etcd expires the members); only the RELEASING grace period is
+ * affected by skew between hosts, by the size of the skew.
+ *
+ * <p>Every call is bounded by the request timeout and every failure is a {@link StoreException}
+ * naming the operation and the endpoints.
+ */
+public final class EtcdCoordination implements CoordinationStore {
+  public static final String DEFAULT_KEY_PREFIX = "/boxline/";
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+
+  private static final System.Logger LOG = System.getLogger(EtcdCoordination.class.getName());
+
+  /** Compare-and-set rounds before a lease that keeps changing is reported as an error. */
+  private static final int CAS_ROUNDS = 10;
+
+  private static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
+  private static final int MAX_RESPONSE_BYTES = 64 << 20;
+
+  private final Client client;
+  private final KV kv;
+  private final io.etcd.jetcd.Lease leaseClient;
+  private final Keys keys;
+  private final Calls calls;
+  private final Clock clock;
+  private final String endpoints;
+  private final String description;
+
+  /** This client's etcd lease per (group, member) it checks in for. */
+  private final ConcurrentHashMap<String, MemberLease> memberLeases = new ConcurrentHashMap<>();
+
+  private volatile boolean closed;
+
+  /** The etcd lease that keeps one member key alive; guarded by its own monitor. */
+  private static final class MemberLease {
+    long id;
+    long ttlSeconds;
+  }
+
+  private EtcdCoordination(Builder b) {
+    this.endpoints = String.join(",", b.endpoints);
+    this.keys = new Keys(b.keyPrefix);
+    this.calls = new Calls(endpoints, b.requestTimeout);
+    this.clock = Clock.systemUTC();
+    this.description = "etcd coordination (" + endpoints + ", prefix " + keys.prefix() + ")";
+    try {
+      this.client =
+          Client.builder()
+              .endpoints(b.endpoints.toArray(String[]::new))
+              .connectTimeout(b.connectTimeout)
+              .retryMaxDuration(b.requestTimeout)
+              .interceptor(deadline(b.requestTimeout))
+              // A check-in reads the whole group; leave room beyond gRPC's 4 MiB default.
+              .maxInboundMessageSize(MAX_RESPONSE_BYTES)
+              .build();
+    } catch (RuntimeException e) {
+      throw new StoreException(calls.message("connect", String.valueOf(e.getMessage())), e);
+    }
+    this.kv = client.getKVClient();
+    this.leaseClient = client.getLeaseClient();
+  }
+
+  /**
+   * Gives every gRPC call a deadline, so a call this store gave up on (etcd unreachable) does not
+   * stay queued in the client until the connection comes back.
+   */
+  private static ClientInterceptor deadline(Duration timeout) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        return next.newCall(
+            method, options.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS));
+      }
+    };
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Settings of an {@link EtcdCoordination}. */
+  public static final class Builder {
+    private final List<String> endpoints = new ArrayList<>();
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+
+    private Builder() {}
+
+    /**
+     * Client URLs of the etcd cluster, e.g. {@code http://127.0.0.1:2379}; a comma-separated list
+     * in one string is accepted too. Plain HTTP only for now (no TLS, no authentication).
+     */
+    public Builder endpoints(String... urls) {
+      return endpoints(Arrays.asList(urls));
+    }
+
+    public Builder endpoints(Collection<String> urls) {
+      endpoints.clear();
+      for (String u : urls) {
+        if (u == null) {
+          throw new ValidationException("etcd endpoint must not be null");
+        }
+        for (String part : u.split(",")) {
+          if (!part.isBlank()) {
+            endpoints.add(validateEndpoint(part.strip()));
+          }
+        }
+      }
+      return this;
+    }
+
+    /**
+     * Prefix of every key this store writes (default {@value #DEFAULT_KEY_PREFIX}); starts and ends
+     * with {@code /}. Deployments sharing an etcd cluster use different prefixes.
+     */
+    public Builder keyPrefix(String prefix) {
+      this.keyPrefix = Keys.validatePrefix(prefix);
+      return this;
+    }
+
+    /** How long to wait for a connection to an endpoint (default 5 s). */
+    public Builder connectTimeout(Duration timeout) {
+      this.connectTimeout = positive("connectTimeout", timeout);
+      return this;
+    }
+
+    /** Bound of every call to etcd (default 5 s); a call that takes longer fails. */
+    public Builder requestTimeout(Duration timeout) {
+      this.requestTimeout = positive("requestTimeout", timeout);
+      return this;
+    }
+
+    /** A client for these settings; it connects lazily, on the first call. */
+    public EtcdCoordination build() {
+      if (endpoints.isEmpty()) {
+        throw new ValidationException(
+            "etcd coordination needs at least one endpoint, e.g. http://127.0.0.1:2379");
+      }
+      return new EtcdCoordination(this);
+    }
+
+    private static Duration positive(String name, Duration d) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new ValidationException(name + " must be a positive duration, got " + d);
+      }
+      return d;
+    }
+
+    private static String validateEndpoint(String url) {
+      URI uri;
+      try {
+        uri = URI.create(url);
+      } catch (IllegalArgumentException e) {
+        throw new ValidationException("etcd endpoint is not a URL: '" + url + "'");
+      }
+      if (!"http".equals(uri.getScheme())) {
+        throw new ValidationException(
+            "etcd endpoint must be an http:// URL (TLS is not supported yet), got '" + url + "'");
+      }
+      if (uri.getHost() == null || uri.getPort() < 0) {
+        throw new ValidationException(
+            "etcd endpoint needs a host and a port, e.g. http://127.0.0.1:2379, got '" + url + "'");
+      }
+      return url;
+    }
+  }
+
+  @Override
+  public String describe() {
+    return description;
+  }
+
+  // ------------------------------------------------------------------ members
+
+  @Override
+  public GroupView checkIn(String group, String member, double weight, Duration ttl) {
+    String op = "checkIn(group " + group + ", member " + member + ")";
+    ensureOpen(op);
+    if (ttl == null || ttl.isNegative() || ttl.isZero()) {
+      throw new ValidationException("check-in ttl must be a positive duration, got " + ttl);
+    }
+    long ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
+    ByteSequence key = keys.member(group, member);
+    ByteSequence value = Values.member(new Member(member, weight));
+    MemberLease lease =
+        memberLeases.computeIfAbsent(leaseKey(group, member), k -> new MemberLease());
+    synchronized (lease) {
+      TxnResponse read = null;
+      if (lease.id != 0 && lease.ttlSeconds == ttlSeconds) {
+        // Renew and write+read together: one round trip of latency.
+        CompletableFuture<LeaseKeepAliveResponse> renewal = leaseClient.keepAliveOnce(lease.id);
+        CompletableFuture<TxnResponse> txn = putAndRead(group, key, value, lease.id);
+        boolean expired = false;
+        try {
+          read = calls.await(op, txn);
+        } catch (StoreException e) {
+          if (!Calls.leaseNotFound(e)) {
+            renewal.cancel(true);
+            throw e;
+          }
+          expired = true;
+        }
+        try {
+          expired |= calls.await(op + " keep-alive", renewal).getTTL() <= 0;
+        } catch (StoreException e) {
+          if (!Calls.leaseNotFound(e)) {
+            throw e;
+          }
+          expired = true;
+        }
+        if (expired) {
+          // The member missed its deadline (its key is gone); rejoin with a new etcd lease.
+          lease.id = 0;
+          read = null;
+        }
+      }
+      if (read == null) {
+        long previous = lease.id;
+        lease.id = calls.await(op + " lease grant", leaseClient.grant(ttlSeconds)).getID();
+        lease.ttlSeconds = ttlSeconds;
+        read = calls.await(op, putAndRead(group, key, value, lease.id));
+        if (previous != 0) {
+          // The key moved to the new etcd lease; the old one holds nothing any more.
+          revokeQuietly(previous);
+        }
+      }
+      return view(group, read.getGetResponses().get(0), clock.instant());
+    }
+  }
+
+  private CompletableFuture<TxnResponse> putAndRead(
+      String group, ByteSequence key, ByteSequence value, long leaseId) {
+    ByteSequence groupPrefix = keys.group(group);
+    return kv.txn()
+        .Then(
+            Op.put(key, value, PutOption.builder().withLeaseId(leaseId).build()),
+            Op.get(groupPrefix, prefixRange(groupPrefix)))
+        .commit();
+  }
+
+  private GroupView view(String group, GetResponse range, Instant now) {
+    String membersPath = keys.membersPath(group);
+    String leasesPath = keys.leasesPath(group);
+    List<Member> members = new ArrayList<>();
+    List<Lease> leases = new ArrayList<>();
+    for (KeyValue e : range.getKvs()) {
+      String k = e.getKey().toString(StandardCharsets.UTF_8);
+      if (k.startsWith(membersPath)) {
+        members.add(Values.member(e));
+      } else if (k.startsWith(leasesPath)) {
+        Slot s = Values.slot(e);
+        if (s.held()) {
+          leases.add(s.toLease());
+        }
+      }
+    }
+    return new GroupView(members, leases, now);
+  }
+
+  @Override
+  public void leave(String group, String member) {
+    String op = "leave(group " + group + ", member " + member + ")";
+    ensureOpen(op);
+    CompletableFuture<?> delete = kv.delete(keys.member(group, member));
+    int freed = freeWhere(op, group, s -> member.equals(s.owner()));
+    calls.await(op, delete);
+    MemberLease lease = memberLeases.remove(leaseKey(group, member));
+    if (lease != null) {
+      synchronized (lease) {
+        if (lease.id != 0) {
+          revokeQuietly(lease.id);
+          lease.id = 0;
+        }
+      }
+    }
+    LOG.log(System.Logger.Level.DEBUG, "{0}: freed {1} leases", op, freed);
+  }
+
+  // ------------------------------------------------------------------ leases
+
+  @Override
+  public long[] acquire(String group, List<PartitionKey> partitions, String member) {
+    long[] out = new long[partitions.size()];
+    Arrays.fill(out, -1);
+    if (partitions.isEmpty()) {
+      return out;
+    }
+    String op = "acquire(group " + group + ", member " + member + ")";
+    ensureOpen(op);
+    Map<PartitionKey, Current> current = readSlots(op, group);
+    Instant now = clock.instant();
+    long micros = micros(now);
+    List<Integer> sent = new ArrayList<>();
+    List<Slot> wanted = new ArrayList<>();
+    List<CompletableFuture<TxnResponse>> txns = new ArrayList<>();
+    Set<PartitionKey> seen = new HashSet<>();
+    for (int i = 0; i < partitions.size(); i++) {
+      PartitionKey p = partitions.get(i);
+      if (!seen.add(p)) {
+        continue; // asked twice: the first one decides
+      }
+      ByteSequence key = keys.lease(group, p);
+      Current c = current.get(p);
+      Cmp unchanged;
+      Slot next;
+      if (c == null) {
+        unchanged = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
+        next = new Slot(p.topicId(), p.partition(), member, micros, false, now);
+      } else if (c.slot().held()) {
+        continue;
+      } else {
+        unchanged = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(c.kv().getModRevision()));
+        next = c.slot().taken(member, Math.max(c.slot().epoch() + 1, micros), now);
+      }
+      sent.add(i);
+      wanted.add(next);
+      txns.add(
+          kv.txn().If(unchanged).Then(Op.put(key, Values.slot(next), PutOption.DEFAULT)).commit());
+    }
+    List<Outcome<TxnResponse>> outcomes = calls.awaitEach(op, txns);
+    List<Integer> unanswered = new ArrayList<>();
+    boolean anyAnswered = false;
+    for (int j = 0; j < outcomes.size(); j++) {
+      Outcome<TxnResponse> o = outcomes.get(j);
+      if (o.ok()) {
+        anyAnswered = true;
+        if (o.value().isSucceeded()) {
+          out[sent.get(j)] = wanted.get(j).epoch();
+        }
+      } else {
+        unanswered.add(j);
+      }
+    }
+    if (!unanswered.isEmpty()) {
+      StoreException first = outcomes.get(unanswered.get(0)).failure();
+      // A transaction without an answer may still have applied: look, so no lease is held
+      // without its owner knowing.
+      Map<PartitionKey, Current> after;
+      try {
+        after = readSlots(op + " (checking unanswered)", group);
+      } catch (StoreException e) {
+        if (!anyAnswered) {
+          throw first;
+        }
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "{0}: {1} of {2} lease transactions failed and could not be checked; they may stay"
+                + " held until this member leaves or expires: {3}",
+            op,
+            unanswered.size(),
+            txns.size(),
+            first.getMessage());
+        return out;
+      }
+      boolean confirmed = false;
+      for (int j : unanswered) {
+        Slot w = wanted.get(j);
+        Current c = after.get(w.key());
+        if (c != null && member.equals(c.slot().owner()) && c.slot().epoch() == w.epoch()) {
+          out[sent.get(j)] = w.epoch();
+          confirmed = true;
+        }
+      }
+      if (!anyAnswered && !confirmed) {
+        throw first;
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public boolean markReleasing(String group, PartitionKey partition, String member, long epoch) {
+    String op = "markReleasing(group " + group + ", " + partition + ", member " + member + ")";
+    Instant now = clock.instant();
+    return compareAndSet(
+        op,
+        keys.lease(group, partition),
+        s -> isHeldBy(s, member, epoch) ? s.markedReleasing(now) : null);
+  }
+
+  @Override
+  public boolean release(String group, PartitionKey partition, String member, long epoch) {
+    String op = "release(group " + group + ", " + partition + ", member " + member + ")";
+    return compareAndSet(
+        op, keys.lease(group, partition), s -> isHeldBy(s, member, epoch) ? s.freed() : null);
+  }
+
+  private static boolean isHeldBy(Slot s, String member, long epoch) {
+    return s != null && member.equals(s.owner()) && s.epoch() == epoch;
+  }
+
+  @Override
+  public int reclaim(String group, Set<String> liveMembers, Duration grace) {
+    String op = "reclaim(group " + group + ")";
+    Instant cutoff = clock.instant().minus(grace);
+    Set<String> live = Set.copyOf(liveMembers);
+    return freeWhere(
+        op, group, s -> !live.contains(s.owner()) || (s.releasing() && s.since().isBefore(cutoff)));
+  }
+
+  @Override
+  public int forceRelease(String group, Collection<PartitionKey> partitions) {
+    String op = "forceRelease(group " + group + ")";
+    Set<PartitionKey> chosen = Set.copyOf(partitions);
+    return freeWhere(op, group, s -> chosen.contains(s.key()));
+  }
+
+  /**
+   * Reads the key and, while {@code change} wants a new value, compare-and-sets it on the key's mod
+   * revision. Returns false as soon as {@code change} answers null (the condition does not hold). A
+   * lost race re-reads the key in the same transaction ({@code Else get}).
+   */
+  private boolean compareAndSet(String op, ByteSequence key, Function<Slot, Slot> change) {
+    ensureOpen(op);
+    KeyValue current = first(calls.await(op, kv.get(key)));
+    for (int round = 0; round < CAS_ROUNDS; round++) {
+      Slot next = change.apply(current == null ? null : Values.slot(current));
+      if (next == null) {
+        return false;
+      }
+      TxnResponse r = calls.await(op, casTxn(key, current, next));
+      if (r.isSucceeded()) {
+        return true;
+      }
+      current = first(r.getGetResponses().get(0));
+    }
+    throw calls.failure(op, "the lease kept changing during " + CAS_ROUNDS + " attempts");
+  }
+
+  private CompletableFuture<TxnResponse> casTxn(ByteSequence key, KeyValue current, Slot next) {
+    return kv.txn()
+        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision())))
+        .Then(Op.put(key, Values.slot(next), PutOption.DEFAULT))
+        .Else(Op.get(key, GetOption.DEFAULT))
+        .commit();
+  }
+
+  /**
+   * Frees every held lease of the group that matches {@code which}: one range read, then one
+   * compare-and-set per lease, all in flight together; a lease changed meanwhile is judged again on
+   * its new value. Returns how many this call freed.
+   */
+  private int freeWhere(String op, String group, Predicate<Slot> which) {
+    ensureOpen(op);
+    Map<ByteSequence, KeyValue> pending = new LinkedHashMap<>();
+    for (Current c : readSlots(op, group).values()) {
+      if (c.slot().held() && which.test(c.slot())) {
+        pending.put(c.kv().getKey(), c.kv());
+      }
+    }
+    int freed = 0;
+    for (int round = 0; !pending.isEmpty(); round++) {
+      if (round == CAS_ROUNDS) {
+        throw calls.failure(
+            op, pending.size() + " leases kept changing during " + CAS_ROUNDS + " attempts");
+      }
+      List<KeyValue> batch = new ArrayList<>(pending.values());
+      List<CompletableFuture<TxnResponse>> txns = new ArrayList<>();
+      for (KeyValue c : batch) {
+        txns.add(casTxn(c.getKey(), c, Values.slot(c).freed()));
+      }
+      List<Outcome<TxnResponse>> outcomes = calls.awaitEach(op, txns);
+      pending.clear();
+      StoreException failure = null;
+      for (int j = 0; j < batch.size(); j++) {
+        Outcome<TxnResponse> o = outcomes.get(j);
+        if (!o.ok()) {
+          failure = failure == null ? o.failure() : failure;
+        } else if (o.value().isSucceeded()) {
+          freed++;
+        } else {
+          KeyValue now = first(o.value().getGetResponses().get(0));
+          if (now != null) {
+            Slot s = Values.slot(now);
+            if (s.held() && which.test(s)) {
+              pending.put(now.getKey(), now);
+            }
+          }
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+    }
+    return freed;
+  }
+
+  private record Current(KeyValue kv, Slot slot) {}
+
+  /** Every lease key of the group (held or free), by partition: one range read. */
+  private Map<PartitionKey, Current> readSlots(String op, String group) {
+    ByteSequence prefix = keys.leases(group);
+    GetResponse r = calls.await(op, kv.get(prefix, prefixRange(prefix)));
+    Map<PartitionKey, Current> out = new HashMap<>();
+    for (KeyValue e : r.getKvs()) {
+      Slot s = Values.slot(e);
+      out.put(s.key(), new Current(e, s));
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ policies
+
+  @Override
+  public GroupPolicy policy(String group) {
+    String op = "policy(group " + group + ")";
+    ensureOpen(op);
+    TxnResponse r =
+        calls.await(
+            op,
+            kv.txn()
+                .Then(
+                    Op.get(keys.groupPolicy(group), GetOption.DEFAULT),
+                    Op.get(keys.clusterPolicy(), GetOption.DEFAULT))
+                .commit());
+    for (GetResponse g : r.getGetResponses()) {
+      KeyValue v = first(g);
+      if (v != null) {
+        return Values.policy(v);
+      }
+    }
+    return GroupPolicy.DEFAULT;
+  }
+
+  @Override
+  public void setPolicy(Optional<String> group, Optional<GroupPolicy> policy) {
+    String op = "setPolicy(" + group.map(g -> "group " + g).orElse("cluster default") + ")";
+    ensureOpen(op);
+    ByteSequence key = group.map(keys::groupPolicy).orElseGet(keys::clusterPolicy);
+    if (policy.isPresent()) {
+      calls.await(op, kv.put(key, Values.policy(policy.get())));
+    } else {
+      calls.await(op, kv.delete(key, DeleteOption.DEFAULT));
+    }
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  /**
+   * Revokes the etcd leases of members checked in through this client (their keys go at once: a
+   * closed store cannot keep them alive) and shuts the client down, each within a few seconds. Safe
+   * to call twice.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<CompletableFuture<?>> revocations = new ArrayList<>();
+    for (MemberLease l : memberLeases.values()) {
+      synchronized (l) {
+        if (l.id != 0) {
+          revocations.add(leaseClient.revoke(l.id));
+          l.id = 0;
+        }
+      }
+    }
+    memberLeases.clear();
+    try {
+      CompletableFuture.allOf(revocations.toArray(CompletableFuture[]::new))
+          .get(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "{0}: could not revoke member leases on close; they expire by themselves: {1}",
+          description,
+          e.toString());
+    }
+    Thread closer = new Thread(client::close, "boxline-etcd-close");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(CLOSE_BOUND.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (closer.isAlive()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "{0}: the etcd client did not shut down within {1}; leaving it to finish in the"
+              + " background",
+          description,
+          CLOSE_BOUND);
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private void ensureOpen(String op) {
+    if (closed) {
+      throw calls.failure(op, "the store is closed");
+    }
+  }
+
+  private void revokeQuietly(long leaseId) {
+    leaseClient
+        .revoke(leaseId)
+        .orTimeout(calls.timeout().toMillis(), TimeUnit.MILLISECONDS)
+        .exceptionally(e -> null);
+  }
+
+  private static String leaseKey(String group, String member) {
+    return group + '\u0000' + member;
+  }
+
+  private static KeyValue first(GetResponse r) {
+    return r.getKvs().isEmpty() ? null : r.getKvs().get(0);
+  }
+
+  /** Range option covering every key that starts with {@code prefix}. */
+  private static GetOption prefixRange(ByteSequence prefix) {
+    byte[] end = prefix.getBytes();
+    // Keys are ASCII (names are percent-encoded) and end with '/', so bumping the last byte works.
+    end[end.length - 1]++;
+    return GetOption.builder().withRange(ByteSequence.from(end)).build();
+  }
+
+  private static long micros(Instant t) {
+    return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+  }
+}
