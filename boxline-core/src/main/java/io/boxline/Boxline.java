@@ -74,13 +74,13 @@ public interface Boxline extends AutoCloseable {
     /**
      * Default sequencer lease time-to-live: a dead sequencer is replaced within about 1⅓ of this.
      */
-    public static final Duration DEFAULT_SEQUENCER_LEASE = Duration.ofSeconds(6);
+    public static final Duration DEFAULT_SEQUENCER_LEASE = Duration.ofSeconds(9);
 
     /**
      * Default longest time the sequencer sleeps without a wake-up before looking at the outbox (one
      * statement that also renews its lease).
      */
-    public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(3);
 
     /** Default shortest gap between two cross-process wake-ups (NOTIFY) sent by one publisher. */
     public static final Duration DEFAULT_PRODUCER_NOTIFY_INTERVAL = Duration.ofMillis(2);
@@ -173,14 +173,14 @@ public interface Boxline extends AutoCloseable {
       return this;
     }
 
-    /** Sequencer lease time-to-live, 1 s to 10 min (default 6 s). */
+    /** Sequencer lease time-to-live, 1 s to 10 min (default 9 s). */
     public Builder sequencerLease(Duration ttl) {
       this.sequencerLease = Objects.requireNonNull(ttl, "ttl");
       return this;
     }
 
     /**
-     * Safety poll of the outbox when no wake-up arrives, 10 ms to 1 min (default 2 s; never longer
+     * Safety poll of the outbox when no wake-up arrives, 10 ms to 1 min (default 3 s; never longer
      * than a third of the lease TTL, since the same statement renews the lease).
      */
     public Builder sequencerIdlePoll(Duration interval) {

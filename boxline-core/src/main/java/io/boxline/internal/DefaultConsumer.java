@@ -76,6 +76,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private static final int RESYNC_EVERY = 10;
 
   private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final int BATCHES_PER_TURN = 4;
   private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
   private final java.util.Random random = new java.util.Random();
 
@@ -154,6 +155,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
   private final ConcurrentLinkedQueue<PartitionKey> pickups = new ConcurrentLinkedQueue<>();
   private final Signal dispatchSignal = new Signal();
+  private java.util.concurrent.Semaphore freeWorkers;
+  private int rotation;
   private final Signal groupSignal = new Signal();
   private final CountDownLatch stopLatch = new CountDownLatch(1);
   private final AtomicLong handled = new AtomicLong();
@@ -201,6 +204,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       return this;
     }
     AtomicInteger n = new AtomicInteger();
+    freeWorkers = new java.util.concurrent.Semaphore(s.concurrency());
     workers =
         Executors.newFixedThreadPool(
             s.concurrency(),
@@ -592,14 +596,39 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private void dispatch() {
     while (!stopping) {
       try {
-        for (Partition p : held.values()) {
-          if (p.state == State.ACTIVE && hasWork(p) && p.draining.compareAndSet(false, true)) {
-            if (p.state != State.ACTIVE) {
-              p.draining.set(false);
-              continue;
-            }
-            workers.execute(() -> drain(p));
+        // Hand a partition to a worker only when one is free, so "draining" always means "running"
+        // (a
+        // release never waits behind a queue), walking from a rotating start so no partition
+        // starves.
+        List<Partition> candidates = new ArrayList<>(held.values());
+        int n = candidates.size();
+        int start = n == 0 ? 0 : Math.floorMod(rotation++, n);
+        for (int i = 0; i < n && freeWorkers.availablePermits() > 0; i++) {
+          Partition p = candidates.get((start + i) % n);
+          if (p.state != State.ACTIVE || !hasWork(p) || !freeWorkers.tryAcquire()) {
+            continue;
           }
+          if (!p.draining.compareAndSet(false, true)) {
+            freeWorkers.release();
+            continue;
+          }
+          if (p.state != State.ACTIVE) {
+            p.draining.set(false);
+            freeWorkers.release();
+            if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
+              finishRelease(p); // a release started between the check and the claim
+            }
+            continue;
+          }
+          workers.execute(
+              () -> {
+                try {
+                  drain(p);
+                } finally {
+                  freeWorkers.release();
+                  dispatchSignal.raise();
+                }
+              });
         }
         long untilRetry = TimeUnit.SECONDS.toMillis(1);
         for (Partition p : held.values()) {
@@ -626,8 +655,12 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
   private void drain(Partition p) {
     long backoff = READ_BACKOFF_NANOS;
+    int turns = 0;
     try {
-      while (!stopping && p.state == State.ACTIVE) {
+      // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
+      // a
+      // worker from the other partitions this consumer holds.
+      while (!stopping && p.state == State.ACTIVE && turns++ < BATCHES_PER_TURN) {
         try {
           if (!p.parkedLoaded) {
             loadParked(p);

@@ -45,6 +45,7 @@ final class SequencerLoop implements WakeupListener {
   private volatile boolean leader;
   private volatile boolean pending = true;
   private volatile long tailStepNanos;
+  private volatile long tailDueNanos;
 
   final AtomicLong batches = new AtomicLong();
   final AtomicLong events = new AtomicLong();
@@ -84,11 +85,16 @@ final class SequencerLoop implements WakeupListener {
     return leader;
   }
 
-  /** A local publisher wrote to the outbox; its transaction will commit soon. */
+  /**
+   * A local publisher wrote to the outbox; its transaction has not committed yet, so looking now
+   * would find nothing. Arms the tail of quick looks, the first one step from now.
+   */
   void hint() {
-    tailStepNanos = TAIL_FIRST_NANOS;
-    pending = true;
-    signal.raise();
+    if (tailStepNanos == 0) {
+      tailDueNanos = System.nanoTime() + TAIL_FIRST_NANOS;
+      tailStepNanos = TAIL_FIRST_NANOS;
+      signal.raise(); // re-plan the wait; does not make the loop look at once
+    }
   }
 
   @Override
@@ -130,7 +136,7 @@ final class SequencerLoop implements WakeupListener {
             pending = true;
           }
         }
-        boolean work = pending || tailStepNanos != 0;
+        boolean work = pending || (tailStepNanos != 0 && System.nanoTime() >= tailDueNanos);
         pending = false;
         if (work) {
           SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner);
@@ -144,10 +150,12 @@ final class SequencerLoop implements WakeupListener {
             batches.incrementAndGet();
             events.addAndGet(batch.events());
             bus.logAppended(batch.heads());
-            // Stragglers that committed just after this batch: keep looking quickly for a while.
-            tailStepNanos = TAIL_FIRST_NANOS;
             if (batch.events() >= batchSize) {
-              pending = true;
+              pending = true; // more waiting: drain again at once
+            } else {
+              // Stragglers that commit just after this batch: look again shortly, backing off.
+              tailStepNanos = TAIL_FIRST_NANOS;
+              tailDueNanos = System.nanoTime() + TAIL_FIRST_NANOS;
             }
             continue;
           }
@@ -155,14 +163,21 @@ final class SequencerLoop implements WakeupListener {
         errorBackoffNanos = TimeUnit.MILLISECONDS.toNanos(50);
         long wait;
         if (tailStepNanos != 0) {
-          wait = tailStepNanos;
-          tailStepNanos = tailStepNanos >= TAIL_LAST_NANOS ? 0 : tailStepNanos * 2;
+          long now = System.nanoTime();
+          if (now >= tailDueNanos) {
+            // This step's look is done: schedule the next one, twice as far, until the tail ends.
+            tailStepNanos = tailStepNanos >= TAIL_LAST_NANOS ? 0 : tailStepNanos * 2;
+            tailDueNanos = now + tailStepNanos;
+          }
+          wait =
+              tailStepNanos == 0
+                  ? Math.max(0, pollNanos - (now - lastLease))
+                  : Math.max(0, tailDueNanos - now);
         } else {
           wait = Math.max(0, pollNanos - (System.nanoTime() - lastLease));
         }
-        if (signal.await(wait)) {
-          pending = true;
-        }
+        // Wake-ups that mean "look now" set pending themselves; a hint only re-plans this wait.
+        signal.await(wait);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;

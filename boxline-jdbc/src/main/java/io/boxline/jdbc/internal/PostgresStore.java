@@ -59,6 +59,8 @@ public final class PostgresStore implements Store {
   final String outboxChannel;
   final String logChannel;
   private final PostgresCoordination coordination;
+  private final PostgresParking parking;
+  private final JdbcSql db;
   private volatile PostgresListener listener;
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
@@ -71,6 +73,9 @@ public final class PostgresStore implements Store {
     this.outboxChannel = schema + "_" + prefix + "outbox";
     this.logChannel = schema + "_" + prefix + "log";
     this.coordination = new PostgresCoordination(dataSource, q, description);
+    this.db = new JdbcSql(dataSource, q);
+    this.parking =
+        new PostgresParking(db, name -> findTopic(name).map(TopicInfo::id).orElse(-1L), logChannel);
   }
 
   @Override
@@ -79,23 +84,15 @@ public final class PostgresStore implements Store {
   }
 
   private String sql(String name) {
-    String s = q.get(name);
-    if (s == null) {
-      throw new IllegalStateException("no query named " + name);
-    }
-    return s;
+    return db.sql(name);
   }
 
   private StoreException fail(String name, SQLException e) {
-    return new StoreException(name, q.getOrDefault(name, name), e);
+    return db.fail(name, e);
   }
 
   private Connection connect() throws SQLException {
-    Connection c = dataSource.getConnection();
-    if (!c.getAutoCommit()) {
-      c.setAutoCommit(true);
-    }
-    return c;
+    return db.connect();
   }
 
   @Override
@@ -109,29 +106,8 @@ public final class PostgresStore implements Store {
     }
   }
 
-  /** Runs {@code work} in a transaction on a pooled connection. */
-  private <T> T tx(String name, SqlWork<T> work) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        T result = work.run(c);
-        c.commit();
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(auto);
-      }
-    } catch (SQLException e) {
-      throw fail(name, e);
-    }
-  }
-
-  @FunctionalInterface
-  private interface SqlWork<T> {
-    T run(Connection c) throws SQLException;
+  private <T> T tx(String name, JdbcSql.Work<T> work) {
+    return db.tx(name, work);
   }
 
   // ------------------------------------------------------------------ migrations
@@ -288,30 +264,12 @@ public final class PostgresStore implements Store {
 
   @Override
   public Optional<TopicInfo> findTopic(long topicId) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("topic_by_id"))) {
-      ps.setLong(1, topicId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
-      }
-    } catch (SQLException e) {
-      throw fail("topic_by_id", e);
-    }
+    return db.one("topic_by_id", ps -> ps.setLong(1, topicId), PostgresStore::topic);
   }
 
   @Override
   public List<TopicInfo> topics() {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("all_topics"));
-        ResultSet rs = ps.executeQuery()) {
-      List<TopicInfo> out = new ArrayList<>();
-      while (rs.next()) {
-        out.add(topic(rs));
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("all_topics", e);
-    }
+    return db.list("all_topics", ps -> {}, PostgresStore::topic);
   }
 
   @Override
@@ -429,24 +387,15 @@ public final class PostgresStore implements Store {
 
   @Override
   public List<PartitionLag> lag(long subscriptionId) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("lag"))) {
-      ps.setLong(1, subscriptionId);
-      List<PartitionLag> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(
-              new PartitionLag(
-                  TopicName.of(rs.getString(1), rs.getString(2)),
-                  rs.getInt(3),
-                  rs.getLong(4),
-                  rs.getLong(5)));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("lag", e);
-    }
+    return db.list(
+        "lag",
+        ps -> ps.setLong(1, subscriptionId),
+        rs ->
+            new PartitionLag(
+                TopicName.of(rs.getString(1), rs.getString(2)),
+                rs.getInt(3),
+                rs.getLong(4),
+                rs.getLong(5)));
   }
 
   // ------------------------------------------------------------------ publish
@@ -603,13 +552,7 @@ public final class PostgresStore implements Store {
 
   @Override
   public void releaseSequencerLease(String owner) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("release_sequencer"))) {
-      ps.setString(1, owner);
-      ps.executeUpdate();
-    } catch (SQLException e) {
-      throw fail("release_sequencer", e);
-    }
+    db.update("release_sequencer", ps -> ps.setString(1, owner));
   }
 
   /** One outbox row taken by the sequencer. */
@@ -848,66 +791,49 @@ public final class PostgresStore implements Store {
 
   @Override
   public List<Backlog> backlogged(long subscriptionId) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("backlogged"))) {
-      ps.setLong(1, subscriptionId);
-      List<Backlog> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("backlogged", e);
-    }
+    return db.list(
+        "backlogged",
+        ps -> ps.setLong(1, subscriptionId),
+        rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
   }
 
   @Override
   public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("read"))) {
-      ps.setLong(1, topicId);
-      ps.setInt(2, partition);
-      ps.setLong(3, afterSequence);
-      ps.setInt(4, limit);
-      List<StoredEvent> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(
-              new StoredEvent(
-                  rs.getObject(2, UUID.class),
-                  rs.getLong(1),
-                  rs.getString(3),
-                  rs.getString(4),
-                  rs.getString(5),
-                  rs.getString(6),
-                  rs.getBytes(7),
-                  Headers.fromJson(rs.getString(8)),
-                  rs.getTimestamp(9).toInstant(),
-                  instant(rs.getTimestamp(10))));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("read", e);
-    }
+    return db.list(
+        "read",
+        ps -> {
+          ps.setLong(1, topicId);
+          ps.setInt(2, partition);
+          ps.setLong(3, afterSequence);
+          ps.setInt(4, limit);
+        },
+        rs ->
+            new StoredEvent(
+                rs.getObject(2, UUID.class),
+                rs.getLong(1),
+                rs.getString(3),
+                rs.getString(4),
+                rs.getString(5),
+                rs.getString(6),
+                rs.getBytes(7),
+                Headers.fromJson(rs.getString(8)),
+                rs.getTimestamp(9).toInstant(),
+                JdbcSql.instant(rs.getTimestamp(10))));
   }
 
   @Override
   public boolean commitCursor(
       long subscriptionId, long topicId, int partition, long position, long epoch) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-      ps.setLong(1, position);
-      ps.setLong(2, subscriptionId);
-      ps.setLong(3, topicId);
-      ps.setInt(4, partition);
-      ps.setLong(5, epoch);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw fail("commit_cursor", e);
-    }
+    return db.update(
+            "commit_cursor",
+            ps -> {
+              ps.setLong(1, position);
+              ps.setLong(2, subscriptionId);
+              ps.setLong(3, topicId);
+              ps.setInt(4, partition);
+              ps.setLong(5, epoch);
+            })
+        == 1;
   }
 
   // ------------------------------------------------------------------ parked events
@@ -930,7 +856,7 @@ public final class PostgresStore implements Store {
       c.close();
       return null;
     } catch (SQLException e) {
-      closeQuietly(c);
+      JdbcSql.closeQuietly(c);
       throw fail("lock_cursor", e);
     }
   }
@@ -941,7 +867,7 @@ public final class PostgresStore implements Store {
     String step = "park";
     try {
       if (!parks.isEmpty()) {
-        insertParks(tx, subscriptionId, partition, parks);
+        parking.insertParks(tx, subscriptionId, partition, parks);
       }
       step = "advance_locked_cursor";
       try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
@@ -961,166 +887,7 @@ public final class PostgresStore implements Store {
       }
       throw fail(step, e);
     } finally {
-      closeQuietly(tx);
-    }
-  }
-
-  @Override
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    try {
-      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, seq);
-        ps.executeUpdate();
-      }
-      tx.commit();
-    } catch (SQLException e) {
-      try {
-        tx.rollback();
-      } catch (SQLException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw fail("parked_done_locked", e);
-    } finally {
-      closeQuietly(tx);
-    }
-  }
-
-  // ------------------------------------------------------------------ inbox
-  @Override
-  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
-    try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setString(2, key);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw fail("inbox_claim", e);
-    }
-  }
-
-  @Override
-  public boolean inboxSeen(long subscriptionId, String key) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("inbox_seen"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setString(2, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    } catch (SQLException e) {
-      throw fail("inbox_seen", e);
-    }
-  }
-
-  @Override
-  public void inboxRecord(long subscriptionId, String key) {
-    try (Connection c = connect()) {
-      inboxClaim(c, subscriptionId, key);
-    } catch (SQLException e) {
-      throw fail("inbox_claim", e);
-    }
-  }
-
-  // ------------------------------------------------------------------ retention
-  @Override
-  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("set_retention"))) {
-      ps.setObject(1, policy.maxAge() == null ? null : policy.maxAge().toMillis(), Types.BIGINT);
-      ps.setBoolean(2, policy.keepUnconsumed());
-      ps.setLong(3, topicId);
-      ps.executeUpdate();
-    } catch (SQLException e) {
-      throw fail("set_retention", e);
-    }
-  }
-
-  @Override
-  public io.boxline.spi.PurgeResult purge(
-      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
-    long events = purgeAll("purge_log", null, batch);
-    long inbox = purgeAll("purge_inbox", inboxAge, batch);
-    long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
-    long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
-    return new io.boxline.spi.PurgeResult(events, inbox, dead, keys);
-  }
-
-  /**
-   * Runs a batched delete until a batch comes back short; each batch is its own short transaction.
-   */
-  private long purgeAll(String name, Duration age, int batch) {
-    long total = 0;
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql(name))) {
-      while (true) {
-        int i = 1;
-        if (age != null) {
-          ps.setDouble(i++, age.toMillis() / 1000.0);
-        }
-        ps.setInt(i, batch);
-        int n = ps.executeUpdate();
-        total += n;
-        if (n < batch) {
-          return total;
-        }
-      }
-    } catch (SQLException e) {
-      throw fail(name, e);
-    }
-  }
-
-  private void insertParks(
-      Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
-      throws SQLException {
-    int n = parks.size();
-    Long[] seqs = new Long[n];
-    UUID[] ids = new UUID[n];
-    String[] keys = new String[n];
-    String[] types = new String[n];
-    String[] states = new String[n];
-    Integer[] attempts = new Integer[n];
-    Timestamp[] next = new Timestamp[n];
-    String[] errors = new String[n];
-    for (int i = 0; i < n; i++) {
-      Park k = parks.get(i);
-      seqs[i] = k.seq();
-      ids[i] = k.eventId();
-      keys[i] = k.key();
-      types[i] = k.type();
-      states[i] = k.state().name();
-      attempts[i] = k.attempts();
-      next[i] = Timestamp.from(k.nextAttemptAt());
-      errors[i] = k.lastError();
-    }
-    try (PreparedStatement ps = tx.prepareStatement(sql("park"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setLong(2, partition.topicId());
-      ps.setInt(3, partition.partition());
-      ps.setArray(4, tx.createArrayOf("bigint", seqs));
-      ps.setArray(5, tx.createArrayOf("uuid", ids));
-      ps.setArray(6, tx.createArrayOf("text", keys));
-      ps.setArray(7, tx.createArrayOf("text", types));
-      ps.setArray(8, tx.createArrayOf("text", states));
-      ps.setArray(9, tx.createArrayOf("integer", attempts));
-      ps.setArray(10, tx.createArrayOf("timestamptz", next));
-      ps.setArray(11, tx.createArrayOf("text", errors));
-      ps.executeUpdate();
-    }
-  }
-
-  private static java.time.Instant instant(Timestamp t) {
-    return t == null ? null : t.toInstant();
-  }
-
-  private static void closeQuietly(Connection c) {
-    try {
-      c.close();
-    } catch (SQLException ignored) {
-      // already failing or finished
+      JdbcSql.closeQuietly(tx);
     }
   }
 
@@ -1134,7 +901,7 @@ public final class PostgresStore implements Store {
     return tx(
         "park",
         c -> {
-          insertParks(c, subscriptionId, partition, parks);
+          parking.insertParks(c, subscriptionId, partition, parks);
           try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
             ps.setLong(1, position);
             ps.setLong(2, subscriptionId);
@@ -1150,199 +917,70 @@ public final class PostgresStore implements Store {
         });
   }
 
+  // ------------------------------------------------------------------ parked events, inbox,
+  // retention
+  @Override
+  public void finishParkedFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    parking.finishParkedFenced(tx, subscriptionId, partition, seq);
+  }
+
+  @Override
+  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    return parking.inboxClaim(tx, subscriptionId, key);
+  }
+
+  @Override
+  public boolean inboxSeen(long subscriptionId, String key) {
+    return parking.inboxSeen(subscriptionId, key);
+  }
+
+  @Override
+  public void inboxRecord(long subscriptionId, String key) {
+    parking.inboxRecord(subscriptionId, key);
+  }
+
+  @Override
+  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
+    parking.setRetention(topicId, policy);
+  }
+
+  @Override
+  public io.boxline.spi.PurgeResult purge(
+      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
+    return parking.purge(inboxAge, deadLetterAge, idempotencyAge, batch);
+  }
+
   @Override
   public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("parked_heads"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setLong(2, partition.topicId());
-      ps.setInt(3, partition.partition());
-      ps.setBoolean(4, deadBlocks);
-      java.util.Set<String> keys = new java.util.HashSet<>();
-      java.time.Instant next = null;
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String key = rs.getString(1);
-          if (key != null) {
-            keys.add(key);
-          }
-          if (!"DEAD".equals(rs.getString(2))) {
-            java.time.Instant at = rs.getTimestamp(3).toInstant();
-            next = next == null || at.isBefore(next) ? at : next;
-          }
-        }
-      }
-      return new ParkedSummary(keys, next);
-    } catch (SQLException e) {
-      throw fail("parked_heads", e);
-    }
+    return parking.parked(subscriptionId, partition, deadBlocks);
   }
 
   @Override
   public List<ParkedEvent> dueParked(
       long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("due_parked"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setLong(2, partition.topicId());
-      ps.setInt(3, partition.partition());
-      ps.setBoolean(4, deadBlocks);
-      ps.setLong(5, partition.topicId());
-      ps.setInt(6, partition.partition());
-      ps.setInt(7, limit);
-      List<ParkedEvent> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Timestamp first = rs.getTimestamp(11);
-          out.add(
-              new ParkedEvent(
-                  new StoredEvent(
-                      rs.getObject(2, UUID.class),
-                      rs.getLong(1),
-                      rs.getString(3),
-                      rs.getString(4),
-                      rs.getString(5),
-                      rs.getString(6),
-                      rs.getBytes(7),
-                      Headers.fromJson(rs.getString(8)),
-                      rs.getTimestamp(9).toInstant(),
-                      instant(rs.getTimestamp(12))),
-                  rs.getInt(10),
-                  first == null ? null : first.toInstant()));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("due_parked", e);
-    }
+    return parking.dueParked(subscriptionId, partition, deadBlocks, limit);
   }
 
   @Override
   public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution r) {
-    String name = r.kind() == Resolution.Kind.DONE ? "parked_done" : "parked_retry";
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql(name))) {
-      int i = 1;
-      if (r.kind() != Resolution.Kind.DONE) {
-        String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
-        ps.setString(i++, state);
-        ps.setInt(i++, r.attempts());
-        ps.setTimestamp(i++, r.nextAttemptAt() == null ? null : Timestamp.from(r.nextAttemptAt()));
-        ps.setString(i++, r.error());
-        ps.setString(i++, state);
-      }
-      ps.setLong(i++, subscriptionId);
-      ps.setLong(i++, partition.topicId());
-      ps.setInt(i++, partition.partition());
-      ps.setLong(i++, seq);
-      ps.setLong(i, epoch);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw fail(name, e);
-    }
-  }
-
-  /**
-   * Binds the shared dead-letter filters starting at parameter {@code i}; returns the next index.
-   */
-  private int bindDeadLetterFilters(
-      PreparedStatement ps, int i, long subscriptionId, DeadLetterQuery q) throws SQLException {
-    Long topicId = null;
-    if (q.topic() != null) {
-      topicId = findTopic(q.topic()).map(io.boxline.TopicInfo::id).orElse(-1L);
-    }
-    ps.setLong(i++, subscriptionId);
-    ps.setObject(i++, topicId, Types.BIGINT);
-    ps.setObject(i++, topicId, Types.BIGINT);
-    ps.setString(i++, q.type());
-    ps.setString(i++, q.type());
-    ps.setString(i++, q.key());
-    ps.setString(i++, q.key());
-    ps.setObject(i++, q.eventId());
-    ps.setObject(i++, q.eventId());
-    ps.setString(i++, q.errorContains());
-    ps.setString(i++, q.errorContains());
-    Timestamp before = q.deadBefore() == null ? null : Timestamp.from(q.deadBefore());
-    Timestamp after = q.deadAfter() == null ? null : Timestamp.from(q.deadAfter());
-    ps.setTimestamp(i++, before);
-    ps.setTimestamp(i++, before);
-    ps.setTimestamp(i++, after);
-    ps.setTimestamp(i++, after);
-    ps.setInt(i++, q.limit());
-    return i;
+      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution) {
+    return parking.resolveParked(subscriptionId, partition, seq, epoch, resolution);
   }
 
   @Override
   public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("dead_letters"))) {
-      bindDeadLetterFilters(ps, 1, subscriptionId, q);
-      List<DeadLetter> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          io.boxline.Event e =
-              new io.boxline.Event(
-                  rs.getObject(10, UUID.class),
-                  TopicName.of(rs.getString(8), rs.getString(9)),
-                  rs.getInt(2),
-                  rs.getLong(3),
-                  rs.getString(11),
-                  rs.getString(12),
-                  rs.getString(13),
-                  rs.getString(14),
-                  rs.getBytes(15),
-                  Headers.fromJson(rs.getString(16)),
-                  rs.getTimestamp(17).toInstant(),
-                  instant(rs.getTimestamp(18)));
-          Timestamp first = rs.getTimestamp(6);
-          out.add(
-              new DeadLetter(
-                  q.subscription(),
-                  e,
-                  rs.getInt(4),
-                  rs.getString(5),
-                  first == null ? null : first.toInstant(),
-                  rs.getTimestamp(7).toInstant()));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw fail("dead_letters", e);
-    }
+    return parking.deadLetters(subscriptionId, q);
   }
 
   @Override
   public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    return tx(
-        "redrive_dead",
-        c -> {
-          int n;
-          try (PreparedStatement ps = c.prepareStatement(sql("redrive_dead"))) {
-            bindDeadLetterFilters(ps, 1, subscriptionId, q);
-            n = ps.executeUpdate();
-          }
-          if (n > 0) {
-            // Every consumer re-reads its backlog, which now shows retries due.
-            try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
-              ps.setString(1, logChannel);
-              ps.setString(2, "*");
-              ps.execute();
-            }
-          }
-          return n;
-        });
+    return parking.redriveDeadLetters(subscriptionId, q);
   }
 
   @Override
   public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("discard_dead"))) {
-      bindDeadLetterFilters(ps, 1, subscriptionId, q);
-      return ps.executeUpdate();
-    } catch (SQLException e) {
-      throw fail("discard_dead", e);
-    }
+    return parking.discardDeadLetters(subscriptionId, q);
   }
 
   // ------------------------------------------------------------------ wake-ups

@@ -109,6 +109,7 @@ public abstract class RetentionBehaviour {
                             .header("message-id", "m-2")
                             .payload("other".getBytes())
                             .build())));
+    Await.until(WAIT, "both consumers handled two", () -> plain.size() >= 2 && tx.size() >= 2);
     SuiteSupport.awaitCaughtUp(boxline, "plain");
     SuiteSupport.awaitCaughtUp(boxline, "tx");
     assertThat(plain).containsExactly("first", "other");

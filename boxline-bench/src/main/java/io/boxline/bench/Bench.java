@@ -1,0 +1,336 @@
+package io.boxline.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.bench.DeliveryCheck.BenchFailure;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Boxline benchmarks. Usage (from the repository root):
+ *
+ * <pre>
+ * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="all"
+ * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="w1 --w1.runs=5"
+ * </pre>
+ *
+ * <p>First argument: {@code w1}, {@code w2}, {@code w3}, {@code all}, or a comma-separated list.
+ * Options ({@code --name=value}): see {@link Options}. Every run works in schemas of its own
+ * ({@code bench_<random>...}), dropped at the end. Results are printed as Markdown tables and also
+ * written to {@code boxline-bench/target/bench-<time>.md}. Any failed correctness check (lost,
+ * duplicate or out-of-order event) aborts the run with a non-zero exit.
+ */
+public final class Bench {
+  // Keep strong references, or the JUL configuration is garbage collected.
+  private static final List<Logger> QUIET = new ArrayList<>();
+
+  /** Settings, with the defaults used for docs/benchmarks.md. */
+  static final class Options {
+    String url = "jdbc:postgresql://127.0.0.1:5432/postgres";
+    String user = "postgres";
+    String password = "";
+    int pool = 32;
+    int partitions = 8;
+    // W1
+    int w1Events = 50_000;
+    int w1WarmupEvents = 5_000;
+    int w1Threads = 4;
+    int w1Runs = 3;
+    int[] w1TxnSizes = {1, 10};
+    int w1ConsumerConcurrency = 8;
+    int w1ConsumerBatch = 100;
+    // W2
+    int[] w2Rates = {200, 1000};
+    List<String> w2Where = List.of("same-jvm", "other-jvm");
+    double w2WarmupSeconds = 3;
+    double w2Seconds = 10;
+    int w2Threads = 8;
+    int w2ConsumerConcurrency = 8;
+    boolean w2Trace = false;
+    long w2RemoteNotifyMillis = Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis();
+    boolean w1Trace = false;
+    // W3
+    int[] w3Consumers = {0, 1, 2, 10};
+    int w3Seconds = 30;
+    int w3SettleSeconds = 3;
+    int w3ControlSeconds = 10;
+    // Shared machine: before each measured trial wait up to this long for CPU use <= quietBusy %.
+    int quietSeconds = 0;
+    double quietBusy = 30;
+
+    static Options parse(List<String> args) {
+      Options o = new Options();
+      for (String a : args) {
+        if (!a.startsWith("--") || !a.contains("=")) {
+          throw new IllegalArgumentException("expected --name=value, got " + a);
+        }
+        String k = a.substring(2, a.indexOf('='));
+        String v = a.substring(a.indexOf('=') + 1);
+        switch (k) {
+          case "url" -> o.url = v;
+          case "user" -> o.user = v;
+          case "password" -> o.password = v;
+          case "pool" -> o.pool = Integer.parseInt(v);
+          case "partitions" -> o.partitions = Integer.parseInt(v);
+          case "w1.events" -> o.w1Events = Integer.parseInt(v);
+          case "w1.warmup" -> o.w1WarmupEvents = Integer.parseInt(v);
+          case "w1.threads" -> o.w1Threads = Integer.parseInt(v);
+          case "w1.runs" -> o.w1Runs = Integer.parseInt(v);
+          case "w1.txn" -> o.w1TxnSizes = ints(v);
+          case "w1.concurrency" -> o.w1ConsumerConcurrency = Integer.parseInt(v);
+          case "w1.batch" -> o.w1ConsumerBatch = Integer.parseInt(v);
+          case "w2.rates" -> o.w2Rates = ints(v);
+          case "w2.where" -> o.w2Where = List.of(v.split(","));
+          case "w2.warmup" -> o.w2WarmupSeconds = Double.parseDouble(v);
+          case "w2.seconds" -> o.w2Seconds = Double.parseDouble(v);
+          case "w2.threads" -> o.w2Threads = Integer.parseInt(v);
+          case "w2.concurrency" -> o.w2ConsumerConcurrency = Integer.parseInt(v);
+          case "w2.trace" -> o.w2Trace = Boolean.parseBoolean(v);
+          case "w2.remote-notify-ms" -> o.w2RemoteNotifyMillis = Long.parseLong(v);
+          case "w1.trace" -> o.w1Trace = Boolean.parseBoolean(v);
+          case "w3.consumers" -> o.w3Consumers = ints(v);
+          case "w3.seconds" -> o.w3Seconds = Integer.parseInt(v);
+          case "w3.settle" -> o.w3SettleSeconds = Integer.parseInt(v);
+          case "w3.control" -> o.w3ControlSeconds = Integer.parseInt(v);
+          case "quiet" -> o.quietSeconds = Integer.parseInt(v);
+          case "quiet.busy" -> o.quietBusy = Double.parseDouble(v);
+          default -> throw new IllegalArgumentException("unknown option --" + k);
+        }
+      }
+      for (String w : o.w2Where) {
+        if (!w.equals("same-jvm") && !w.equals("other-jvm")) {
+          throw new IllegalArgumentException("--w2.where takes same-jvm and/or other-jvm");
+        }
+      }
+      return o;
+    }
+
+    private static int[] ints(String v) {
+      return Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+  }
+
+  private static volatile boolean interrupted;
+
+  private Bench() {}
+
+  public static void main(String[] args) throws Exception {
+    quietLogs();
+    if (args.length == 0) {
+      args = new String[] {"all"};
+    }
+    List<String> workloads = new ArrayList<>();
+    for (String w : args[0].toLowerCase(Locale.ROOT).split(",")) {
+      if (w.equals("all")) {
+        workloads.addAll(List.of("w1", "w2", "w3"));
+      } else if (List.of("w1", "w2", "w3").contains(w)) {
+        workloads.add(w);
+      } else {
+        throw new IllegalArgumentException("unknown workload " + w + "; use w1, w2, w3 or all");
+      }
+    }
+    Options o = Options.parse(Arrays.asList(args).subList(1, args.length));
+    Db db = new Db(o.url, o.user, o.password);
+    String runSchema = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    Thread cleanup =
+        new Thread(
+            () -> {
+              interrupted = true;
+              System.err.println(
+                  "interrupted: closing pools and dropping schemas " + runSchema + "*");
+              Db.closePools();
+              dropQuietly(db, runSchema);
+            },
+            "bench-cleanup");
+    Runtime.getRuntime().addShutdownHook(cleanup);
+    StringBuilder report = new StringBuilder();
+    long started = System.nanoTime();
+    try {
+      report.append(environment(db, o, runSchema, args));
+      db.exec("CREATE SCHEMA " + runSchema);
+      for (String w : workloads) {
+        switch (w) {
+          case "w1" -> {
+            List<W1Throughput.Trial> r;
+            try (HikariDataSource pool = db.pool("bench-w1", o.pool, null)) {
+              r = new W1Throughput(o, db, pool, runSchema).run();
+            }
+            report.append(Report.w1(o, r));
+          }
+          case "w2" -> {
+            List<W2Latency.Result> r;
+            try (HikariDataSource pool = db.pool("bench-w2", o.pool, null)) {
+              r = new W2Latency(o, db, pool, runSchema).run();
+            }
+            report.append(Report.w2(o, r));
+          }
+          case "w3" -> report.append(Report.w3(o, new W3Idle(o, db, runSchema).run()));
+          default -> throw new IllegalStateException(w);
+        }
+        flush(report);
+      }
+    } catch (BenchFailure e) {
+      System.out.println();
+      System.out.println(
+          (interrupted ? "BENCHMARK INTERRUPTED: " : "BENCHMARK FAILED (correctness): ")
+              + e.getMessage());
+      throw e;
+    } finally {
+      dropQuietly(db, runSchema);
+      try {
+        Runtime.getRuntime().removeShutdownHook(cleanup);
+      } catch (IllegalStateException ignored) {
+        // shutting down already
+      }
+    }
+    report.append(
+        Stats.f(
+            "%nTotal time: %.0f s. All correctness checks passed.%n",
+            (System.nanoTime() - started) / 1e9));
+    System.out.println();
+    System.out.println(report);
+    Path file = writeReport(report);
+    System.out.println("Written to " + file.toAbsolutePath());
+  }
+
+  private static void flush(StringBuilder report) {
+    try {
+      writeReport(report);
+    } catch (IOException e) {
+      // best effort: the final write reports problems
+    }
+  }
+
+  private static Path reportFile;
+
+  private static Path writeReport(StringBuilder report) throws IOException {
+    if (reportFile == null) {
+      Path dir = Path.of("target");
+      if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
+        dir = Path.of("boxline-bench", "target");
+      }
+      Files.createDirectories(dir);
+      String stamp =
+          LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+      reportFile = dir.resolve("bench-" + stamp + ".md");
+    }
+    Files.writeString(reportFile, report);
+    return reportFile;
+  }
+
+  private static void dropQuietly(Db db, String runSchema) {
+    try {
+      db.dropSchemas(runSchema);
+    } catch (RuntimeException e) {
+      System.err.println("could not drop schemas " + runSchema + "*: " + e.getMessage());
+    }
+  }
+
+  private static String environment(Db db, Options o, String schema, String[] args) {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("date (UTC)", LocalDateTime.now(ZoneOffset.UTC).withNano(0).toString());
+    env.put("arguments", String.join(" ", args));
+    env.put("CPU cores (JVM)", Integer.toString(Runtime.getRuntime().availableProcessors()));
+    env.put(
+        "Java",
+        System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+    env.put("PostgreSQL", db.queryString("SHOW server_version"));
+    env.put(
+        "durability",
+        "fsync="
+            + db.queryString("SHOW fsync")
+            + ", synchronous_commit="
+            + db.queryString("SHOW synchronous_commit")
+            + ", wal_sync_method="
+            + db.queryString("SHOW wal_sync_method"));
+    env.put("shared_buffers", db.queryString("SHOW shared_buffers"));
+    env.put(
+        "pool",
+        "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");
+    env.put("partitions", Integer.toString(o.partitions));
+    env.put("boxline-core", Bench.jar(io.boxline.Boxline.class));
+    env.put("boxline-jdbc", Bench.jar(io.boxline.jdbc.JdbcStore.class));
+    env.put("schemas", schema + "*, dropped at the end");
+    StringBuilder sb = new StringBuilder("# Boxline benchmark run\n\n");
+    Table t = new Table("Setting", "Value");
+    env.forEach(t::row);
+    sb.append(t).append('\n');
+    System.out.print(sb);
+    return sb.toString();
+  }
+
+  /** Where a class was loaded from, when that file was written, and a hash of it. */
+  static String jar(Class<?> type) {
+    try {
+      Path p = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isDirectory(p)) {
+        return p.toString();
+      }
+      byte[] digest =
+          java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
+      StringBuilder hex = new StringBuilder();
+      for (int i = 0; i < 6; i++) {
+        hex.append(String.format("%02x", digest[i]));
+      }
+      return p.getFileName()
+          + " built "
+          + Files.getLastModifiedTime(p)
+              .toInstant()
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+          + ", sha256 "
+          + hex;
+    } catch (Exception e) {
+      return "?";
+    }
+  }
+
+  /** Silences INFO logging of Boxline (java.util.logging) and HikariCP (slf4j-simple). */
+  static void quietLogs() {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    for (String name : List.of("io.boxline", "com.zaxxer.hikari")) {
+      Logger l = Logger.getLogger(name);
+      l.setLevel(Level.WARNING);
+      QUIET.add(l);
+    }
+  }
+
+  /** Waits for a quiet machine when --quiet is set, and logs it. Returns a note for the tables. */
+  static String quiet(Options o) throws InterruptedException {
+    String note = Noise.awaitQuiet(o.quietSeconds, o.quietBusy);
+    if (!note.isEmpty()) {
+      log("%s", note);
+    }
+    return note;
+  }
+
+  static void log(String format, Object... args) {
+    System.out.println(
+        LocalDateTime.now(ZoneOffset.UTC).toLocalTime().withNano(0) + " " + Stats.f(format, args));
+  }
+
+  /**
+   * Waits until this instance leads the sequencer, so producers take the in-process wake-up path.
+   */
+  static void awaitLeader(Boxline boxline) throws InterruptedException {
+    long deadline = System.nanoTime() + 15_000_000_000L;
+    while (!boxline.stats().sequencerLeader()) {
+      if (System.nanoTime() > deadline) {
+        throw new BenchFailure("Boxline did not become sequencer leader within 15 s");
+      }
+      Thread.sleep(5);
+    }
+  }
+}

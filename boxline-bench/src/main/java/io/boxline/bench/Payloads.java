@@ -1,0 +1,61 @@
+package io.boxline.bench;
+
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+
+/** Pre-built 200-byte JSON payloads (built before timing starts) and event ids. */
+final class Payloads {
+  static final int SIZE = 200;
+  static final int COUNT = 1024;
+
+  /**
+   * Most significant bits of every benchmark event id; the least significant bits hold its index.
+   */
+  static final long ID_MAGIC = 0x0B0C5B3E_0000_4000L;
+
+  private static final byte[][] PAYLOADS = build();
+
+  private Payloads() {}
+
+  static byte[] payload(long index) {
+    return PAYLOADS[(int) (index % COUNT)];
+  }
+
+  static UUID id(long index) {
+    return new UUID(ID_MAGIC, index);
+  }
+
+  /** The index carried by a benchmark event id, or -1 when the id is not one of ours. */
+  static long index(UUID id) {
+    return id.getMostSignificantBits() == ID_MAGIC ? id.getLeastSignificantBits() : -1;
+  }
+
+  private static byte[][] build() {
+    byte[][] out = new byte[COUNT][];
+    for (int i = 0; i < COUNT; i++) {
+      StringBuilder sb =
+          new StringBuilder()
+              .append("{\"orderId\":\"ord-")
+              .append(String.format("%08d", i * 7919))
+              .append("\",\"customerId\":\"cust-")
+              .append(String.format("%05d", i % 977))
+              .append("\",\"amountCents\":")
+              .append(1000 + (i * 37) % 90000)
+              .append(",\"currency\":\"EUR\",\"status\":\"PLACED\",\"lines\":[{\"sku\":\"SKU-")
+              .append(String.format("%05d", (i * 13) % 50000))
+              .append("\",\"qty\":")
+              .append(1 + i % 5)
+              .append("}],\"note\":\"");
+      while (sb.length() < SIZE - 2) {
+        sb.append((char) ('a' + sb.length() % 26));
+      }
+      sb.append("\"}");
+      byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
+      if (b.length != SIZE) {
+        throw new IllegalStateException("payload is " + b.length + " bytes");
+      }
+      out[i] = b;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,89 @@
+package io.boxline.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.OutgoingEvent;
+import io.boxline.TopicName;
+import io.boxline.jdbc.JdbcStore;
+import java.io.BufferedOutputStream;
+import java.io.DataOutputStream;
+import java.io.FileOutputStream;
+import java.time.Duration;
+import java.util.SplittableRandom;
+
+/**
+ * The W2 producer in another JVM: a Boxline with {@code sequencer(false)} (it NOTIFYs the remote
+ * sequencer at a bounded rate) that publishes one event per transaction, paced open-loop, and
+ * writes for each event the wall-clock time (epoch nanoseconds from {@link
+ * java.time.Instant#now()}, CLOCK_REALTIME, the same clock the consumer JVM reads on this machine)
+ * at which its commit returned, the commit duration, and how late after its due time it was sent.
+ *
+ * <p>Arguments: url user password schema rate total threads keys outFile [notifyIntervalMillis]
+ */
+public final class RemoteProducer {
+  private RemoteProducer() {}
+
+  public static void main(String[] args) throws Exception {
+    Bench.quietLogs();
+    String url = args[0];
+    String user = args[1];
+    String password = args[2];
+    String schema = args[3];
+    double rate = Double.parseDouble(args[4]);
+    int total = Integer.parseInt(args[5]);
+    int threads = Integer.parseInt(args[6]);
+    int keys = Integer.parseInt(args[7]);
+    String out = args[8];
+    Duration notifyInterval =
+        args.length > 9
+            ? Duration.ofMillis(Long.parseLong(args[9]))
+            : Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL;
+    Db db = new Db(url, user, "-".equals(password) ? "" : password);
+    long[] committed = new long[total];
+    long[] took = new long[total];
+    long[] late = new long[total];
+    TopicName topic = TopicName.of("bench", "events");
+    try (HikariDataSource pool = db.pool("remote-producer", threads + 2, null);
+        Boxline boxline =
+            Boxline.builder()
+                .store(JdbcStore.builder(pool).schema(schema).build())
+                .sequencer(false)
+                .producerNotifyInterval(notifyInterval)
+                .migrate(false)
+                .build()
+                .start()) {
+      var publisher = boxline.publisher();
+      System.out.println("remote producer ready");
+      Pacer.run(
+          total,
+          rate,
+          threads,
+          (i, lateNanos) -> {
+            String key = "customer-" + new SplittableRandom(i).nextInt(keys);
+            OutgoingEvent e =
+                OutgoingEvent.builder(topic)
+                    .id(Payloads.id(i))
+                    .type("order.placed")
+                    .key(key)
+                    .contentType("application/json")
+                    .payload(Payloads.payload(i))
+                    .build();
+            long t0 = System.nanoTime();
+            boxline.inTransaction(tx -> publisher.publish(tx, e));
+            committed[i] = DeliveryCheck.epochNanos();
+            took[i] = System.nanoTime() - t0;
+            late[i] = lateNanos;
+          });
+    }
+    try (DataOutputStream o =
+        new DataOutputStream(new BufferedOutputStream(new FileOutputStream(out)))) {
+      o.writeInt(total);
+      for (int i = 0; i < total; i++) {
+        o.writeLong(committed[i]);
+        o.writeLong(took[i]);
+        o.writeLong(late[i]);
+      }
+    }
+    System.out.println("remote producer done: " + total + " events");
+  }
+}

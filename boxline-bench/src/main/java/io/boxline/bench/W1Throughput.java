@@ -1,0 +1,367 @@
+package io.boxline.bench;
+
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.NamespacePath;
+import io.boxline.OutgoingEvent;
+import io.boxline.Partitioner;
+import io.boxline.Publisher;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.bench.DeliveryCheck.BenchFailure;
+import io.boxline.jdbc.JdbcStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
+
+/**
+ * W1: producer throughput with Boxline end to end, against raw inserts of the same rows.
+ *
+ * <p>Each producer transaction inserts one business row and {@code txnSize} events. Boxline: the
+ * events are published with {@link Publisher#publish}/{@link Publisher#publishAll} in the caller's
+ * transaction; the time runs from the first insert to the moment the no-op handler has seen the
+ * last event. Baseline: the same transaction inserts the business row and the same event rows (same
+ * columns as Boxline's outbox, same statement shape: one INSERT for one event, one INSERT ...
+ * SELECT FROM unnest(arrays) for several) into a plain table; the time runs until the last commit.
+ */
+final class W1Throughput {
+  static final String BUSINESS_DDL =
+      "CREATE TABLE %s.bench_order (id bigserial PRIMARY KEY, customer text NOT NULL,"
+          + " amount_cents bigint NOT NULL, status text NOT NULL,"
+          + " created_at timestamptz NOT NULL DEFAULT now())";
+  static final String BUSINESS_INSERT =
+      "INSERT INTO %s.bench_order (customer, amount_cents, status) VALUES (?, ?, 'PLACED')";
+  static final String PLAIN_EVENT_DDL =
+      "CREATE TABLE %s.plain_event (id bigserial PRIMARY KEY, event_id uuid NOT NULL,"
+          + " topic_id bigint NOT NULL, partition integer, event_key text, event_type text NOT NULL,"
+          + " source text, content_type text NOT NULL, payload bytea NOT NULL, headers jsonb,"
+          + " created_at timestamptz NOT NULL DEFAULT now())";
+  static final String PLAIN_INSERT_ONE =
+      "INSERT INTO %s.plain_event (event_id, topic_id, partition, event_key, event_type, source,"
+          + " content_type, payload, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)";
+  static final String PLAIN_INSERT_MANY =
+      "INSERT INTO %s.plain_event (event_id, topic_id, partition, event_key, event_type, source,"
+          + " content_type, payload, headers) SELECT * FROM unnest(?::uuid[], ?::bigint[],"
+          + " ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bytea[], ?::jsonb[])";
+
+  static final int KEYS_PER_PRODUCER = 256;
+
+  /** One measured trial. */
+  record Trial(
+      String system,
+      int txnSize,
+      int run,
+      int events,
+      double seconds,
+      double produceSeconds,
+      String noise) {
+    double eventsPerSecond() {
+      return events / seconds;
+    }
+  }
+
+  private final Bench.Options o;
+  private final Db db;
+  private final DataSource pool;
+  private final String runSchema;
+  private int trialCounter;
+
+  W1Throughput(Bench.Options o, Db db, DataSource pool, String runSchema) {
+    this.o = o;
+    this.db = db;
+    this.pool = pool;
+    this.runSchema = runSchema;
+  }
+
+  List<Trial> run() throws Exception {
+    List<Trial> trials = new ArrayList<>();
+    for (int txnSize : o.w1TxnSizes) {
+      // Warm-up of both paths (JIT, pool, caches); not reported.
+      int warm = Math.min(o.w1Events, o.w1WarmupEvents);
+      Bench.log("W1 T=%d warm-up (%d events each)", txnSize, warm);
+      baseline(txnSize, warm, 0);
+      boxline(txnSize, warm, 0);
+      for (int run = 1; run <= o.w1Runs; run++) {
+        Trial b = baseline(txnSize, o.w1Events, run);
+        trials.add(b);
+        Bench.log(
+            "W1 T=%d run %d baseline: %s events/s (%.2f s)",
+            txnSize, run, Stats.rate(b.eventsPerSecond()), b.seconds());
+        Trial x = boxline(txnSize, o.w1Events, run);
+        trials.add(x);
+        Bench.log(
+            "W1 T=%d run %d boxline : %s events/s end to end (%.2f s; producers done after %.2f s)",
+            txnSize, run, Stats.rate(x.eventsPerSecond()), x.seconds(), x.produceSeconds());
+      }
+    }
+    return trials;
+  }
+
+  // ------------------------------------------------------------------ baseline
+  private Trial baseline(int txnSize, int events, int run) throws Exception {
+    String s = runSchema;
+    db.exec(
+        "DROP TABLE IF EXISTS " + s + ".bench_order",
+        "DROP TABLE IF EXISTS " + s + ".plain_event",
+        String.format(BUSINESS_DDL, s),
+        String.format(PLAIN_EVENT_DDL, s));
+    String business = String.format(BUSINESS_INSERT, s);
+    String one = String.format(PLAIN_INSERT_ONE, s);
+    String many = String.format(PLAIN_INSERT_MANY, s);
+    int partitions = o.partitions;
+    Partitioner partitioner = Partitioner.kafkaCompatible();
+    String waited = run > 0 ? Bench.quiet(o) : "";
+    Noise noise = Noise.start();
+    long[] times =
+        produce(
+            txnSize,
+            events,
+            (c, first, keys) -> {
+              insertBusiness(c, business, first);
+              int n = keys.length;
+              if (n == 1) {
+                try (PreparedStatement ps = c.prepareStatement(one)) {
+                  ps.setObject(1, Payloads.id(first));
+                  ps.setLong(2, 1L);
+                  ps.setInt(3, partitioner.partition(keys[0], partitions));
+                  ps.setString(4, keys[0]);
+                  ps.setString(5, "order.placed");
+                  ps.setString(6, null);
+                  ps.setString(7, "application/json");
+                  ps.setBytes(8, Payloads.payload(first));
+                  ps.setString(9, null);
+                  ps.executeUpdate();
+                }
+              } else {
+                UUID[] ids = new UUID[n];
+                Long[] topics = new Long[n];
+                Integer[] parts = new Integer[n];
+                String[] types = new String[n];
+                String[] sources = new String[n];
+                String[] contentTypes = new String[n];
+                byte[][] payloads = new byte[n][];
+                String[] headers = new String[n];
+                for (int i = 0; i < n; i++) {
+                  ids[i] = Payloads.id(first + i);
+                  topics[i] = 1L;
+                  parts[i] = partitioner.partition(keys[i], partitions);
+                  types[i] = "order.placed";
+                  contentTypes[i] = "application/json";
+                  payloads[i] = Payloads.payload(first + i);
+                }
+                try (PreparedStatement ps = c.prepareStatement(many)) {
+                  ps.setArray(1, c.createArrayOf("uuid", ids));
+                  ps.setArray(2, c.createArrayOf("bigint", topics));
+                  ps.setArray(3, c.createArrayOf("integer", parts));
+                  ps.setArray(4, c.createArrayOf("text", keys));
+                  ps.setArray(5, c.createArrayOf("text", types));
+                  ps.setArray(6, c.createArrayOf("text", sources));
+                  ps.setArray(7, c.createArrayOf("text", contentTypes));
+                  ps.setObject(8, payloads);
+                  ps.setArray(9, c.createArrayOf("text", headers));
+                  ps.executeUpdate();
+                }
+              }
+            });
+    double seconds = (times[1] - times[0]) / 1e9;
+    String load = join(noise.since(), waited);
+    long stored = db.queryLong("SELECT count(*) FROM " + s + ".plain_event");
+    long orders = db.queryLong("SELECT count(*) FROM " + s + ".bench_order");
+    if (stored != events || orders != events / txnSize) {
+      throw new BenchFailure(
+          "W1 baseline: "
+              + stored
+              + " event rows and "
+              + orders
+              + " business rows, expected "
+              + events
+              + " and "
+              + events / txnSize);
+    }
+    return new Trial("baseline", txnSize, run, events, seconds, seconds, load);
+  }
+
+  // ------------------------------------------------------------------ Boxline
+  private Trial boxline(int txnSize, int events, int run) throws Exception {
+    String schema = runSchema + "_w1_" + (++trialCounter);
+    TopicName topic = TopicName.of("bench", "events");
+    int keys = o.w1Threads * KEYS_PER_PRODUCER;
+    DeliveryCheck check = new DeliveryCheck(events, o.partitions, keys, DeliveryCheck.Clock.NONE);
+    String what = "W1 T=" + txnSize + " run " + run;
+    Probe probe = o.w1Trace && run > 0 ? new Probe(schema) : null;
+    DataSource ds = probe == null ? pool : probe.wrap(pool);
+    Boxline boxline =
+        Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()).build().start();
+    try {
+      boxline.admin().createNamespace(NamespacePath.of("bench"));
+      boxline.admin().createTopic(topic, o.partitions);
+      boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
+      db.exec(String.format(BUSINESS_DDL, schema));
+      Bench.awaitLeader(boxline);
+      Consumer consumer =
+          boxline
+              .consumer("bench-sub")
+              .handler(check)
+              .concurrency(o.w1ConsumerConcurrency)
+              .batchSize(o.w1ConsumerBatch)
+              .start();
+      Publisher publisher = boxline.publisher();
+      if (probe != null) {
+        probe.reset();
+      }
+      String business = String.format(BUSINESS_INSERT, schema);
+      String waited = run > 0 ? Bench.quiet(o) : "";
+      Noise noise = Noise.start();
+      long[] times =
+          produce(
+              txnSize,
+              events,
+              (c, first, eventKeys) -> {
+                insertBusiness(c, business, first);
+                if (eventKeys.length == 1) {
+                  publisher.publish(c, event(topic, first, eventKeys[0]));
+                } else {
+                  List<OutgoingEvent> list = new ArrayList<>(eventKeys.length);
+                  for (int i = 0; i < eventKeys.length; i++) {
+                    list.add(event(topic, first + i, eventKeys[i]));
+                  }
+                  publisher.publishAll(c, list);
+                }
+              });
+      long producedAt = times[1];
+      check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
+      long end = check.doneNanos();
+      String load = join(noise.since(), waited);
+      Thread.sleep(500); // late duplicates would show up here
+      check.verify(what, consumer.handledCount());
+      consumer.close();
+      if (probe != null) {
+        probe.enabled(false);
+        System.out.println(Report.trace(probe.snapshot(), events));
+      }
+      long logged = db.queryLong("SELECT count(*) FROM " + schema + ".log");
+      long left = db.queryLong("SELECT count(*) FROM " + schema + ".outbox");
+      long orders = db.queryLong("SELECT count(*) FROM " + schema + ".bench_order");
+      if (logged != events || left != 0 || orders != events / txnSize) {
+        throw new BenchFailure(
+            what
+                + ": log holds "
+                + logged
+                + " events, outbox "
+                + left
+                + ", business rows "
+                + orders
+                + "; expected "
+                + events
+                + ", 0, "
+                + events / txnSize);
+      }
+      return new Trial(
+          "boxline",
+          txnSize,
+          run,
+          events,
+          (end - times[0]) / 1e9,
+          (producedAt - times[0]) / 1e9,
+          load);
+    } finally {
+      boxline.close();
+      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+  }
+
+  static String join(String a, String b) {
+    return b.isEmpty() ? a : a + "; " + b;
+  }
+
+  private static OutgoingEvent event(TopicName topic, long index, String key) {
+    return OutgoingEvent.builder(topic)
+        .id(Payloads.id(index))
+        .type("order.placed")
+        .key(key)
+        .contentType("application/json")
+        .payload(Payloads.payload(index))
+        .build();
+  }
+
+  private static void insertBusiness(Connection c, String sql, long index) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, "customer-" + (index % 977));
+      ps.setLong(2, 1000 + index % 90000);
+      ps.executeUpdate();
+    }
+  }
+
+  // ------------------------------------------------------------------ producers
+  @FunctionalInterface
+  interface TxnBody {
+    /** Writes the rows of one transaction: events first .. first + keys.length - 1. */
+    void write(Connection c, long first, String[] keys) throws SQLException;
+  }
+
+  /**
+   * Runs the producer threads: thread t commits transactions t, t + threads, ... Each thread owns
+   * keys of its own, so the per-key order it produces is checkable at the consumer. Returns the
+   * System.nanoTime() at start and after the last commit.
+   */
+  private long[] produce(int txnSize, int events, TxnBody body) throws Exception {
+    int threads = o.w1Threads;
+    int txns = events / txnSize;
+    if (txns * txnSize != events) {
+      throw new IllegalArgumentException(
+          events + " events do not divide into transactions of " + txnSize);
+    }
+    CountDownLatch start = new CountDownLatch(1);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int me = t;
+      Thread w =
+          new Thread(
+              () -> {
+                SplittableRandom rnd = new SplittableRandom(42 + me);
+                String[] keys = new String[txnSize];
+                try {
+                  start.await();
+                  for (int txn = me; txn < txns && failure.get() == null; txn += threads) {
+                    for (int i = 0; i < txnSize; i++) {
+                      keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
+                    }
+                    try (Connection c = pool.getConnection()) {
+                      c.setAutoCommit(false);
+                      try {
+                        body.write(c, (long) txn * txnSize, keys);
+                        c.commit();
+                      } catch (SQLException | RuntimeException e) {
+                        c.rollback();
+                        throw e;
+                      }
+                    }
+                  }
+                } catch (Throwable e) {
+                  failure.compareAndSet(null, e);
+                }
+              },
+              "producer-" + t);
+      workers.add(w);
+      w.start();
+    }
+    long t0 = System.nanoTime();
+    start.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    long t1 = System.nanoTime();
+    if (failure.get() != null) {
+      throw new BenchFailure("W1 producer failed: " + failure.get());
+    }
+    return new long[] {t0, t1};
+  }
+}

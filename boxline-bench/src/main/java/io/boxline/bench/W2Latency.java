@@ -1,0 +1,262 @@
+package io.boxline.bench;
+
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.NamespacePath;
+import io.boxline.OutgoingEvent;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.bench.DeliveryCheck.BenchFailure;
+import io.boxline.jdbc.JdbcStore;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.FileInputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+
+/**
+ * W2: latency from "the producer's commit returned" to "the handler was entered", one event per
+ * transaction, paced open-loop.
+ *
+ * <ul>
+ *   <li>same JVM: producer threads call {@code boxline.inTransaction(tx -> publish(...))}; the
+ *       commit-return time is System.nanoTime() right after inTransaction returns (it includes the
+ *       post-commit in-process wake-up call, a few µs), the handler reads System.nanoTime() first
+ *       thing; both are joined by event index (carried in the event id).
+ *   <li>other JVM: {@link RemoteProducer} in a child process; both sides read the wall clock
+ *       (Instant.now(), CLOCK_REALTIME, nanosecond field) on the same machine.
+ * </ul>
+ */
+final class W2Latency {
+  static final int KEYS = 1024;
+
+  record Result(
+      String where,
+      int rate,
+      int measured,
+      double achievedRate,
+      long[] latency,
+      long[] commit,
+      long[] late,
+      String noise,
+      Map<String, Probe.Series> trace) {}
+
+  private final Bench.Options o;
+  private final Db db;
+  private final DataSource pool;
+  private final String runSchema;
+  private int trialCounter;
+
+  W2Latency(Bench.Options o, Db db, DataSource pool, String runSchema) {
+    this.o = o;
+    this.db = db;
+    this.pool = pool;
+    this.runSchema = runSchema;
+  }
+
+  List<Result> run() throws Exception {
+    List<Result> out = new ArrayList<>();
+    for (String where : o.w2Where) {
+      for (int rate : o.w2Rates) {
+        Result r = trial(where.equals("same-jvm"), rate);
+        out.add(r);
+        Bench.log(
+            "W2 %s %d/s: p50 %s ms, p90 %s ms, p99 %s ms, max %s ms (%d events, %.0f/s achieved)",
+            where,
+            rate,
+            Stats.ms(Stats.percentile(r.latency(), 50)),
+            Stats.ms(Stats.percentile(r.latency(), 90)),
+            Stats.ms(Stats.percentile(r.latency(), 99)),
+            Stats.ms(Stats.percentile(r.latency(), 100)),
+            r.measured(),
+            r.achievedRate());
+      }
+    }
+    return out;
+  }
+
+  private Result trial(boolean sameJvm, int rate) throws Exception {
+    String schema = runSchema + "_w2_" + (++trialCounter);
+    TopicName topic = TopicName.of("bench", "events");
+    int warm = (int) (rate * o.w2WarmupSeconds);
+    int measured = (int) (rate * o.w2Seconds);
+    int total = warm + measured;
+    String what = "W2 " + (sameJvm ? "same-jvm" : "other-jvm") + " " + rate + "/s";
+    DeliveryCheck check =
+        new DeliveryCheck(
+            total,
+            o.partitions,
+            0,
+            sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
+    Probe probe = o.w2Trace ? new Probe(schema) : null;
+    DataSource ds = probe == null ? pool : probe.wrap(pool);
+    Boxline boxline =
+        Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()).build().start();
+    try {
+      boxline.admin().createNamespace(NamespacePath.of("bench"));
+      boxline.admin().createTopic(topic, o.partitions);
+      boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
+      Bench.awaitLeader(boxline);
+      Consumer consumer =
+          boxline
+              .consumer("bench-sub")
+              .handler(check)
+              .concurrency(o.w2ConsumerConcurrency)
+              .batchSize(100)
+              .start();
+      long[] committed = new long[total];
+      long[] took = new long[total];
+      long[] late = new long[total];
+      String waited = Bench.quiet(o);
+      Noise noise = Noise.start();
+      long firstDue;
+      long lastDone;
+      if (sameJvm) {
+        var publisher = boxline.publisher();
+        firstDue =
+            Pacer.run(
+                total,
+                rate,
+                o.w2Threads,
+                (i, lateNanos) -> {
+                  if (i == warm && probe != null) {
+                    probe.reset();
+                  }
+                  OutgoingEvent e = event(topic, i);
+                  long t0 = System.nanoTime();
+                  boxline.inTransaction(tx -> publisher.publish(tx, e));
+                  long t1 = System.nanoTime();
+                  committed[i] = t1;
+                  took[i] = t1 - t0;
+                  late[i] = lateNanos;
+                });
+        lastDone = System.nanoTime();
+      } else {
+        Path file = Files.createTempFile("boxline-w2-", ".bin");
+        try {
+          long started = System.nanoTime();
+          runChild(schema, rate, total, file);
+          lastDone = System.nanoTime();
+          firstDue = started; // only used for the achieved rate below, corrected from the file
+          try (DataInputStream in =
+              new DataInputStream(new BufferedInputStream(new FileInputStream(file.toFile())))) {
+            int n = in.readInt();
+            if (n != total) {
+              throw new BenchFailure(what + ": remote producer wrote " + n + " of " + total);
+            }
+            for (int i = 0; i < total; i++) {
+              committed[i] = in.readLong();
+              took[i] = in.readLong();
+              late[i] = in.readLong();
+            }
+          }
+        } finally {
+          Files.deleteIfExists(file);
+        }
+      }
+      check.await(60, what);
+      String load = W1Throughput.join(noise.since(), waited);
+      Thread.sleep(500);
+      check.verify(what, consumer.handledCount());
+      consumer.close();
+      Map<String, Probe.Series> trace = probe == null ? null : probe.snapshot();
+      long[] arrival = check.arrival();
+      long[] latency = new long[measured];
+      long[] commit = new long[measured];
+      long[] lateness = new long[measured];
+      for (int i = warm; i < total; i++) {
+        latency[i - warm] = arrival[i] - committed[i];
+        commit[i - warm] = took[i];
+        lateness[i - warm] = late[i];
+      }
+      Arrays.sort(latency);
+      Arrays.sort(commit);
+      Arrays.sort(lateness);
+      double achieved;
+      if (sameJvm) {
+        long firstMeasured = firstDue + (long) (warm * 1e9 / rate);
+        achieved = measured / ((lastDone - firstMeasured) / 1e9);
+      } else {
+        achieved = measured / ((committed[total - 1] - committed[warm]) / 1e9);
+      }
+      return new Result(
+          sameJvm ? "same JVM" : "other JVM",
+          rate,
+          measured,
+          achieved,
+          latency,
+          commit,
+          lateness,
+          load,
+          trace);
+    } finally {
+      boxline.close();
+      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+  }
+
+  private static OutgoingEvent event(TopicName topic, int i) {
+    return OutgoingEvent.builder(topic)
+        .id(Payloads.id(i))
+        .type("order.placed")
+        .key("customer-" + new SplittableRandom(i).nextInt(KEYS))
+        .contentType("application/json")
+        .payload(Payloads.payload(i))
+        .build();
+  }
+
+  private void runChild(String schema, int rate, int total, Path out) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-cp");
+    cmd.add(classPath());
+    cmd.add(RemoteProducer.class.getName());
+    cmd.add(db.url);
+    cmd.add(db.user);
+    cmd.add(db.password.isEmpty() ? "-" : db.password);
+    cmd.add(schema);
+    cmd.add(Integer.toString(rate));
+    cmd.add(Integer.toString(total));
+    cmd.add(Integer.toString(o.w2Threads));
+    cmd.add(Integer.toString(KEYS));
+    cmd.add(out.toString());
+    cmd.add(Long.toString(o.w2RemoteNotifyMillis));
+    Process p = new ProcessBuilder(cmd).inheritIO().start();
+    long limit = (long) (total / (double) rate) + 60;
+    if (!p.waitFor(limit, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new BenchFailure("remote producer did not finish within " + limit + " s");
+    }
+    if (p.exitValue() != 0) {
+      throw new BenchFailure("remote producer exited with " + p.exitValue());
+    }
+  }
+
+  /** The class path of this program (exec:java runs it in a URLClassLoader of its own). */
+  static String classPath() {
+    ClassLoader cl = W2Latency.class.getClassLoader();
+    if (cl instanceof URLClassLoader) {
+      List<String> parts = new ArrayList<>();
+      for (URL u : ((URLClassLoader) cl).getURLs()) {
+        try {
+          parts.add(new File(u.toURI()).getPath());
+        } catch (Exception e) {
+          parts.add(u.getPath());
+        }
+      }
+      return String.join(File.pathSeparator, parts);
+    }
+    return System.getProperty("java.class.path");
+  }
+}

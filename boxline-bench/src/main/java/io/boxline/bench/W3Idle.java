@@ -1,0 +1,134 @@
+package io.boxline.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.NamespacePath;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.bench.DeliveryCheck.BenchFailure;
+import io.boxline.jdbc.JdbcStore;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * W3: what an idle Boxline costs the database. A started Boxline (sequencer leader and wake-up
+ * listener, all defaults) and N consumers, each on a subscription of its own, nothing published.
+ *
+ * <p>Counted two ways over the same window:
+ *
+ * <ul>
+ *   <li>exactly, on the client: a counting proxy sits <em>under</em> the pool, so it sees every
+ *       round trip, including the pool's validation pings ({@link Probe});
+ *   <li>on the server: the delta of xact_commit + xact_rollback in pg_stat_database. That view is
+ *       per database and the database is shared with whatever else runs on the server, so a control
+ *       window with no Boxline running is measured first and reported next to it.
+ * </ul>
+ */
+final class W3Idle {
+  record Result(
+      int consumers,
+      double seconds,
+      long statements,
+      long pings,
+      Map<String, Probe.Series> breakdown,
+      double serverXactsPerSecond,
+      double controlXactsPerSecond,
+      String noise) {
+    double perSecond() {
+      return statements / seconds;
+    }
+  }
+
+  private final Bench.Options o;
+  private final Db db;
+  private final String runSchema;
+
+  W3Idle(Bench.Options o, Db db, String runSchema) {
+    this.o = o;
+    this.db = db;
+    this.runSchema = runSchema;
+  }
+
+  List<Result> run() throws Exception {
+    String schema = runSchema + "_w3";
+    Probe probe = new Probe(schema);
+    List<Result> out = new ArrayList<>();
+    try (Connection monitor = db.connect()) {
+      return run(schema, probe, out, monitor);
+    }
+  }
+
+  private List<Result> run(String schema, Probe probe, List<Result> out, Connection monitor)
+      throws Exception {
+    double control = controlWindow(monitor);
+    Bench.log("W3 control window: %.1f transactions/s on the database with no Boxline", control);
+    try (HikariDataSource pool = db.pool("bench-w3", o.pool, probe.wrap(db.driver()))) {
+      TopicName topic = TopicName.of("bench", "events");
+      Boxline boxline =
+          Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
+      try {
+        boxline.admin().createNamespace(NamespacePath.of("bench"));
+        boxline.admin().createTopic(topic, o.partitions);
+        Bench.awaitLeader(boxline);
+        int subs = 0;
+        for (int n : o.w3Consumers) {
+          List<Consumer> consumers = new ArrayList<>();
+          for (int i = 0; i < n; i++) {
+            String name = "idle-" + (++subs);
+            boxline.admin().createSubscription(SubscriptionSpec.of(name, topic));
+            consumers.add(boxline.consumer(name).handler(e -> {}).start());
+          }
+          Thread.sleep(o.w3SettleSeconds * 1000L);
+          probe.reset();
+          long[] before = Db.databaseCounters(monitor);
+          Noise noise = Noise.start();
+          long t0 = System.nanoTime();
+          Thread.sleep(o.w3Seconds * 1000L);
+          long t1 = System.nanoTime();
+          long[] after = Db.databaseCounters(monitor);
+          Map<String, Probe.Series> breakdown = probe.snapshot();
+          long statements = probe.statements();
+          long pings = 0;
+          for (Map.Entry<String, Probe.Series> e : breakdown.entrySet()) {
+            if (e.getKey().endsWith("(isValid)")) {
+              pings += e.getValue().count();
+            }
+          }
+          double seconds = (t1 - t0) / 1e9;
+          // Each counter read is a transaction of its own; the first one falls inside the window.
+          double server = (after[0] - before[0] - 1) / seconds;
+          Result r =
+              new Result(n, seconds, statements, pings, breakdown, server, control, noise.since());
+          out.add(r);
+          Bench.log(
+              "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
+                  + " pings); server: %.1f transactions/s in the shared database",
+              n, r.perSecond(), statements, seconds, pings, server);
+          for (Consumer c : consumers) {
+            c.close();
+          }
+          if (boxline.stats().eventsSequenced() != 0) {
+            throw new BenchFailure("W3: something was sequenced while idle");
+          }
+        }
+      } finally {
+        boxline.close();
+      }
+    } finally {
+      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+    return out;
+  }
+
+  private double controlWindow(Connection monitor) throws InterruptedException {
+    long[] before = Db.databaseCounters(monitor);
+    long t0 = System.nanoTime();
+    Thread.sleep(o.w3ControlSeconds * 1000L);
+    long t1 = System.nanoTime();
+    long[] after = Db.databaseCounters(monitor);
+    return (after[0] - before[0] - 1) / ((t1 - t0) / 1e9);
+  }
+}

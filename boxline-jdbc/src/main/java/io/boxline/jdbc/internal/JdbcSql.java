@@ -1,0 +1,143 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * Runs named queries on a data source: borrows a connection, binds, maps rows, and turns every
+ * {@link SQLException} into a {@link StoreException} carrying the query's name and text.
+ */
+final class JdbcSql {
+  /** Binds a statement's parameters. */
+  @FunctionalInterface
+  interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Maps the current row. */
+  @FunctionalInterface
+  interface RowMapper<T> {
+    T map(ResultSet rs) throws SQLException;
+  }
+
+  /** Work inside one transaction. */
+  @FunctionalInterface
+  interface Work<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private final DataSource dataSource;
+  private final Map<String, String> queries;
+
+  JdbcSql(DataSource dataSource, Map<String, String> queries) {
+    this.dataSource = dataSource;
+    this.queries = queries;
+  }
+
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  String sql(String name) {
+    String s = queries.get(name);
+    if (s == null) {
+      throw new IllegalStateException("no query named " + name);
+    }
+    return s;
+  }
+
+  StoreException fail(String name, SQLException e) {
+    return new StoreException(name, queries.getOrDefault(name, name), e);
+  }
+
+  /** A pooled connection in auto-commit mode. */
+  Connection connect() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  <T> List<T> list(String name, Binder binder, RowMapper<T> mapper) {
+    try (Connection c = connect()) {
+      return list(c, name, binder, mapper);
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  <T> List<T> list(Connection c, String name, Binder binder, RowMapper<T> mapper)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql(name))) {
+      binder.bind(ps);
+      List<T> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(mapper.map(rs));
+        }
+      }
+      return out;
+    }
+  }
+
+  <T> Optional<T> one(String name, Binder binder, RowMapper<T> mapper) {
+    List<T> rows = list(name, binder, mapper);
+    return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+  }
+
+  int update(String name, Binder binder) {
+    try (Connection c = connect()) {
+      return update(c, name, binder);
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  int update(Connection c, String name, Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql(name))) {
+      binder.bind(ps);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Runs {@code work} in a transaction on a pooled connection; rolls back on any failure. */
+  <T> T tx(String name, Work<T> work) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        T result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(auto);
+      }
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  static java.time.Instant instant(java.sql.Timestamp t) {
+    return t == null ? null : t.toInstant();
+  }
+
+  static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException ignored) {
+      // already failing or finished
+    }
+  }
+}

@@ -1,0 +1,388 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.TopicName;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.StoredEvent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.ToLongFunction;
+
+/**
+ * The PostgreSQL side of what subscriptions set aside or remember: parked events (retries, dead
+ * letters), the inbox, and retention. Split from {@link PostgresStore} so each class stays about
+ * one thing.
+ */
+final class PostgresParking {
+  private final JdbcSql db;
+  private final ToLongFunction<TopicName> topicIds;
+  private final String logChannel;
+
+  PostgresParking(JdbcSql db, ToLongFunction<TopicName> topicIds, String logChannel) {
+    this.db = db;
+    this.topicIds = topicIds;
+    this.logChannel = logChannel;
+  }
+
+  private String sql(String name) {
+    return db.sql(name);
+  }
+
+  private io.boxline.StoreException fail(String name, SQLException e) {
+    return db.fail(name, e);
+  }
+
+  private Connection connect() throws SQLException {
+    return db.connect();
+  }
+
+  private <T> T tx(String name, JdbcSql.Work<T> work) {
+    return db.tx(name, work);
+  }
+
+  public void finishParkedFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    try {
+      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, seq);
+        ps.executeUpdate();
+      }
+      tx.commit();
+    } catch (SQLException e) {
+      try {
+        tx.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw fail("parked_done_locked", e);
+    } finally {
+      closeQuietly(tx);
+    }
+  }
+
+  // ------------------------------------------------------------------ inbox
+  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setString(2, key);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  public boolean inboxSeen(long subscriptionId, String key) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("inbox_seen"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      throw fail("inbox_seen", e);
+    }
+  }
+
+  public void inboxRecord(long subscriptionId, String key) {
+    try (Connection c = connect()) {
+      inboxClaim(c, subscriptionId, key);
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ retention
+  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("set_retention"))) {
+      ps.setObject(1, policy.maxAge() == null ? null : policy.maxAge().toMillis(), Types.BIGINT);
+      ps.setBoolean(2, policy.keepUnconsumed());
+      ps.setLong(3, topicId);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("set_retention", e);
+    }
+  }
+
+  public io.boxline.spi.PurgeResult purge(
+      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
+    long events = purgeAll("purge_log", null, batch);
+    long inbox = purgeAll("purge_inbox", inboxAge, batch);
+    long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
+    long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
+    return new io.boxline.spi.PurgeResult(events, inbox, dead, keys);
+  }
+
+  /**
+   * Runs a batched delete until a batch comes back short; each batch is its own short transaction.
+   */
+  private long purgeAll(String name, Duration age, int batch) {
+    long total = 0;
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql(name))) {
+      while (true) {
+        int i = 1;
+        if (age != null) {
+          ps.setDouble(i++, age.toMillis() / 1000.0);
+        }
+        ps.setInt(i, batch);
+        int n = ps.executeUpdate();
+        total += n;
+        if (n < batch) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  void insertParks(Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
+      throws SQLException {
+    int n = parks.size();
+    Long[] seqs = new Long[n];
+    UUID[] ids = new UUID[n];
+    String[] keys = new String[n];
+    String[] types = new String[n];
+    String[] states = new String[n];
+    Integer[] attempts = new Integer[n];
+    Timestamp[] next = new Timestamp[n];
+    String[] errors = new String[n];
+    for (int i = 0; i < n; i++) {
+      Park k = parks.get(i);
+      seqs[i] = k.seq();
+      ids[i] = k.eventId();
+      keys[i] = k.key();
+      types[i] = k.type();
+      states[i] = k.state().name();
+      attempts[i] = k.attempts();
+      next[i] = Timestamp.from(k.nextAttemptAt());
+      errors[i] = k.lastError();
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql("park"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setArray(4, tx.createArrayOf("bigint", seqs));
+      ps.setArray(5, tx.createArrayOf("uuid", ids));
+      ps.setArray(6, tx.createArrayOf("text", keys));
+      ps.setArray(7, tx.createArrayOf("text", types));
+      ps.setArray(8, tx.createArrayOf("text", states));
+      ps.setArray(9, tx.createArrayOf("integer", attempts));
+      ps.setArray(10, tx.createArrayOf("timestamptz", next));
+      ps.setArray(11, tx.createArrayOf("text", errors));
+      ps.executeUpdate();
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    JdbcSql.closeQuietly(c);
+  }
+
+  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("parked_heads"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setBoolean(4, deadBlocks);
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      java.time.Instant next = null;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String key = rs.getString(1);
+          if (key != null) {
+            keys.add(key);
+          }
+          if (!"DEAD".equals(rs.getString(2))) {
+            java.time.Instant at = rs.getTimestamp(3).toInstant();
+            next = next == null || at.isBefore(next) ? at : next;
+          }
+        }
+      }
+      return new ParkedSummary(keys, next);
+    } catch (SQLException e) {
+      throw fail("parked_heads", e);
+    }
+  }
+
+  public List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("due_parked"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setBoolean(4, deadBlocks);
+      ps.setLong(5, partition.topicId());
+      ps.setInt(6, partition.partition());
+      ps.setInt(7, limit);
+      List<ParkedEvent> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Timestamp first = rs.getTimestamp(11);
+          out.add(
+              new ParkedEvent(
+                  new StoredEvent(
+                      rs.getObject(2, UUID.class),
+                      rs.getLong(1),
+                      rs.getString(3),
+                      rs.getString(4),
+                      rs.getString(5),
+                      rs.getString(6),
+                      rs.getBytes(7),
+                      Headers.fromJson(rs.getString(8)),
+                      rs.getTimestamp(9).toInstant(),
+                      JdbcSql.instant(rs.getTimestamp(12))),
+                  rs.getInt(10),
+                  first == null ? null : first.toInstant()));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("due_parked", e);
+    }
+  }
+
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution r) {
+    String name = r.kind() == Resolution.Kind.DONE ? "parked_done" : "parked_retry";
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql(name))) {
+      int i = 1;
+      if (r.kind() != Resolution.Kind.DONE) {
+        String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
+        ps.setString(i++, state);
+        ps.setInt(i++, r.attempts());
+        ps.setTimestamp(i++, r.nextAttemptAt() == null ? null : Timestamp.from(r.nextAttemptAt()));
+        ps.setString(i++, r.error());
+        ps.setString(i++, state);
+      }
+      ps.setLong(i++, subscriptionId);
+      ps.setLong(i++, partition.topicId());
+      ps.setInt(i++, partition.partition());
+      ps.setLong(i++, seq);
+      ps.setLong(i, epoch);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
+  /**
+   * Binds the shared dead-letter filters starting at parameter {@code i}; returns the next index.
+   */
+  private int bindDeadLetterFilters(
+      PreparedStatement ps, int i, long subscriptionId, DeadLetterQuery q) throws SQLException {
+    Long topicId = null;
+    if (q.topic() != null) {
+      topicId = topicIds.applyAsLong(q.topic());
+    }
+    ps.setLong(i++, subscriptionId);
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setString(i++, q.type());
+    ps.setString(i++, q.type());
+    ps.setString(i++, q.key());
+    ps.setString(i++, q.key());
+    ps.setObject(i++, q.eventId());
+    ps.setObject(i++, q.eventId());
+    ps.setString(i++, q.errorContains());
+    ps.setString(i++, q.errorContains());
+    Timestamp before = q.deadBefore() == null ? null : Timestamp.from(q.deadBefore());
+    Timestamp after = q.deadAfter() == null ? null : Timestamp.from(q.deadAfter());
+    ps.setTimestamp(i++, before);
+    ps.setTimestamp(i++, before);
+    ps.setTimestamp(i++, after);
+    ps.setTimestamp(i++, after);
+    ps.setInt(i++, q.limit());
+    return i;
+  }
+
+  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("dead_letters"))) {
+      bindDeadLetterFilters(ps, 1, subscriptionId, q);
+      List<DeadLetter> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          io.boxline.Event e =
+              new io.boxline.Event(
+                  rs.getObject(10, UUID.class),
+                  TopicName.of(rs.getString(8), rs.getString(9)),
+                  rs.getInt(2),
+                  rs.getLong(3),
+                  rs.getString(11),
+                  rs.getString(12),
+                  rs.getString(13),
+                  rs.getString(14),
+                  rs.getBytes(15),
+                  Headers.fromJson(rs.getString(16)),
+                  rs.getTimestamp(17).toInstant(),
+                  JdbcSql.instant(rs.getTimestamp(18)));
+          Timestamp first = rs.getTimestamp(6);
+          out.add(
+              new DeadLetter(
+                  q.subscription(),
+                  e,
+                  rs.getInt(4),
+                  rs.getString(5),
+                  first == null ? null : first.toInstant(),
+                  rs.getTimestamp(7).toInstant()));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("dead_letters", e);
+    }
+  }
+
+  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    return tx(
+        "redrive_dead",
+        c -> {
+          int n;
+          try (PreparedStatement ps = c.prepareStatement(sql("redrive_dead"))) {
+            bindDeadLetterFilters(ps, 1, subscriptionId, q);
+            n = ps.executeUpdate();
+          }
+          if (n > 0) {
+            // Every consumer re-reads its backlog, which now shows retries due.
+            try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+              ps.setString(1, logChannel);
+              ps.setString(2, "*");
+              ps.execute();
+            }
+          }
+          return n;
+        });
+  }
+
+  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("discard_dead"))) {
+      bindDeadLetterFilters(ps, 1, subscriptionId, q);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("discard_dead", e);
+    }
+  }
+}
