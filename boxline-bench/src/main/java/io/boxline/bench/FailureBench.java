@@ -18,7 +18,6 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
 import io.boxline.bench.GfKit.BenchDb;
 import io.boxline.bench.GfKit.CheckFailed;
-import io.boxline.bench.GfKit.Md;
 import io.boxline.jdbc.JdbcStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -524,8 +523,8 @@ public final class FailureBench {
                 + " defers a backend's counter flush by up to ~10 s, too coarse for runs of a few"
                 + " seconds.) One warm-up pair of 5,000 events is not reported.%n%n",
             events, partitions, keys, producers, txn, policy));
-    Md t =
-        new Md(
+    Table t =
+        new Table(
             "run",
             "kind",
             "healthy events",
@@ -561,7 +560,7 @@ public final class FailureBench {
     double[] ps =
         runs.stream().filter(r -> r.poisoned() > 0).mapToDouble(F1Run::statements).toArray();
     int poisoned = runs.stream().mapToInt(F1Run::poisoned).max().orElse(0);
-    Md s = new Md("", "healthy runs", "1 % poisoned runs", "ratio");
+    Table s = new Table("", "healthy runs", "1 % poisoned runs", "ratio");
     s.row(
         "healthy-key throughput, events/s: median (min–max)",
         f("%,.0f (%,.0f–%,.0f)", GfKit.median(h), GfKit.min(h), GfKit.max(h)),
@@ -594,8 +593,8 @@ public final class FailureBench {
       for (Map.Entry<String, Long> e : lastP.byLabel().entrySet()) {
         diff.computeIfAbsent(e.getKey(), k -> new long[2])[1] = e.getValue();
       }
-      Md d =
-          new Md(
+      Table d =
+          new Table(
               "thread | statement",
               "healthy run " + lastH.run(),
               "poisoned run " + lastP.run(),
@@ -960,8 +959,8 @@ public final class FailureBench {
             samples.size() > 1 ? f("%.0f", samples.get(1).t() - samples.get(0).t()) : "?",
             maxLate / 1e6,
             logAtEnd));
-    Md t =
-        new Md(
+    Table t =
+        new Table(
             "t s",
             "published",
             "handled",
@@ -1000,7 +999,7 @@ public final class FailureBench {
     for (int i = 0; i < small.size(); i++) {
       header[i + 1] = small.get(i) + " kB (dead, autovac)";
     }
-    Md u = new Md(header);
+    Table u = new Table(header);
     for (Sample s : samples) {
       Object[] row = new Object[header.length];
       row[0] = f("%.0f", s.t());

@@ -17,7 +17,6 @@ import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.bench.GfKit.BenchDb;
 import io.boxline.bench.GfKit.CheckFailed;
-import io.boxline.bench.GfKit.Md;
 import io.boxline.jdbc.JdbcStore;
 import java.sql.Connection;
 import java.time.Duration;
@@ -358,8 +357,8 @@ public final class GroupBench {
                 + " under the HikariCP pool. Server: xact_commit + xact_rollback of the workload's"
                 + " own database (pg_stat_database), per 15-s slice.%n%n",
             partitions, minWindow));
-    Md t =
-        new Md(
+    Table t =
+        new Table(
             "N consumers",
             "Boxline instances",
             "window s",
@@ -774,8 +773,8 @@ public final class GroupBench {
             fast.idleRelease().toSeconds(),
             GroupPolicy.DEFAULT.checkInInterval(members).toMillis(),
             members));
-    Md t =
-        new Md(
+    Table t =
+        new Table(
             "policy",
             "rep",
             "all leased s",
@@ -1036,7 +1035,8 @@ public final class GroupBench {
             xacts,
             xacts / seconds,
             load));
-    Md t = new Md("partitions", "samples", "p50 ms", "p90 ms", "p99 ms", "max ms", "> 100 ms");
+    Table t =
+        new Table("partitions", "samples", "p50 ms", "p90 ms", "p99 ms", "max ms", "> 100 ms");
     t.row(
         "cold",
         c.length,
