@@ -70,8 +70,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
 
   /**
-   * Every this many check-ins the policy and the full backlog are read again even if nothing
-   * changed.
+   * Every this many check-ins the full backlog is read again even if nothing changed (and the
+   * policy too, with a store that does not report a policy stamp).
    */
   private static final int RESYNC_EVERY = 10;
 
@@ -172,6 +172,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private volatile List<Member> members = List.of();
   private volatile Map<PartitionKey, Lease> leases = Map.of();
   private Set<String> lastShape = Set.of();
+  private long intervalOfWrittenDeadlineNanos = Long.MAX_VALUE;
+  private long policyStamp = GroupView.NO_POLICY_STAMP;
   private Thread groupThread;
   private Thread dispatcher;
   private ExecutorService workers;
@@ -329,7 +331,13 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       try {
         if (System.nanoTime() - nextCheckIn >= 0) {
           checkIn();
-          long interval = policy.checkInInterval(Math.max(1, members.size())).toNanos();
+          // The deadline just written was derived from the group size seen before this check-in;
+          // if the group grew, the new (longer) interval only applies after the next check-in has
+          // written a matching deadline, else others would see this member dead in between.
+          long interval =
+              Math.min(
+                  policy.checkInInterval(Math.max(1, members.size())).toNanos(),
+                  intervalOfWrittenDeadlineNanos);
           // ±10% jitter so members that joined together do not stay in step.
           nextCheckIn =
               System.nanoTime()
@@ -355,13 +363,21 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private void checkIn() {
     long n = checkIns.incrementAndGet();
     boolean full = resync || n % RESYNC_EVERY == 1;
+    boolean policyRead = resync || (full && policyStamp == GroupView.NO_POLICY_STAMP);
     resync = false;
-    if (full) {
+    if (policyRead) {
       policy = coordination.policy(group);
     }
-    GroupPolicy pol = policy;
-    Duration ttl = pol.deadline(Math.max(1, members.size()));
+    Duration ttl = policy.deadline(Math.max(1, members.size()));
+    intervalOfWrittenDeadlineNanos = policy.checkInInterval(Math.max(1, members.size())).toNanos();
     GroupView view = coordination.checkIn(group, id, s.weight(), ttl);
+    if (view.policyStamp() != policyStamp) {
+      if (!policyRead) {
+        policy = coordination.policy(group); // changed since the last check-in; applies from now
+      }
+      policyStamp = view.policyStamp();
+    }
+    GroupPolicy pol = policy;
     List<Member> seen = new ArrayList<>(view.members());
     Set<String> live = new HashSet<>();
     for (Member m : seen) {

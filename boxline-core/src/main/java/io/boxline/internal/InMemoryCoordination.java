@@ -27,6 +27,7 @@ public final class InMemoryCoordination implements CoordinationStore {
   private final long epochBase;
   private final Map<String, Group> groups = new HashMap<>();
   private GroupPolicy clusterPolicy;
+  private long policyChanges;
 
   private static final class Group {
     final Map<String, double[]> members = new HashMap<>(); // id -> {weight, expiresAtMillis}
@@ -76,7 +77,7 @@ public final class InMemoryCoordination implements CoordinationStore {
                 new Lease(k.topicId(), k.partition(), s.owner, s.epoch, s.releasing, s.since));
           }
         });
-    return new GroupView(live, leases, Instant.ofEpochMilli(now));
+    return new GroupView(live, leases, Instant.ofEpochMilli(now), policyChanges);
   }
 
   @Override
@@ -180,6 +181,7 @@ public final class InMemoryCoordination implements CoordinationStore {
 
   @Override
   public synchronized void setPolicy(Optional<String> group, Optional<GroupPolicy> policy) {
+    policyChanges++;
     if (group.isPresent()) {
       group(group.get()).policy = policy.orElse(null);
     } else {

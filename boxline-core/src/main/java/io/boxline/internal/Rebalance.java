@@ -75,28 +75,32 @@ final class Rebalance {
     int min = (int) Math.floor(share * (1 - slack) + 1e-9);
     List<PartitionKey> release = new ArrayList<>();
     List<PartitionKey> acquire = new ArrayList<>();
+    // Above the upper bound: give all of the excess back at once (a member that started first and
+    // took everything must not trickle it back one lease per check-in).
+    int excess = Math.max(0, mine.size() - max);
     // Everyone within [min, max] is stable, but that can leave a member below its min while nobody
-    // is above
-    // max (e.g. 7/22/31 for shares 10/20/30). Then members above their rounded-up share give way.
-    int keep = max;
-    if (someoneStarving(me, view, active.size(), totalWeight, slack)) {
-      keep = Math.min(max, (int) Math.ceil(share - 1e-9));
+    // is above max (e.g. 7/22/31 for shares 10/20/30, or 10 against 21s for a share of 20.48).
+    // Then members above their rounded-down share give way, one lease per check-in so shares settle
+    // without overshooting, and nobody at or above it takes more.
+    boolean starving = someoneStarving(me, view, active.size(), totalWeight, slack);
+    int floorShare = (int) Math.floor(share + 1e-9);
+    if (starving && mine.size() - excess > floorShare) {
+      excess++;
     }
-    if (mine.size() > keep) {
+    if (excess > 0) {
       List<Map.Entry<PartitionKey, Long>> byBacklog = new ArrayList<>(mine.entrySet());
       byBacklog.sort(Map.Entry.comparingByValue(Comparator.naturalOrder()));
-      int excess = mine.size() - keep;
-      if (keep < max) {
-        excess = 1; // one at a time while others starve, so shares settle without overshooting
-      }
       for (int i = 0; i < excess; i++) {
         release.add(byBacklog.get(i).getKey());
       }
-    } else if (mine.size() < max) {
+    } else {
+      int target = starving ? Math.min(max, floorShare) : max;
       List<PartitionKey> free = new ArrayList<>();
-      for (PartitionKey p : active) {
-        if (!leased.contains(p) && !mine.containsKey(p)) {
-          free.add(p);
+      if (mine.size() < target) {
+        for (PartitionKey p : active) {
+          if (!leased.contains(p) && !mine.containsKey(p)) {
+            free.add(p);
+          }
         }
       }
       if (!free.isEmpty()) {
@@ -104,7 +108,7 @@ final class Rebalance {
             Comparator.comparingLong(PartitionKey::topicId)
                 .thenComparingInt(PartitionKey::partition));
         int pivot = random.nextInt(free.size());
-        for (int i = 0; i < free.size() && acquire.size() < max - mine.size(); i++) {
+        for (int i = 0; i < free.size() && acquire.size() < target - mine.size(); i++) {
           acquire.add(free.get((pivot + i) % free.size()));
         }
       }

@@ -18,16 +18,26 @@ class RebalanceTest {
   private static final List<Member> MEMBERS =
       List.of(new Member("w1", 1), new Member("w2", 2), new Member("w3", 3));
 
-  /** Runs check-ins round-robin until nothing moves; returns each member's lease count. */
+  private static int rounds;
+
   private static Map<String, Integer> settle(Map<PartitionKey, String> owners, int partitions) {
+    return settle(MEMBERS, owners, partitions);
+  }
+
+  /**
+   * Runs check-ins round-robin until nothing moves; returns each member's lease count and leaves
+   * the number of rounds it took in {@link #rounds}.
+   */
+  private static Map<String, Integer> settle(
+      List<Member> members, Map<PartitionKey, String> owners, int partitions) {
     Map<PartitionKey, Long> backlogged = new HashMap<>();
     for (int p = 0; p < partitions; p++) {
       backlogged.put(PartitionKey.of(1, p), 5L);
     }
     Random random = new Random(42);
-    for (int round = 0; round < 200; round++) {
+    for (rounds = 0; rounds < 200; rounds++) {
       boolean moved = false;
-      for (Member m : MEMBERS) {
+      for (Member m : members) {
         List<Lease> leases = new ArrayList<>();
         Map<PartitionKey, Long> mine = new HashMap<>();
         owners.forEach(
@@ -41,7 +51,7 @@ class RebalanceTest {
             Rebalance.plan(
                 m.id(),
                 m.weight(),
-                new GroupView(MEMBERS, leases, Instant.EPOCH),
+                new GroupView(members, leases, Instant.EPOCH),
                 backlogged,
                 mine,
                 0.1,
@@ -60,7 +70,7 @@ class RebalanceTest {
       }
     }
     Map<String, Integer> counts = new HashMap<>();
-    MEMBERS.forEach(m -> counts.put(m.id(), 0));
+    members.forEach(m -> counts.put(m.id(), 0));
     owners.values().forEach(o -> counts.merge(o, 1, Integer::sum));
     return counts;
   }
@@ -84,6 +94,54 @@ class RebalanceTest {
     assertThat(c.get("w1")).isBetween(9, 11);
     assertThat(c.get("w2")).isBetween(18, 22);
     assertThat(c.get("w3")).isBetween(27, 33);
+  }
+
+  private static List<Member> equalMembers(int n) {
+    List<Member> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(new Member("m" + i, 1));
+    }
+    return out;
+  }
+
+  @Test
+  void aMemberHoldingEverythingGivesTheExcessBackAtOnce() {
+    // 50 members join a group where the first one took all 1,024 busy partitions (share 20.48).
+    List<Member> members = equalMembers(50);
+    Map<PartitionKey, String> owners = new HashMap<>();
+    for (int p = 0; p < 1024; p++) {
+      owners.put(PartitionKey.of(1, p), "m0");
+    }
+    Map<String, Integer> c = settle(members, owners, 1024);
+    assertThat(c.values()).allSatisfy(n -> assertThat(n).isBetween(18, 23));
+    assertThat(c.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(1024);
+    assertThat(rounds).as("check-in rounds until stable").isLessThanOrEqualTo(5);
+  }
+
+  @Test
+  void fractionalSharesDoNotLeaveAMemberStarving() {
+    // Share 20.48: 44 members at 21 and 4 at 20 are all within bounds, two at 10 are below 18.
+    List<Member> members = equalMembers(50);
+    Map<PartitionKey, String> owners = new HashMap<>();
+    int p = 0;
+    for (int m = 0; m < 50; m++) {
+      int n = m < 44 ? 21 : m < 48 ? 20 : 10;
+      for (int i = 0; i < n; i++) {
+        owners.put(PartitionKey.of(1, p++), "m" + m);
+      }
+    }
+    Map<String, Integer> c = settle(members, owners, 1024);
+    assertThat(c.values()).allSatisfy(n -> assertThat(n).isBetween(18, 23));
+    assertThat(c.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(1024);
+    assertThat(rounds).as("check-in rounds until stable").isLessThanOrEqualTo(20);
+  }
+
+  @Test
+  void aSimultaneousStartSettlesFromEmpty() {
+    List<Member> members = equalMembers(50);
+    Map<String, Integer> c = settle(members, new HashMap<>(), 1024);
+    assertThat(c.values()).allSatisfy(n -> assertThat(n).isBetween(18, 23));
+    assertThat(c.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(1024);
   }
 
   @Test

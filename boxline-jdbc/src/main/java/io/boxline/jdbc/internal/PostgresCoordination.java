@@ -68,14 +68,19 @@ final class PostgresCoordination implements CoordinationStore {
       ps.setDouble(4, ttl.toMillis() / 1000.0);
       ps.setString(5, group);
       ps.setString(6, group);
+      ps.setString(7, group);
       List<Member> members = new ArrayList<>();
       List<Lease> leases = new ArrayList<>();
       Instant now = null;
+      long policyStamp = GroupView.NO_POLICY_STAMP;
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           now = rs.getTimestamp(9).toInstant();
-          if ("m".equals(rs.getString(1))) {
+          String kind = rs.getString(1);
+          if ("m".equals(kind)) {
             members.add(new Member(rs.getString(2), rs.getDouble(3)));
+          } else if ("p".equals(kind)) {
+            policyStamp = rs.getLong(4);
           } else {
             leases.add(
                 new Lease(
@@ -88,7 +93,7 @@ final class PostgresCoordination implements CoordinationStore {
           }
         }
       }
-      return new GroupView(members, leases, now == null ? Instant.now() : now);
+      return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);
     } catch (SQLException e) {
       throw fail("check_in", e);
     }

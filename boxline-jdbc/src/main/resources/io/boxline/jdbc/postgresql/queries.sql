@@ -231,6 +231,11 @@ SELECT 'm' AS kind, member_id AS who, weight, NULL::bigint AS topic_id, NULL::in
 UNION ALL
 SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now()
   FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
+UNION ALL
+-- A stamp of the group's policy rows, so members re-read the policy only when it changed.
+SELECT 'p', NULL, NULL, (SELECT coalesce(sum(hashtext(gp::text)), 0)
+                           FROM ${schema}.${p}group_policy gp WHERE gp.group_name IN (?, '')),
+       NULL, NULL, NULL, NULL, now()
 
 -- Compare-and-set on "nobody holds it": a held row is not updated and not returned. A first lease of a
 -- partition starts its epoch at the database clock in microseconds.
@@ -238,6 +243,7 @@ SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now()
 INSERT INTO ${schema}.${p}lease AS l (group_name, topic_id, partition, owner, epoch, releasing, since)
 SELECT ?, v.topic_id, v.partition, ?, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, false, now()
   FROM unnest(?::bigint[], ?::integer[]) AS v(topic_id, partition)
+ ORDER BY v.topic_id, v.partition -- every lease statement locks rows in key order: no deadlocks
 ON CONFLICT (group_name, topic_id, partition) DO UPDATE
    SET owner = EXCLUDED.owner, epoch = l.epoch + 1, releasing = false, since = now()
  WHERE l.owner IS NULL
@@ -253,7 +259,10 @@ UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false
 
 -- name: leave_group
 WITH gone AS (DELETE FROM ${schema}.${p}member WHERE group_name = ? AND member_id = ?)
-UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false WHERE group_name = ? AND owner = ?
+UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
+  FROM (SELECT group_name, topic_id, partition FROM ${schema}.${p}lease
+         WHERE group_name = ? AND owner = ? ORDER BY topic_id, partition FOR UPDATE) s
+ WHERE u.group_name = s.group_name AND u.topic_id = s.topic_id AND u.partition = s.partition
 
 -- Frees leases of members not in the live list and RELEASING leases past the grace period; forgets members
 -- dead for an hour.
@@ -261,14 +270,22 @@ UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false WHERE group_name 
 WITH forgotten AS (
   DELETE FROM ${schema}.${p}member WHERE group_name = ? AND expires_at < now() - interval '1 hour'
 )
-UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false
- WHERE group_name = ? AND owner IS NOT NULL
-   AND (owner <> ALL (?::text[]) OR (releasing AND since < now() - make_interval(secs => ?)))
+UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
+  FROM (SELECT group_name, topic_id, partition FROM ${schema}.${p}lease
+         WHERE group_name = ? AND owner IS NOT NULL
+           AND (owner <> ALL (?::text[]) OR (releasing AND since < now() - make_interval(secs => ?)))
+         ORDER BY topic_id, partition
+           FOR UPDATE) s
+ WHERE u.group_name = s.group_name AND u.topic_id = s.topic_id AND u.partition = s.partition
 
 -- name: force_release
-UPDATE ${schema}.${p}lease l SET owner = NULL, releasing = false
-  FROM unnest(?::bigint[], ?::integer[]) AS v(topic_id, partition)
- WHERE l.group_name = ? AND l.topic_id = v.topic_id AND l.partition = v.partition AND l.owner IS NOT NULL
+UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
+  FROM (SELECT l.group_name, l.topic_id, l.partition
+          FROM ${schema}.${p}lease l JOIN unnest(?::bigint[], ?::integer[]) AS v(topic_id, partition)
+            ON l.topic_id = v.topic_id AND l.partition = v.partition
+         WHERE l.group_name = ? AND l.owner IS NOT NULL
+         ORDER BY l.topic_id, l.partition FOR UPDATE OF l) s
+ WHERE u.group_name = s.group_name AND u.topic_id = s.topic_id AND u.partition = s.partition
 
 -- The group's own row sorts before the default ('').
 -- name: group_policy

@@ -407,4 +407,61 @@ public abstract class ConsumerGroupBehaviour {
     assertThat(boxline.admin().groupPolicy("pol").minCheckInInterval())
         .isEqualTo(Duration.ofSeconds(1));
   }
+
+  /**
+   * Fifty members start at once with the default policy. The first check-ins see a small group and
+   * write short deadlines; the group's larger size must not stretch the next check-in past them
+   * (else members look dead to each other and leases are taken over). Then every busy partition is
+   * leased and every member holds a fair share.
+   */
+  @Test
+  void fiftyMembersJoiningAtOnceWithTheDefaultPolicyStayAliveAndBalance() {
+    TopicName t = topic(boxline, "acme/join/events", 64);
+    subscribe(boxline, "join", t);
+    publishPerPartition(t, 64, 2);
+    CountDownLatch gate = new CountDownLatch(1);
+    io.boxline.EventHandler waitAtGate =
+        e -> {
+          try {
+            gate.await(2, TimeUnit.MINUTES);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+          }
+        };
+    List<Consumer> members = new ArrayList<>();
+    try {
+      for (int i = 0; i < 50; i++) {
+        members.add(
+            boxline
+                .consumer("join")
+                .id("j" + i)
+                .batchSize(1)
+                .concurrency(1)
+                .handler(waitAtGate)
+                .start());
+      }
+      // Share 64/50 = 1.28: bounds [1, 2] with the default 10% slack.
+      Await.until(
+          Duration.ofSeconds(90),
+          "all 64 partitions leased, every member holding 1 or 2, each checked in 3 times",
+          () -> {
+            int total = 0;
+            boolean fair = true;
+            boolean checkedIn = true;
+            for (Consumer c : members) {
+              int n = c.assignedPartitions().size();
+              total += n;
+              fair &= n >= 1 && n <= 2;
+              checkedIn &= c.checkInCount() >= 3;
+            }
+            return total == 64 && fair && checkedIn;
+          });
+      for (int i = 0; i < members.size(); i++) {
+        assertThat(members.get(i).lostCount()).as("partitions j%d lost to take-overs", i).isZero();
+      }
+    } finally {
+      gate.countDown();
+      members.forEach(Consumer::close);
+    }
+  }
 }
