@@ -36,6 +36,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -77,6 +78,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
   private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   private static final int BATCHES_PER_TURN = 4;
+
+  /** Least time between two retry passes of a partition that has new events waiting. */
+  private static final long RETRY_PASS_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
   private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
   private final java.util.Random random = new java.util.Random();
 
@@ -106,6 +111,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
     volatile boolean parkedLoaded;
     volatile long nextRetryAtMillis = Long.MAX_VALUE;
+    long lastRetryPassNanos = System.nanoTime() - RETRY_PASS_SPACING_NANOS;
 
     Partition(PartitionKey key, TopicInfo topic, long epoch, long position, long knownLast) {
       this.key = key;
@@ -681,7 +687,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           if (!p.parkedLoaded) {
             loadParked(p);
           }
-          if (p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis) {
+          // While new events wait, retry passes are spaced out so poisoned keys retrying fast
+          // cannot take the partition's time from its healthy keys.
+          if ((p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis)
+              && (p.knownLast.get() <= p.position
+                  || System.nanoTime() - p.lastRetryPassNanos >= RETRY_PASS_SPACING_NANOS)) {
             retryPass(p);
           }
         } catch (RuntimeException e) {
@@ -1039,8 +1049,12 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private void retryPass(Partition p) {
     p.retryDue = false;
     boolean again = true;
+    p.lastRetryPassNanos = System.nanoTime();
     while (again && !stopping && p.state == State.ACTIVE) {
       again = false;
+      // Outcomes of one page are recorded together (one commit); the page holds at most one event
+      // per key, so none of them depends on another's outcome.
+      Map<Long, Resolution> outcomes = new LinkedHashMap<>();
       for (ParkedEvent pe :
           store.dueParked(subscription.id(), p.key, s.deadLetterBlocksKey(), 100)) {
         if (stopping || p.state != State.ACTIVE) {
@@ -1073,13 +1087,19 @@ final class DefaultConsumer implements Consumer, WakeupListener {
             r = toResolution(decide(e, failure, attempt, policyFor(e)));
           }
         }
-        if (!store.resolveParked(subscription.id(), p.key, e.sequence(), p.epoch, r)) {
-          fenced.incrementAndGet();
-          lose(
-              p,
-              "retry outcome rejected: epoch " + p.epoch + " is stale (another consumer took it)");
-          return;
-        }
+        outcomes.put(e.sequence(), r);
+      }
+      if (outcomes.isEmpty()) {
+        continue;
+      }
+      if (!store.resolveParked(subscription.id(), p.key, p.epoch, outcomes)) {
+        fenced.incrementAndGet();
+        lose(
+            p,
+            "retry outcomes rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        return;
+      }
+      for (Resolution r : outcomes.values()) {
         if (r.kind() != Resolution.Kind.RETRY) {
           if (r.kind() == Resolution.Kind.DONE) {
             handled.incrementAndGet();

@@ -9,6 +9,7 @@ import io.boxline.TopicName;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -141,6 +142,19 @@ public interface Store extends AutoCloseable {
   /** Records another attempt's outcome, if {@code epoch} still matches; false when fenced. */
   boolean resolveParked(
       long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution);
+
+  /**
+   * Records the outcomes of several attempts (by sequence) in one transaction, if {@code epoch}
+   * still matches; false when fenced (then none is recorded).
+   */
+  default boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
+    boolean all = true;
+    for (Map.Entry<Long, Resolution> o : outcomes.entrySet()) {
+      all &= resolveParked(subscriptionId, partition, o.getKey(), epoch, o.getValue());
+    }
+    return all;
+  }
 
   /**
    * In a transaction from {@link #openFenced}: removes the handled parked event and commits; closes

@@ -18,6 +18,7 @@ import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.ToLongFunction;
 
@@ -232,9 +233,7 @@ final class PostgresParking {
       ps.setLong(2, partition.topicId());
       ps.setInt(3, partition.partition());
       ps.setBoolean(4, deadBlocks);
-      ps.setLong(5, partition.topicId());
-      ps.setInt(6, partition.partition());
-      ps.setInt(7, limit);
+      ps.setInt(5, limit);
       List<ParkedEvent> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -264,26 +263,72 @@ final class PostgresParking {
 
   public boolean resolveParked(
       long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution r) {
-    String name = r.kind() == Resolution.Kind.DONE ? "parked_done" : "parked_retry";
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql(name))) {
-      int i = 1;
-      if (r.kind() != Resolution.Kind.DONE) {
-        String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
-        ps.setString(i++, state);
-        ps.setInt(i++, r.attempts());
-        ps.setTimestamp(i++, r.nextAttemptAt() == null ? null : Timestamp.from(r.nextAttemptAt()));
-        ps.setString(i++, r.error());
-        ps.setString(i++, state);
+    return resolveParked(subscriptionId, partition, epoch, Map.of(seq, r));
+  }
+
+  /** All outcomes of a retry pass in one transaction: one commit instead of one per event. */
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
+    if (outcomes.isEmpty()) {
+      return true;
+    }
+    try (Connection c = connect()) {
+      boolean single = outcomes.size() == 1;
+      if (!single) {
+        c.setAutoCommit(false);
       }
-      ps.setLong(i++, subscriptionId);
-      ps.setLong(i++, partition.topicId());
-      ps.setInt(i++, partition.partition());
-      ps.setLong(i++, seq);
-      ps.setLong(i, epoch);
-      return ps.executeUpdate() == 1;
+      try (PreparedStatement done = c.prepareStatement(sql("parked_done"));
+          PreparedStatement retry = c.prepareStatement(sql("parked_retry"))) {
+        int dones = 0;
+        int retries = 0;
+        for (Map.Entry<Long, Resolution> o : outcomes.entrySet()) {
+          Resolution r = o.getValue();
+          PreparedStatement ps = r.kind() == Resolution.Kind.DONE ? done : retry;
+          int i = 1;
+          if (r.kind() != Resolution.Kind.DONE) {
+            String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
+            ps.setString(i++, state);
+            ps.setInt(i++, r.attempts());
+            ps.setTimestamp(
+                i++, r.nextAttemptAt() == null ? null : Timestamp.from(r.nextAttemptAt()));
+            ps.setString(i++, r.error());
+            ps.setString(i++, state);
+            retries++;
+          } else {
+            dones++;
+          }
+          ps.setLong(i++, subscriptionId);
+          ps.setLong(i++, partition.topicId());
+          ps.setInt(i++, partition.partition());
+          ps.setLong(i++, o.getKey());
+          ps.setLong(i, epoch);
+          ps.addBatch();
+        }
+        int matched = 0;
+        for (int n : dones == 0 ? new int[0] : done.executeBatch()) {
+          matched += n;
+        }
+        for (int n : retries == 0 ? new int[0] : retry.executeBatch()) {
+          matched += n;
+        }
+        // The epoch check is the same for every row: either all match or the partition was taken.
+        boolean all = matched == outcomes.size();
+        if (!single) {
+          if (all) {
+            c.commit();
+          } else {
+            c.rollback();
+          }
+        }
+        return all;
+      } catch (SQLException | RuntimeException e) {
+        if (!single) {
+          c.rollback();
+        }
+        throw e;
+      }
     } catch (SQLException e) {
-      throw fail(name, e);
+      throw fail("parked_done/parked_retry", e);
     }
   }
 

@@ -969,6 +969,12 @@ public final class PostgresStore implements Store {
   }
 
   @Override
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
+    return parking.resolveParked(subscriptionId, partition, epoch, outcomes);
+  }
+
+  @Override
   public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     return parking.deadLetters(subscriptionId, q);
   }

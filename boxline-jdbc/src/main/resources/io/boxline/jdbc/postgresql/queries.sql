@@ -328,21 +328,24 @@ SELECT DISTINCT ON (coalesce('k:' || event_key, 's:' || seq)) event_key, state, 
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND (state <> 'DEAD' OR ?)
  ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
 
+-- The due heads are picked (and limited) first, then each is looked up in the log by its key: a
+-- generic plan must never drive the join from the log, whose partition can hold millions of rows.
 -- name: due_parked
-WITH heads AS (
-  SELECT DISTINCT ON (coalesce('k:' || event_key, 's:' || seq)) seq, state, attempts, next_attempt_at,
-         first_failed_at
+WITH heads AS MATERIALIZED (
+  SELECT DISTINCT ON (coalesce('k:' || event_key, 's:' || seq))
+         topic_id, partition, seq, state, attempts, next_attempt_at, first_failed_at
     FROM ${schema}.${p}parked
    WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND (state <> 'DEAD' OR ?)
    ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
+), due AS MATERIALIZED (
+  SELECT * FROM heads WHERE state <> 'DEAD' AND next_attempt_at <= now() ORDER BY seq LIMIT ?
 )
 SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text,
        l.created_at, h.attempts, h.first_failed_at, l.deliver_at
-  FROM heads h
-  JOIN ${schema}.${p}log l ON l.topic_id = ? AND l.partition = ? AND l.seq = h.seq
- WHERE h.state <> 'DEAD' AND h.next_attempt_at <= now()
+  FROM due h
+  CROSS JOIN LATERAL (SELECT * FROM ${schema}.${p}log x
+                       WHERE x.topic_id = h.topic_id AND x.partition = h.partition AND x.seq = h.seq) l
  ORDER BY h.seq
- LIMIT ?
 
 -- Every resolution is fenced by the cursor's epoch, like a cursor commit.
 -- name: parked_done
