@@ -56,6 +56,7 @@ public final class JdbcStore {
     private final DataSource dataSource;
     private String schema = DEFAULT_SCHEMA;
     private String tablePrefix = "";
+    private boolean vacuumWhenAutovacuumOff = true;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -73,6 +74,17 @@ public final class JdbcStore {
     /** Prefix for every table name (default none), e.g. {@code bx_}. */
     public Builder tablePrefix(String prefix) {
       this.tablePrefix = Names.requirePrefix(prefix);
+      return this;
+    }
+
+    /**
+     * Whether the retention loop (which runs on one instance) vacuums Boxline's tables after each
+     * run when the server's {@code autovacuum} is off (default true). Without any vacuum the
+     * outbox, the log and the coordination tables grow without bound; turn this off only if you
+     * vacuum them yourself.
+     */
+    public Builder vacuumWhenAutovacuumOff(boolean vacuum) {
+      this.vacuumWhenAutovacuumOff = vacuum;
       return this;
     }
 
@@ -97,7 +109,11 @@ public final class JdbcStore {
               "PostgreSQL " + version + " is too old; Boxline needs PostgreSQL 13 or newer");
         }
         return new PostgresStore(
-            dataSource, schema, tablePrefix, product + " " + major + "." + minor);
+            dataSource,
+            schema,
+            tablePrefix,
+            product + " " + major + "." + minor,
+            vacuumWhenAutovacuumOff);
       }
       throw new ValidationException(
           "database '"

@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
@@ -32,7 +33,14 @@ final class PostgresParking {
   private final ToLongFunction<TopicName> topicIds;
   private final String logChannel;
 
-  PostgresParking(JdbcSql db, ToLongFunction<TopicName> topicIds, String logChannel) {
+  private final boolean vacuumWhenAutovacuumOff;
+
+  PostgresParking(
+      JdbcSql db,
+      ToLongFunction<TopicName> topicIds,
+      String logChannel,
+      boolean vacuumWhenAutovacuumOff) {
+    this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
     this.db = db;
     this.topicIds = topicIds;
     this.logChannel = logChannel;
@@ -129,7 +137,31 @@ final class PostgresParking {
     long inbox = purgeAll("purge_inbox", inboxAge, batch);
     long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
     long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
+    if (vacuumWhenAutovacuumOff && !autovacuumOn()) {
+      vacuumHotTables();
+    }
     return new io.boxline.spi.PurgeResult(events, inbox, dead, keys);
+  }
+
+  /** Whether the server runs autovacuum (warned about at start when it does not). */
+  boolean autovacuumOn() {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("autovacuum_on"));
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() && rs.getBoolean(1);
+    } catch (SQLException e) {
+      throw fail("autovacuum_on", e);
+    }
+  }
+
+  private void vacuumHotTables() {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      c.setAutoCommit(true); // VACUUM cannot run inside a transaction block
+      st.execute(sql("vacuum_hot_tables"));
+    } catch (SQLException e) {
+      throw fail("vacuum_hot_tables", e);
+    }
   }
 
   /**

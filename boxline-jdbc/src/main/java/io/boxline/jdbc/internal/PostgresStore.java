@@ -61,10 +61,22 @@ public final class PostgresStore implements Store {
   private final PostgresCoordination coordination;
   private final PostgresParking parking;
   private final JdbcSql db;
+  private final boolean vacuumWhenAutovacuumOff;
   private volatile PostgresListener listener;
+  private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
+    this(dataSource, schema, prefix, version, true);
+  }
+
+  public PostgresStore(
+      DataSource dataSource,
+      String schema,
+      String prefix,
+      String version,
+      boolean vacuumWhenAutovacuumOff) {
     this.dataSource = dataSource;
+    this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
     this.schema = schema;
     this.prefix = prefix;
     this.description =
@@ -75,7 +87,11 @@ public final class PostgresStore implements Store {
     this.coordination = new PostgresCoordination(dataSource, q, description);
     this.db = new JdbcSql(dataSource, q);
     this.parking =
-        new PostgresParking(db, name -> findTopic(name).map(TopicInfo::id).orElse(-1L), logChannel);
+        new PostgresParking(
+            db,
+            name -> findTopic(name).map(TopicInfo::id).orElse(-1L),
+            logChannel,
+            vacuumWhenAutovacuumOff);
   }
 
   @Override
@@ -154,6 +170,17 @@ public final class PostgresStore implements Store {
           }
           return null;
         });
+    if (!parking.autovacuumOn()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "autovacuum is off on this PostgreSQL server: Boxline's outbox, log and coordination"
+              + " tables only shrink when vacuumed. "
+              + (vacuumWhenAutovacuumOff
+                  ? "Boxline's retention loop vacuums them after each run; turn autovacuum on for"
+                      + " steadier sizes."
+                  : "vacuumWhenAutovacuumOff is false, so vacuum them yourself or turn autovacuum"
+                      + " on."));
+    }
   }
 
   // ------------------------------------------------------------------ admin

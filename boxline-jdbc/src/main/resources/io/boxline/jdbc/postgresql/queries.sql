@@ -450,6 +450,20 @@ DELETE FROM ${schema}.${p}log l
          LIMIT ?) d
  WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
 
+-- Off when the server's autovacuum is off or a Boxline table has it switched off.
+-- name: autovacuum_on
+SELECT current_setting('autovacuum')::boolean
+       AND NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = '${schema}' AND c.relname LIKE '${p}%'
+                          AND 'autovacuum_enabled=false' = ANY (c.reloptions))
+
+-- Run by the retention loop only where autovacuum is off: without it every table with updates or
+-- deletes grows without bound. Cheap when there is little to do (all-visible pages are skipped).
+-- name: vacuum_hot_tables
+VACUUM (ANALYZE) ${schema}.${p}outbox, ${schema}.${p}log, ${schema}.${p}partition, ${schema}.${p}cursor,
+       ${schema}.${p}sequencer_lease, ${schema}.${p}member, ${schema}.${p}lease, ${schema}.${p}parked,
+       ${schema}.${p}inbox, ${schema}.${p}idempotency
+
 -- name: purge_inbox
 DELETE FROM ${schema}.${p}inbox
  WHERE ctid IN (SELECT ctid FROM ${schema}.${p}inbox

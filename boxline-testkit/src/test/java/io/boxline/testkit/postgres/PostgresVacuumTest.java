@@ -1,0 +1,91 @@
+package io.boxline.testkit.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.OutgoingEvent;
+import io.boxline.TopicName;
+import io.boxline.jdbc.JdbcStore;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import io.boxline.testkit.suite.SuiteSupport;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Where autovacuum is off (for the server, or for Boxline's tables), the retention loop vacuums
+ * Boxline's tables itself, so the outbox's insert/delete churn does not grow it without bound.
+ */
+class PostgresVacuumTest {
+  private TestDatabase db;
+
+  @BeforeEach
+  void open() {
+    db = TestDatabase.create("vacuum");
+  }
+
+  @AfterEach
+  void close() {
+    db.close();
+  }
+
+  private long query(String sql) {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void execute(String sql) {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void theRetentionLoopVacuumsTheOutboxWhenAutovacuumIsOffForIt() {
+    // Migrate first, then switch autovacuum off for the outbox whatever the server's setting is.
+    JdbcStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
+    execute("ALTER TABLE " + db.schema() + ".outbox SET (autovacuum_enabled = false)");
+    Boxline boxline = db.boxline(b -> b.retentionInterval(Duration.ofMillis(300)));
+    TopicName t = SuiteSupport.topic(boxline, "acme/vacuum/events", 4);
+    List<Object> batch = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      batch.add(OutgoingEvent.builder(t).type("t").key("k" + i).payload(new byte[200]).build());
+    }
+    for (int round = 0; round < 5; round++) {
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+    }
+    Await.until(
+        Duration.ofSeconds(30),
+        "the sequencer emptied the outbox",
+        () -> query("SELECT count(*) FROM " + db.schema() + ".outbox") == 0);
+    String stats =
+        "FROM pg_stat_user_tables WHERE schemaname = '" + db.schema() + "' AND relname = 'outbox'";
+    Await.until(
+        Duration.ofSeconds(30),
+        "the outbox vacuumed by Boxline and its 10,000 dead rows gone",
+        () ->
+            query("SELECT vacuum_count " + stats) > 0
+                && query("SELECT n_dead_tup " + stats) == 0
+                && query("SELECT autovacuum_count " + stats) == 0);
+    // An empty, vacuumed outbox is truncated back to (almost) nothing.
+    assertThat(query("SELECT pg_relation_size('" + db.schema() + ".outbox')"))
+        .isLessThan(64 * 1024);
+  }
+}
