@@ -24,7 +24,7 @@ final class PostgresListener {
   private static final System.Logger LOG = System.getLogger(PostgresListener.class.getName());
 
   /** NOTIFY payloads are limited to 8000 bytes; past this, the message says "look everywhere". */
-  private static final int MAX_PAYLOAD = 7000;
+  static final int MAX_PAYLOAD = 7000;
 
   private final DataSource dataSource;
   private final String outboxChannel;

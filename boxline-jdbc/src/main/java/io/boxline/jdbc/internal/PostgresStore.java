@@ -600,6 +600,50 @@ public final class PostgresStore implements Store {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
+    SequencedBatch fast = sequenceInOneStatement(owner, ttl, maxEvents);
+    if (fast != null) {
+      return fast;
+    }
+    return sequenceInSteps(owner, ttl, maxEvents, assigner);
+  }
+
+  /**
+   * The common case in one round trip: the whole batch is one auto-commit statement. Returns null
+   * when the oldest outbox row has no partition yet (published from SQL): the Java partitioner must
+   * assign it, so that batch goes through {@link #sequenceInSteps}.
+   */
+  private SequencedBatch sequenceInOneStatement(String owner, Duration ttl, int maxEvents) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("sequence_batch"))) {
+      ps.setDouble(1, ttl.toMillis() / 1000.0);
+      ps.setString(2, owner);
+      ps.setInt(3, maxEvents);
+      ps.setString(4, logChannel);
+      ps.setInt(5, PostgresListener.MAX_PAYLOAD);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return SequencedBatch.NOT_LEADER;
+        }
+        int taken = rs.getInt(2);
+        if (taken == 0) {
+          boolean unassigned = rs.getBoolean(3);
+          return unassigned ? null : SequencedBatch.EMPTY;
+        }
+        return new SequencedBatch(true, taken, heads(rs.getString(4)));
+      }
+    } catch (SQLException e) {
+      throw fail("sequence_batch", e);
+    }
+  }
+
+  private static List<PartitionHead> heads(String list) {
+    List<PartitionHead> heads = PostgresListener.decodeHeads(list);
+    return heads == null ? List.of() : heads;
+  }
+
+  private SequencedBatch sequenceInSteps(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
     String[] step = {"lock_sequencer"};
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);

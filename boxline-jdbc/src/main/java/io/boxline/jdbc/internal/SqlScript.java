@@ -20,7 +20,8 @@ public final class SqlScript {
           "V2__consumer_groups.sql",
           "V3__retries_and_dead_letters.sql",
           "V4__delayed_delivery.sql",
-          "V5__inbox_and_retention.sql");
+          "V5__inbox_and_retention.sql",
+          "V6__sequencer_fast_path.sql");
 
   private SqlScript() {}
 

@@ -149,6 +149,61 @@ UPDATE ${schema}.${p}sequencer_lease
 RETURNING set_config('synchronous_commit', 'off', true),
           set_config('idle_in_transaction_session_timeout', ?, true)
 
+-- The whole sequencer batch in one statement and one transaction (run in auto-commit): renew the lease
+-- (its row lock keeps sequencer transactions from overlapping; a lost lease takes nothing), take the
+-- oldest outbox rows up to the first one without a partition, number them per partition, advance each
+-- partition's last sequence (an UPDATE re-reads the newest row version, so the numbers continue the
+-- previous batch even though this statement's snapshot is older), append them to the log and notify.
+-- The commit is asynchronous: see docs/architecture.md. Returns one row: whether the lease is ours,
+-- how many events moved, and the new heads.
+-- name: sequence_batch
+WITH lease AS (
+  UPDATE ${schema}.${p}sequencer_lease
+     SET expires_at = now() + make_interval(secs => ?)
+   WHERE name = 'sequencer' AND owner = ?
+  RETURNING set_config('synchronous_commit', 'off', true) AS async
+), taken AS (
+  DELETE FROM ${schema}.${p}outbox o
+   WHERE o.id IN (SELECT id FROM ${schema}.${p}outbox
+                   WHERE EXISTS (SELECT 1 FROM lease)
+                     AND id < coalesce((SELECT min(id) FROM ${schema}.${p}outbox WHERE partition IS NULL),
+                                       9223372036854775807)
+                   ORDER BY id LIMIT ?)
+  RETURNING o.*
+), numbered AS (
+  SELECT t.*, row_number() OVER (PARTITION BY t.topic_id, t.partition ORDER BY t.id) AS rn
+    FROM taken t
+), counts AS (
+  SELECT topic_id, partition, count(*) AS n FROM taken GROUP BY topic_id, partition
+), advanced AS (
+  UPDATE ${schema}.${p}partition p
+     SET last_seq = p.last_seq + c.n
+    FROM counts c
+   WHERE p.topic_id = c.topic_id AND p.partition = c.partition
+  RETURNING p.topic_id, p.partition, p.last_seq, c.n
+), appended AS (
+  INSERT INTO ${schema}.${p}log
+    (topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers,
+     created_at, deliver_at)
+  SELECT m.topic_id, m.partition, a.last_seq - a.n + m.rn, m.event_id, m.event_key, m.event_type, m.source,
+         m.content_type, m.payload, m.headers, m.created_at, m.deliver_at
+    FROM numbered m
+    JOIN advanced a ON a.topic_id = m.topic_id AND a.partition = m.partition
+  RETURNING 1
+), heads AS (
+  SELECT string_agg(topic_id || ':' || partition || ':' || last_seq, ',') AS list FROM advanced
+)
+SELECT EXISTS (SELECT 1 FROM lease),
+       (SELECT count(*) FROM taken),
+       EXISTS (SELECT 1 FROM ${schema}.${p}outbox WHERE partition IS NULL),
+       h.list,
+       CASE WHEN h.list IS NULL THEN NULL
+            ELSE pg_notify(?, CASE WHEN length(h.list) > ? THEN '*' ELSE h.list END) END,
+       CASE WHEN (SELECT count(*) FROM appended) <> (SELECT count(*) FROM taken)
+            THEN ${schema}.${p}sequencer_abort('outbox holds events for a partition that does not exist'
+                 || ' (topic deleted or rows written by hand?)') END
+  FROM heads h
+
 -- name: take_outbox
 DELETE FROM ${schema}.${p}outbox
  WHERE id IN (SELECT id FROM ${schema}.${p}outbox ORDER BY id LIMIT ?)

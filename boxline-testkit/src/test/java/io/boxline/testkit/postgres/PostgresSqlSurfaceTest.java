@@ -87,6 +87,55 @@ class PostgresSqlSurfaceTest {
     }
   }
 
+  /**
+   * Java publishes carry their partition; SQL publishes leave it to the sequencer. Interleaved in
+   * one transaction, they must still get consecutive sequences in publish order.
+   */
+  @Test
+  void javaAndSqlPublishesOfOneKeyInterleavedKeepTheirOrder() throws Exception {
+    try (TestDatabase db = TestDatabase.create("mixed")) {
+      Boxline boxline = db.boxline(b -> b);
+      TopicName t = TopicName.of("acme", "mixed");
+      boxline.admin().createNamespace(NamespacePath.of("acme"));
+      boxline.admin().createTopic(t, 4);
+      boxline.admin().createSubscription(SubscriptionSpec.of("mixed", t));
+      List<Event> seen = new CopyOnWriteArrayList<>();
+      boxline.consumer("mixed").handler(seen::add).start();
+      String s = db.schema();
+      for (int round = 0; round < 3; round++) {
+        boxline.inTransaction(
+            tx -> {
+              try (Statement st = tx.createStatement()) {
+                for (int i = 0; i < 4; i++) {
+                  boxline
+                      .publisher()
+                      .publish(
+                          tx,
+                          io.boxline.OutgoingEvent.builder(t)
+                              .type("java")
+                              .key("7")
+                              .payload(new byte[1])
+                              .build());
+                  st.execute(
+                      "SELECT " + s + ".publish('acme/mixed', 'sql', '{}'::jsonb, p_key => '7')");
+                }
+              }
+              return null;
+            });
+      }
+      Await.until(Duration.ofSeconds(30), "24 events", () -> seen.size() >= 24);
+      int expected = Partitioner.kafkaCompatible().partition("7", 4);
+      assertThat(seen).allMatch(e -> e.partition() == expected);
+      assertThat(seen)
+          .extracting(Event::sequence)
+          .containsExactly(
+              java.util.stream.LongStream.rangeClosed(1, 24).boxed().toArray(Long[]::new));
+      for (int i = 0; i < 24; i++) {
+        assertThat(seen.get(i).type()).isEqualTo(i % 2 == 0 ? "java" : "sql");
+      }
+    }
+  }
+
   @Test
   void sqlPublishHonoursIdempotencyKeysAndRejectsUnknownTopics() throws Exception {
     try (TestDatabase db = TestDatabase.create("sqlpublish")) {
