@@ -20,6 +20,8 @@ import java.time.Duration;
  *     others may take it (default 10 s)
  * @param idleRelease how long a partition with no backlog stays leased before it is released
  *     (default 10 s)
+ * @param batchSize events per batch for every consumer of the group, 1 to 10,000, overriding each
+ *     consumer's {@link ConsumerBuilder#batchSize}; 0 (the default) leaves it to the consumers
  */
 public record GroupPolicy(
     double checkInRate,
@@ -27,7 +29,8 @@ public record GroupPolicy(
     double deadlineMultiplier,
     double slack,
     Duration releaseGrace,
-    Duration idleRelease) {
+    Duration idleRelease,
+    int batchSize) {
 
   public static final double DEFAULT_CHECK_IN_RATE = 8;
   public static final double DEFAULT_DEADLINE_MULTIPLIER = 3;
@@ -40,7 +43,8 @@ public record GroupPolicy(
           DEFAULT_DEADLINE_MULTIPLIER,
           DEFAULT_SLACK,
           Duration.ofSeconds(10),
-          Duration.ofSeconds(10));
+          Duration.ofSeconds(10),
+          0);
 
   public GroupPolicy {
     if (!(checkInRate >= 0.1 && checkInRate <= 1000)) {
@@ -61,6 +65,27 @@ public record GroupPolicy(
     }
     requirePositive("releaseGrace", releaseGrace);
     requirePositive("idleRelease", idleRelease);
+    if (batchSize < 0 || batchSize > 10_000) {
+      throw new ValidationException(
+          "batchSize must be between 1 and 10,000 (or 0 to leave it to each consumer), got "
+              + batchSize);
+    }
+  }
+
+  /** A policy that leaves the batch size to each consumer. */
+  public GroupPolicy(
+      double checkInRate,
+      Duration minCheckInInterval,
+      double deadlineMultiplier,
+      double slack,
+      Duration releaseGrace,
+      Duration idleRelease) {
+    this(checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease, 0);
+  }
+
+  /** The batch size a consumer configured with {@code own} uses under this policy. */
+  public int batchSizeFor(int own) {
+    return batchSize > 0 ? batchSize : own;
   }
 
   private static void requirePositive(String name, Duration d) {
@@ -82,29 +107,42 @@ public record GroupPolicy(
 
   public GroupPolicy withCheckInRate(double v) {
     return new GroupPolicy(
-        v, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease);
+        v, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease, batchSize);
   }
 
   public GroupPolicy withMinCheckInInterval(Duration v) {
-    return new GroupPolicy(checkInRate, v, deadlineMultiplier, slack, releaseGrace, idleRelease);
+    return new GroupPolicy(
+        checkInRate, v, deadlineMultiplier, slack, releaseGrace, idleRelease, batchSize);
   }
 
   public GroupPolicy withDeadlineMultiplier(double v) {
-    return new GroupPolicy(checkInRate, minCheckInInterval, v, slack, releaseGrace, idleRelease);
+    return new GroupPolicy(
+        checkInRate, minCheckInInterval, v, slack, releaseGrace, idleRelease, batchSize);
   }
 
   public GroupPolicy withSlack(double v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, v, releaseGrace, idleRelease);
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        v,
+        releaseGrace,
+        idleRelease,
+        batchSize);
   }
 
   public GroupPolicy withReleaseGrace(Duration v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, slack, v, idleRelease);
+        checkInRate, minCheckInInterval, deadlineMultiplier, slack, v, idleRelease, batchSize);
   }
 
   public GroupPolicy withIdleRelease(Duration v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, v);
+        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, v, batchSize);
+  }
+
+  public GroupPolicy withBatchSize(int v) {
+    return new GroupPolicy(
+        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease, v);
   }
 }

@@ -706,9 +706,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           return;
         }
         long expected = p.knownLast.get();
+        int batchSize = policy.batchSizeFor(s.batchSize());
         List<StoredEvent> rows;
         try {
-          rows = store.read(p.key.topicId(), p.key.partition(), p.position, s.batchSize());
+          rows = store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
         } catch (RuntimeException e) {
           workerError("could not read " + p.ref(), e);
           if (waitForStop(backoff)) {
@@ -733,7 +734,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           return;
         }
         backoff = READ_BACKOFF_NANOS;
-        if (rows.size() < s.batchSize() && p.knownLast.get() <= p.position) {
+        if (rows.size() < batchSize && p.knownLast.get() <= p.position) {
           return;
         }
       }

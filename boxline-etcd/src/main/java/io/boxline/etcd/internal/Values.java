@@ -114,6 +114,7 @@ public final class Values {
     n.put("slack", p.slack());
     n.put("releaseGrace", p.releaseGrace().toString());
     n.put("idleRelease", p.idleRelease().toString());
+    n.put("batchSize", p.batchSize());
     return write(n);
   }
 
@@ -126,7 +127,8 @@ public final class Values {
           n.get("deadlineMultiplier").asDouble(),
           n.get("slack").asDouble(),
           Duration.parse(text(n, "releaseGrace")),
-          Duration.parse(text(n, "idleRelease")));
+          Duration.parse(text(n, "idleRelease")),
+          n.path("batchSize").asInt(0)); // absent in policies written before it existed
     } catch (RuntimeException e) {
       throw corrupt(kv, e);
     }

@@ -220,7 +220,8 @@ final class PostgresCoordination implements CoordinationStore {
             rs.getDouble(3),
             rs.getDouble(4),
             Duration.ofMillis(rs.getLong(5)),
-            Duration.ofMillis(rs.getLong(6)));
+            Duration.ofMillis(rs.getLong(6)),
+            rs.getInt(7));
       }
     } catch (SQLException e) {
       throw fail("group_policy", e);
@@ -242,6 +243,7 @@ final class PostgresCoordination implements CoordinationStore {
         ps.setDouble(5, p.slack());
         ps.setLong(6, p.releaseGrace().toMillis());
         ps.setLong(7, p.idleRelease().toMillis());
+        ps.setInt(8, p.batchSize());
       }
       ps.executeUpdate();
     } catch (SQLException e) {

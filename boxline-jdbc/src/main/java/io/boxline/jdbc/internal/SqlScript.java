@@ -21,7 +21,8 @@ public final class SqlScript {
           "V3__retries_and_dead_letters.sql",
           "V4__delayed_delivery.sql",
           "V5__inbox_and_retention.sql",
-          "V6__sequencer_fast_path.sql");
+          "V6__sequencer_fast_path.sql",
+          "V7__policy_batch_size.sql");
 
   private SqlScript() {}
 

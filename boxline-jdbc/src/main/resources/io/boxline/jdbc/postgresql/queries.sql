@@ -344,19 +344,20 @@ UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
 
 -- The group's own row sorts before the default ('').
 -- name: group_policy
-SELECT check_in_rate, min_check_in_ms, deadline_multiplier, slack, release_grace_ms, idle_release_ms
+SELECT check_in_rate, min_check_in_ms, deadline_multiplier, slack, release_grace_ms, idle_release_ms,
+       batch_size
   FROM ${schema}.${p}group_policy WHERE group_name IN (?, '')
  ORDER BY group_name DESC LIMIT 1
 
 -- name: upsert_group_policy
 INSERT INTO ${schema}.${p}group_policy (group_name, check_in_rate, min_check_in_ms, deadline_multiplier,
-                                        slack, release_grace_ms, idle_release_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+                                        slack, release_grace_ms, idle_release_ms, batch_size)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (group_name) DO UPDATE
    SET check_in_rate = EXCLUDED.check_in_rate, min_check_in_ms = EXCLUDED.min_check_in_ms,
        deadline_multiplier = EXCLUDED.deadline_multiplier, slack = EXCLUDED.slack,
        release_grace_ms = EXCLUDED.release_grace_ms, idle_release_ms = EXCLUDED.idle_release_ms,
-       updated_at = now()
+       batch_size = EXCLUDED.batch_size, updated_at = now()
 
 -- name: delete_group_policy
 DELETE FROM ${schema}.${p}group_policy WHERE group_name = ?

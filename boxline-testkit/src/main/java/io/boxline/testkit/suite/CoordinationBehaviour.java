@@ -180,7 +180,8 @@ public abstract class CoordinationBehaviour {
   void policiesHaveAClusterDefaultAndPerGroupOverrides() {
     assertThat(store.policy(group)).isEqualTo(GroupPolicy.DEFAULT);
     GroupPolicy cluster = GroupPolicy.DEFAULT.withCheckInRate(3).withSlack(0.2);
-    GroupPolicy mine = GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(250));
+    GroupPolicy mine =
+        GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(250)).withBatchSize(7);
     store.setPolicy(Optional.empty(), Optional.of(cluster));
     assertThat(store.policy(group)).isEqualTo(cluster);
     store.setPolicy(Optional.of(group), Optional.of(mine));
