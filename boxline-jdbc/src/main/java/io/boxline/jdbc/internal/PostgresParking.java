@@ -133,15 +133,39 @@ final class PostgresParking {
 
   public io.boxline.spi.PurgeResult purge(
       Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
-    long events = purgeAll("purge_log", null, batch);
-    long inbox = purgeAll("purge_inbox", inboxAge, batch);
-    long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
-    long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
-    if (vacuumWhenAutovacuumOff && !autovacuumOn()) {
+    boolean[] todo = new boolean[5];
+    long deadTuples;
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("maintenance_needed"))) {
+      ps.setDouble(1, inboxAge.toMillis() / 1000.0);
+      ps.setDouble(2, deadLetterAge.toMillis() / 1000.0);
+      ps.setDouble(3, idempotencyAge.toMillis() / 1000.0);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        for (int i = 0; i < 5; i++) {
+          todo[i] = rs.getBoolean(i + 1);
+        }
+        deadTuples = rs.getLong(6);
+      }
+    } catch (SQLException e) {
+      throw fail("maintenance_needed", e);
+    }
+    long events = todo[0] ? purgeAll("purge_log", null, batch) : 0;
+    long inbox = todo[1] ? purgeAll("purge_inbox", inboxAge, batch) : 0;
+    long dead = todo[2] ? purgeAll("purge_dead_letters", deadLetterAge, batch) : 0;
+    long keys = todo[3] ? purgeAll("purge_idempotency", idempotencyAge, batch) : 0;
+    boolean autovacuumOff = todo[4];
+    // The statistics lag a little; what this run deleted counts as dead already.
+    if (vacuumWhenAutovacuumOff
+        && autovacuumOff
+        && deadTuples + events + inbox + dead + keys >= VACUUM_THRESHOLD) {
       vacuumHotTables();
     }
     return new io.boxline.spi.PurgeResult(events, inbox, dead, keys);
   }
+
+  /** Dead tuples across Boxline's tables below which vacuuming is not worth a statement. */
+  private static final long VACUUM_THRESHOLD = 1_000;
 
   /** Whether the server runs autovacuum (warned about at start when it does not). */
   boolean autovacuumOn() {

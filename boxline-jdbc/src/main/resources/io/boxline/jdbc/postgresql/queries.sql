@@ -506,6 +506,22 @@ DELETE FROM ${schema}.${p}log l
          LIMIT ?) d
  WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
 
+-- What a retention run has to do, in one statement, so an idle deployment pays one query per run:
+-- whether any topic has a retention, whether old inbox entries, dead letters and idempotency keys exist,
+-- whether autovacuum is effectively off for Boxline's tables, and how many dead tuples they hold.
+-- name: maintenance_needed
+SELECT EXISTS (SELECT 1 FROM ${schema}.${p}topic WHERE retention_ms IS NOT NULL),
+       EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE handled_at < now() - make_interval(secs => ?)),
+       EXISTS (SELECT 1 FROM ${schema}.${p}parked
+                WHERE state = 'DEAD' AND dead_at < now() - make_interval(secs => ?)),
+       EXISTS (SELECT 1 FROM ${schema}.${p}idempotency WHERE created_at < now() - make_interval(secs => ?)),
+       NOT current_setting('autovacuum')::boolean
+         OR EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = '${schema}' AND c.relname LIKE '${p}%'
+                       AND 'autovacuum_enabled=false' = ANY (c.reloptions)),
+       (SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables
+         WHERE schemaname = '${schema}' AND relname LIKE '${p}%')
+
 -- Off when the server's autovacuum is off or a Boxline table has it switched off.
 -- name: autovacuum_on
 SELECT current_setting('autovacuum')::boolean
