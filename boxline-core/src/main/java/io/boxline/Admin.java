@@ -1,6 +1,7 @@
 package io.boxline;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Namespaces, topics and subscriptions. Every call is idempotent where it can be. */
@@ -27,8 +28,23 @@ public interface Admin {
 
   Optional<SubscriptionInfo> subscription(String name);
 
-  /** Position and backlog of every partition of a subscription. */
+  /**
+   * Position, backlog and (where the store reports it) age of the oldest unhandled event of every
+   * partition of a subscription.
+   */
   List<PartitionLag> lag(String subscription);
+
+  /**
+   * {@link #lag(String)} of every subscription, by name, in one statement: what a metrics collector
+   * reads. Throws {@link UnsupportedOperationException} when the store cannot (PostgreSQL can).
+   */
+  Map<String, List<PartitionLag>> lagBySubscription();
+
+  /**
+   * Events published but not yet sequenced. Throws {@link UnsupportedOperationException} when the
+   * store cannot tell (PostgreSQL can).
+   */
+  OutboxBacklog outboxBacklog();
 
   /** Sets how long a topic keeps its events (default: forever). */
   void setRetention(TopicName topic, RetentionPolicy policy);

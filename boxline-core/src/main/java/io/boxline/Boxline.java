@@ -114,6 +114,8 @@ public interface Boxline extends AutoCloseable {
     private Duration inboxRetention = DEFAULT_INBOX_RETENTION;
     private Duration deadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION;
     private Duration idempotencyRetention = DEFAULT_IDEMPOTENCY_RETENTION;
+    private final java.util.List<BoxlineObserver> observers = new java.util.ArrayList<>();
+    private final java.util.List<PublishInterceptor> interceptors = new java.util.ArrayList<>();
 
     private Builder() {}
 
@@ -238,6 +240,27 @@ public interface Boxline extends AutoCloseable {
       return this;
     }
 
+    /**
+     * Adds an observer of this instance's publishes, deliveries, failures, partition changes and
+     * sequencer batches, e.g. {@code BoxlineMetrics} from {@code boxline-micrometer} (default:
+     * none; with none, Boxline makes no observer calls). May be called several times; every
+     * observer sees every call, in registration order.
+     */
+    public Builder observer(BoxlineObserver observer) {
+      observers.add(Objects.requireNonNull(observer, "observer"));
+      return this;
+    }
+
+    /**
+     * Adds an interceptor that adds headers to every event before it is written, in the publishing
+     * thread, e.g. the trace context ({@code BoxlineTracing} from {@code boxline-opentelemetry})
+     * (default: none). May be called several times; interceptors run in registration order.
+     */
+    public Builder publishInterceptor(PublishInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
@@ -286,7 +309,9 @@ public interface Boxline extends AutoCloseable {
               deadLetterRetention,
               idempotencyRetention,
               migrate,
-              clock));
+              clock,
+              java.util.List.copyOf(observers),
+              java.util.List.copyOf(interceptors)));
     }
 
     private static void requireRange(String name, int value, int min, int max) {

@@ -4,6 +4,7 @@ import io.boxline.Admin;
 import io.boxline.BatchHandler;
 import io.boxline.Boxline;
 import io.boxline.BoxlineException;
+import io.boxline.BoxlineObserver;
 import io.boxline.BoxlineStats;
 import io.boxline.Consumer;
 import io.boxline.ConsumerBuilder;
@@ -16,9 +17,11 @@ import io.boxline.EventTypes;
 import io.boxline.GroupPolicy;
 import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
+import io.boxline.OutboxBacklog;
 import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
+import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
 import io.boxline.RetentionPolicy;
 import io.boxline.RetryPolicy;
@@ -70,9 +73,12 @@ public final class DefaultBoxline implements Boxline {
       Duration deadLetterRetention,
       Duration idempotencyRetention,
       boolean migrate,
-      Clock clock) {}
+      Clock clock,
+      List<BoxlineObserver> observers,
+      List<PublishInterceptor> interceptors) {}
 
   private final Settings settings;
+  private final Observers observers;
   private final Store store;
   private final TopicCache topics;
   private final WakeupBus bus = new WakeupBus();
@@ -90,6 +96,7 @@ public final class DefaultBoxline implements Boxline {
 
   public DefaultBoxline(Settings settings) {
     this.settings = settings;
+    this.observers = Observers.of(settings.observers());
     this.store = settings.store();
     this.topics = new TopicCache(store);
     this.sequencer =
@@ -102,7 +109,8 @@ public final class DefaultBoxline implements Boxline {
                 settings.sequencerIdlePoll(),
                 bus,
                 topics,
-                settings.partitioner())
+                settings.partitioner(),
+                observers)
             : null;
     this.retention =
         sequencer == null
@@ -123,7 +131,9 @@ public final class DefaultBoxline implements Boxline {
             settings.partitioner(),
             settings.maxPayloadBytes(),
             sequencer,
-            settings.producerNotifyInterval().toNanos());
+            settings.producerNotifyInterval().toNanos(),
+            observers,
+            settings.interceptors());
   }
 
   @Override
@@ -154,6 +164,7 @@ public final class DefaultBoxline implements Boxline {
           store.describe(),
           sequencer != null,
           listening);
+      observers.started(this);
       return this;
     }
   }
@@ -257,6 +268,7 @@ public final class DefaultBoxline implements Boxline {
       }
       closed = true;
     }
+    observers.closing(this);
     for (Consumer c : List.copyOf(consumers)) {
       c.close();
     }
@@ -315,7 +327,17 @@ public final class DefaultBoxline implements Boxline {
               .orElseThrow(
                   () ->
                       new NotFoundException("subscription '" + subscription + "' does not exist"));
-      return store.lag(s.id());
+      return store.lagWithAge(s.id());
+    }
+
+    @Override
+    public Map<String, List<PartitionLag>> lagBySubscription() {
+      return store.lagBySubscription();
+    }
+
+    @Override
+    public OutboxBacklog outboxBacklog() {
+      return store.outboxBacklog();
     }
 
     @Override
@@ -542,15 +564,16 @@ public final class DefaultBoxline implements Boxline {
                   handler,
                   batchHandler,
                   txHandler,
-                  listener,
+                  observers.listener(subscription.name(), consumerId, listener),
                   batchSize,
                   concurrency,
                   shutdownTimeout,
                   retryPolicy,
                   Map.copyOf(typePolicies),
                   deadLetterBlocksKey,
-                  hooks,
-                  inboxKey),
+                  observers.hooks(subscription.name(), hooks),
+                  inboxKey,
+                  observers),
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

@@ -141,7 +141,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       Map<String, RetryPolicy> typePolicies,
       boolean deadLetterBlocksKey,
       ConsumerHooks hooks,
-      java.util.function.Function<Event, String> inboxKey) {}
+      java.util.function.Function<Event, String> inboxKey,
+      Observers observers) {}
 
   private final Store store;
   private final CoordinationStore coordination;
@@ -1004,6 +1005,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         case DEAD_LETTER:
           return dead(e, attempt, "dead-lettered by the handler: " + d.getMessage());
         case RETRY_AT:
+          if (s.observers().active()) {
+            s.observers().retrying(group, e, attempt, d.retryAt());
+          }
           return new Outcome(
               ParkState.RETRY, attempt, d.retryAt(), "retry requested: " + d.getMessage());
         default:
@@ -1014,8 +1018,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     if (attempt >= policy.maxAttempts()) {
       return dead(e, attempt, error);
     }
-    return new Outcome(
-        ParkState.RETRY, attempt, Instant.now().plus(policy.delayAfter(attempt, random)), error);
+    Instant next = Instant.now().plus(policy.delayAfter(attempt, random));
+    if (s.observers().active()) {
+      s.observers().retrying(group, e, attempt, next);
+    }
+    return new Outcome(ParkState.RETRY, attempt, next, error);
   }
 
   private Outcome dead(Event e, int attempts, String reason) {

@@ -6,6 +6,7 @@ import io.boxline.EventTypes;
 import io.boxline.OutgoingEvent;
 import io.boxline.Partitioner;
 import io.boxline.PayloadTooLargeException;
+import io.boxline.PublishInterceptor;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
 import io.boxline.Publisher;
@@ -35,6 +36,8 @@ final class DefaultPublisher implements Publisher {
   private final int maxPayloadBytes;
   private final SequencerLoop sequencer;
   private final long notifyIntervalNanos;
+  private final Observers observers;
+  private final PublishInterceptor[] interceptors;
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
   DefaultPublisher(
@@ -44,7 +47,9 @@ final class DefaultPublisher implements Publisher {
       Partitioner partitioner,
       int maxPayloadBytes,
       SequencerLoop sequencer,
-      long notifyIntervalNanos) {
+      long notifyIntervalNanos,
+      Observers observers,
+      List<PublishInterceptor> interceptors) {
     this.store = store;
     this.topics = topics;
     this.types = types;
@@ -52,6 +57,8 @@ final class DefaultPublisher implements Publisher {
     this.maxPayloadBytes = maxPayloadBytes;
     this.sequencer = sequencer;
     this.notifyIntervalNanos = notifyIntervalNanos;
+    this.observers = observers;
+    this.interceptors = interceptors.toArray(new PublishInterceptor[0]);
   }
 
   @Override
@@ -144,12 +151,15 @@ final class DefaultPublisher implements Publisher {
               e.source(),
               e.contentType(),
               e.payload(),
-              e.headers(),
+              interceptors.length == 0 ? e.headers() : intercept(e),
               e.idempotencyKey(),
               e.deliverAt()));
     }
     List<UUID> existing = store.append(tx, records);
     wake(tx);
+    if (observers.active()) {
+      reportPublished(infos, existing);
+    }
     List<PublishResult> results = new ArrayList<>(records.size());
     for (int i = 0; i < records.size(); i++) {
       UUID prior = existing.get(i);
@@ -162,6 +172,50 @@ final class DefaultPublisher implements Publisher {
               prior != null));
     }
     return results;
+  }
+
+  /** The headers the interceptors make of an event's own. */
+  private Map<String, String> intercept(OutgoingEvent e) {
+    Map<String, String> headers = new LinkedHashMap<>(e.headers());
+    for (PublishInterceptor i : interceptors) {
+      i.beforePublish(e, headers);
+    }
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      if (h.getKey() == null || h.getValue() == null) {
+        throw new ValidationException(
+            "a publish interceptor set header "
+                + h.getKey()
+                + " = "
+                + h.getValue()
+                + " on an event of topic '"
+                + e.topic()
+                + "'; header names and values must not be null");
+      }
+    }
+    return headers;
+  }
+
+  /** One observer call per run of events of the same topic; duplicates are not counted. */
+  private void reportPublished(List<TopicInfo> infos, List<UUID> existing) {
+    TopicName topic = null;
+    int run = 0;
+    for (int i = 0; i < infos.size(); i++) {
+      if (existing.get(i) != null) {
+        continue;
+      }
+      TopicName t = infos.get(i).name();
+      if (!t.equals(topic)) {
+        if (run > 0) {
+          observers.published(topic, run);
+        }
+        topic = t;
+        run = 0;
+      }
+      run++;
+    }
+    if (run > 0) {
+      observers.published(topic, run);
+    }
   }
 
   @Override

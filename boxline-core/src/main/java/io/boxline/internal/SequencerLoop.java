@@ -38,6 +38,7 @@ final class SequencerLoop implements WakeupListener {
   private final long idlePollNanos;
   private final WakeupBus bus;
   private final PartitionAssigner assigner;
+  private final Observers observers;
   private final Signal signal = new Signal();
   private final Thread thread;
 
@@ -59,13 +60,15 @@ final class SequencerLoop implements WakeupListener {
       Duration idlePoll,
       WakeupBus bus,
       TopicCache topics,
-      Partitioner partitioner) {
+      Partitioner partitioner,
+      Observers observers) {
     this.store = store;
     this.owner = owner;
     this.ttl = ttl;
     this.batchSize = batchSize;
     this.idlePollNanos = idlePoll.toNanos();
     this.bus = bus;
+    this.observers = observers;
     this.assigner =
         (topicId, key) -> {
           TopicInfo t = topics.get(topicId);
@@ -139,6 +142,7 @@ final class SequencerLoop implements WakeupListener {
         boolean work = pending || (tailStepNanos != 0 && System.nanoTime() >= tailDueNanos);
         pending = false;
         if (work) {
+          long started = System.nanoTime();
           SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner);
           if (!batch.leaseHeld()) {
             leader = false;
@@ -149,6 +153,9 @@ final class SequencerLoop implements WakeupListener {
           if (batch.events() > 0) {
             batches.incrementAndGet();
             events.addAndGet(batch.events());
+            if (observers.active()) {
+              observers.sequenced(batch.events(), Duration.ofNanos(System.nanoTime() - started));
+            }
             bus.logAppended(batch.heads());
             if (batch.events() >= batchSize) {
               pending = true; // more waiting: drain again at once

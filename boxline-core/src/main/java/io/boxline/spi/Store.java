@@ -47,6 +47,33 @@ public interface Store extends AutoCloseable {
 
   List<PartitionLag> lag(long subscriptionId);
 
+  /**
+   * Like {@link #lag(long)}, with each partition's {@link PartitionLag#oldestUnhandledAt()} (one
+   * index lookup per partition with a backlog). The default returns {@link #lag(long)}, without
+   * ages.
+   */
+  default List<PartitionLag> lagWithAge(long subscriptionId) {
+    return lag(subscriptionId);
+  }
+
+  /**
+   * {@link #lagWithAge(long)} of every subscription in one statement, by subscription name (for
+   * metrics collectors). The default throws {@link UnsupportedOperationException}.
+   */
+  default Map<String, List<PartitionLag>> lagBySubscription() {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not report the lag of all subscriptions");
+  }
+
+  /**
+   * How many rows wait in the outbox and when the oldest was written (for metrics collectors). The
+   * default throws {@link UnsupportedOperationException}.
+   */
+  default io.boxline.OutboxBacklog outboxBacklog() {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not report the outbox backlog");
+  }
+
   // ---- publish
   /**
    * Appends to the outbox in the caller's transaction. Returns, per record, null when stored, or

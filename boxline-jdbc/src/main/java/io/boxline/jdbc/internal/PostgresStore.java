@@ -425,6 +425,49 @@ public final class PostgresStore implements Store {
                 rs.getLong(5)));
   }
 
+  @Override
+  public List<PartitionLag> lagWithAge(long subscriptionId) {
+    return db.list(
+        "lag_with_age",
+        ps -> ps.setLong(1, subscriptionId),
+        rs ->
+            new PartitionLag(
+                TopicName.of(rs.getString(1), rs.getString(2)),
+                rs.getInt(3),
+                rs.getLong(4),
+                rs.getLong(5),
+                JdbcSql.instant(rs.getTimestamp(6))));
+  }
+
+  @Override
+  public Map<String, List<PartitionLag>> lagBySubscription() {
+    Map<String, List<PartitionLag>> out = new LinkedHashMap<>();
+    db.list(
+            "lag_all",
+            ps -> {},
+            rs ->
+                Map.entry(
+                    rs.getString(1),
+                    new PartitionLag(
+                        TopicName.of(rs.getString(2), rs.getString(3)),
+                        rs.getInt(4),
+                        rs.getLong(5),
+                        rs.getLong(6),
+                        JdbcSql.instant(rs.getTimestamp(7)))))
+        .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
+    out.replaceAll((k, v) -> List.copyOf(v));
+    return out;
+  }
+
+  @Override
+  public io.boxline.OutboxBacklog outboxBacklog() {
+    return db.one(
+            "outbox_backlog",
+            ps -> {},
+            rs -> new io.boxline.OutboxBacklog(rs.getLong(1), JdbcSql.instant(rs.getTimestamp(2))))
+        .orElseThrow();
+  }
+
   // ------------------------------------------------------------------ publish
   @Override
   public List<UUID> append(Connection tx, List<OutboxRecord> records) {

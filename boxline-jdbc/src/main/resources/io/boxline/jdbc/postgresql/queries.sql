@@ -93,6 +93,42 @@ SELECT n.path, t.name, c.partition, c.position, p.last_seq
  WHERE c.subscription_id = ?
  ORDER BY n.path, t.name, c.partition
 
+-- Like lag, plus when the first event past the cursor was published (one primary-key probe per partition
+-- with a backlog; none for a partition that is caught up).
+-- name: lag_with_age
+SELECT n.path, t.name, c.partition, c.position, p.last_seq,
+       CASE WHEN p.last_seq > c.position THEN
+         (SELECT l.created_at FROM ${schema}.${p}log l
+           WHERE l.topic_id = c.topic_id AND l.partition = c.partition AND l.seq > c.position
+           ORDER BY l.seq LIMIT 1)
+       END
+  FROM ${schema}.${p}cursor c
+  JOIN ${schema}.${p}partition p ON p.topic_id = c.topic_id AND p.partition = c.partition
+  JOIN ${schema}.${p}topic t ON t.id = c.topic_id
+  JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
+ WHERE c.subscription_id = ?
+ ORDER BY n.path, t.name, c.partition
+
+-- lag_with_age of every subscription at once, for metrics collectors.
+-- name: lag_all
+SELECT s.name, n.path, t.name, c.partition, c.position, p.last_seq,
+       CASE WHEN p.last_seq > c.position THEN
+         (SELECT l.created_at FROM ${schema}.${p}log l
+           WHERE l.topic_id = c.topic_id AND l.partition = c.partition AND l.seq > c.position
+           ORDER BY l.seq LIMIT 1)
+       END
+  FROM ${schema}.${p}cursor c
+  JOIN ${schema}.${p}subscription s ON s.id = c.subscription_id
+  JOIN ${schema}.${p}partition p ON p.topic_id = c.topic_id AND p.partition = c.partition
+  JOIN ${schema}.${p}topic t ON t.id = c.topic_id
+  JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
+ ORDER BY s.name, n.path, t.name, c.partition
+
+-- Rows waiting for the sequencer, and when the oldest (lowest id, found through the primary key) was written.
+-- name: outbox_backlog
+SELECT (SELECT count(*) FROM ${schema}.${p}outbox),
+       (SELECT o.created_at FROM ${schema}.${p}outbox o ORDER BY o.id LIMIT 1)
+
 -- name: append_one
 INSERT INTO ${schema}.${p}outbox
   (event_id, topic_id, partition, event_key, event_type, source, content_type, payload, headers, deliver_at)
