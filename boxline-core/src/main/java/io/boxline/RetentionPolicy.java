@@ -9,29 +9,56 @@ import java.time.Duration;
  * says otherwise, and events a subscription still has parked for a retry or as a dead letter.
  *
  * @param maxAge age after which events may go, or null to keep forever
- * @param keepUnconsumed whether events a cursor has not passed are kept past their age (default
- *     true: no subscription loses an event to retention)
+ * @param keepUnconsumed whether events a cursor has not passed are kept past their age or count
+ *     (default true: no subscription loses an event to retention)
+ * @param maxEventsPerPartition how many of the newest events each partition keeps (a bound on the
+ *     topic's size), or 0 for no such bound; an event goes when it is past its age OR this many
+ *     events behind its partition's newest
  */
-public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed) {
+public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxEventsPerPartition) {
   public RetentionPolicy {
     if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
       throw new ValidationException("retention maxAge must be positive, got " + maxAge);
     }
+    if (maxEventsPerPartition < 0) {
+      throw new ValidationException(
+          "retention maxEventsPerPartition must be positive (or 0 for no bound), got "
+              + maxEventsPerPartition);
+    }
+  }
+
+  /** A policy by age only. */
+  public RetentionPolicy(Duration maxAge, boolean keepUnconsumed) {
+    this(maxAge, keepUnconsumed, 0);
   }
 
   public static RetentionPolicy forever() {
-    return new RetentionPolicy(null, true);
+    return new RetentionPolicy(null, true, 0);
   }
 
   public static RetentionPolicy byAge(Duration maxAge) {
-    return new RetentionPolicy(java.util.Objects.requireNonNull(maxAge, "maxAge"), true);
+    return new RetentionPolicy(java.util.Objects.requireNonNull(maxAge, "maxAge"), true, 0);
+  }
+
+  /** Keeps the newest {@code maxEvents} events of each partition (at least 1). */
+  public static RetentionPolicy bySize(long maxEventsPerPartition) {
+    return forever().maxEventsPerPartition(maxEventsPerPartition);
+  }
+
+  /** Also bounds each partition to its newest {@code maxEvents} events (at least 1). */
+  public RetentionPolicy maxEventsPerPartition(long maxEvents) {
+    if (maxEvents < 1) {
+      throw new ValidationException(
+          "retention maxEventsPerPartition must be at least 1, got " + maxEvents);
+    }
+    return new RetentionPolicy(maxAge, keepUnconsumed, maxEvents);
   }
 
   /**
-   * Deletes events past their age even when a slow subscription has not read them (they are lost to
-   * it).
+   * Deletes events past their age or count even when a slow subscription has not read them (they
+   * are lost to it).
    */
   public RetentionPolicy deleteUnconsumed() {
-    return new RetentionPolicy(maxAge, false);
+    return new RetentionPolicy(maxAge, false, maxEventsPerPartition);
   }
 }

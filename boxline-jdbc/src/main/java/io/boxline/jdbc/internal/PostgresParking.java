@@ -124,7 +124,11 @@ final class PostgresParking {
         PreparedStatement ps = c.prepareStatement(sql("set_retention"))) {
       ps.setObject(1, policy.maxAge() == null ? null : policy.maxAge().toMillis(), Types.BIGINT);
       ps.setBoolean(2, policy.keepUnconsumed());
-      ps.setLong(3, topicId);
+      ps.setObject(
+          3,
+          policy.maxEventsPerPartition() == 0 ? null : policy.maxEventsPerPartition(),
+          Types.BIGINT);
+      ps.setLong(4, topicId);
       ps.executeUpdate();
     } catch (SQLException e) {
       throw fail("set_retention", e);
@@ -150,7 +154,10 @@ final class PostgresParking {
     } catch (SQLException e) {
       throw fail("maintenance_needed", e);
     }
-    long events = todo[0] ? purgeAll("purge_log", null, batch) : 0;
+    long events =
+        todo[0]
+            ? purgeAll("purge_log", null, batch) + purgeAll("purge_log_by_count", null, batch)
+            : 0;
     long inbox = todo[1] ? purgeAll("purge_inbox", inboxAge, batch) : 0;
     long dead = todo[2] ? purgeAll("purge_dead_letters", deadLetterAge, batch) : 0;
     long keys = todo[3] ? purgeAll("purge_idempotency", idempotencyAge, batch) : 0;

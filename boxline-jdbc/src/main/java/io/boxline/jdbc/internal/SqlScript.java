@@ -22,7 +22,8 @@ public final class SqlScript {
           "V4__delayed_delivery.sql",
           "V5__inbox_and_retention.sql",
           "V6__sequencer_fast_path.sql",
-          "V7__policy_batch_size.sql");
+          "V7__policy_batch_size.sql",
+          "V8__retention_by_size.sql");
 
   private SqlScript() {}
 

@@ -523,7 +523,27 @@ SELECT EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE subscription_id = ? AND d
 
 -- ---------------------------------------------------------------- retention
 -- name: set_retention
-UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ? WHERE id = ?
+UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?, retention_max_events = ?
+ WHERE id = ?
+
+-- Events more than retention_max_events behind their partition's newest, in batches: a primary-key range
+-- per partition. The same exceptions as purge_log.
+-- name: purge_log_by_count
+DELETE FROM ${schema}.${p}log l
+ USING (SELECT o.topic_id, o.partition, o.seq
+          FROM ${schema}.${p}topic t
+          JOIN ${schema}.${p}partition pp ON pp.topic_id = t.id
+          JOIN ${schema}.${p}log o
+            ON o.topic_id = pp.topic_id AND o.partition = pp.partition
+           AND o.seq <= pp.last_seq - t.retention_max_events
+         WHERE t.retention_max_events IS NOT NULL
+           AND (NOT t.retention_keep_unconsumed
+                OR o.seq <= (SELECT coalesce(min(c.position), o.seq) FROM ${schema}.${p}cursor c
+                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition))
+           AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
+                            WHERE k.topic_id = o.topic_id AND k.partition = o.partition AND k.seq = o.seq)
+         LIMIT ?) d
+ WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
 
 -- Old events of topics with a retention, in batches. Events still parked by a subscription stay; with
 -- keep_unconsumed, so do events some cursor has not passed.
@@ -546,7 +566,8 @@ DELETE FROM ${schema}.${p}log l
 -- whether any topic has a retention, whether old inbox entries, dead letters and idempotency keys exist,
 -- whether autovacuum is effectively off for Boxline's tables, and how many dead tuples they hold.
 -- name: maintenance_needed
-SELECT EXISTS (SELECT 1 FROM ${schema}.${p}topic WHERE retention_ms IS NOT NULL),
+SELECT EXISTS (SELECT 1 FROM ${schema}.${p}topic
+                WHERE retention_ms IS NOT NULL OR retention_max_events IS NOT NULL),
        EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE handled_at < now() - make_interval(secs => ?)),
        EXISTS (SELECT 1 FROM ${schema}.${p}parked
                 WHERE state = 'DEAD' AND dead_at < now() - make_interval(secs => ?)),

@@ -43,10 +43,12 @@ class GroupCrashSameIdRestartTest {
   private static final String SUBSCRIPTION = "group-sameid";
 
   /**
-   * The fast policy with a 5 s deadline (2 members: 250 ms × 20), long enough for the new JVM to
-   * check in before the old incarnation's heartbeat expires: the case under test.
+   * Check-ins every second with a 20 s deadline, long enough for the new JVM to start and check in
+   * before the old incarnation's heartbeat expires even on a saturated machine: the case under test
+   * (a 5 s deadline was too short under CI load, and the test then had nothing to test).
    */
-  private static final GroupPolicy POLICY = GroupFaults.POLICY.withDeadlineMultiplier(20);
+  private static final GroupPolicy POLICY =
+      GroupFaults.POLICY.withMinCheckInInterval(Duration.ofSeconds(1)).withDeadlineMultiplier(20);
 
   private GroupFaults g;
 
