@@ -39,18 +39,22 @@ import org.apache.kafka.clients.producer.ProducerConfig;
  * partitioner picks it from the key, which keeps all events of a key in one partition. The choice
  * is made once per topic and logged.
  *
- * <p><b>Failures.</b> The producer retries on its own until {@link Builder#sendTimeout} (Kafka's
- * {@code delivery.timeout.ms}); a broker outage shorter than that only slows the relay down. A
- * record that still fails with a retriable Kafka error, a timeout, or an authorisation or
- * configuration error is {@linkplain io.boxline.relay.SinkException.Kind#RETRYABLE retryable}, and
- * so is every later record of the batch (they are produced again, so per-key order holds); the
- * relay resends them after a backoff. A record Kafka can never take (too large, invalid) is
- * {@linkplain io.boxline.relay.SinkException.Kind#PERMANENT permanent} and becomes a dead letter.
- * After a fatal producer error the sink replaces its producer.
+ * <p><b>Failures.</b> By default the producer retries a record for as long as it takes (Kafka's
+ * {@code delivery.timeout.ms} unbounded): a broker outage stalls the relay until the broker is
+ * back, and Kafka's idempotent producer keeps every partition's records in order meanwhile. A
+ * bounded {@link Builder#sendTimeout} gives up on a record after that long; across a longer outage
+ * Kafka may then expire an earlier record while a later one of the same partition still gets
+ * through, and the resent earlier record lands after it — per-key order is no longer guaranteed. A
+ * record that fails with a retriable Kafka error, a timeout, or an authorisation or configuration
+ * error is {@linkplain io.boxline.relay.SinkException.Kind#RETRYABLE retryable}, and so is every
+ * later record of the batch (they are produced again, so per-key order holds); the relay resends
+ * them after a backoff. A record Kafka can never take (too large, invalid) is {@linkplain
+ * io.boxline.relay.SinkException.Kind#PERMANENT permanent} and becomes a dead letter. After a fatal
+ * producer error the sink replaces its producer.
  */
 public final class KafkaSink implements Sink {
-  /** Default bound on one record's delivery, retries included ({@code delivery.timeout.ms}). */
-  public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofMinutes(1);
+  /** How long a send may wait for topic metadata or buffer space ({@code max.block.ms}). */
+  public static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMinutes(1);
 
   /** Default bound on {@link #close()}. */
   public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
@@ -102,7 +106,7 @@ public final class KafkaSink implements Sink {
     private Function<Event, String> topic = KafkaSink::defaultTopic;
     private Boxline boxline;
     private CloudEventsMapping cloudEvents = CloudEventsMapping.defaults();
-    private Duration sendTimeout = DEFAULT_SEND_TIMEOUT;
+    private Duration sendTimeout; // null: unbounded delivery
     private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
     private final Map<String, Object> properties = new LinkedHashMap<>();
 
@@ -144,9 +148,11 @@ public final class KafkaSink implements Sink {
     }
 
     /**
-     * How long the producer may keep trying one record, retries included, before the relay sees a
-     * retryable failure ({@code delivery.timeout.ms}), 2 s to 1 day (default 1 min). Also bounds
-     * how long a send waits for topic metadata ({@code max.block.ms}).
+     * Bounds how long the producer keeps trying one record, retries included, before the relay sees
+     * a retryable failure ({@code delivery.timeout.ms}), 2 s to 1 day; also how long a send waits
+     * for topic metadata ({@code max.block.ms}). Default: no bound on delivery (an outage stalls
+     * the relay, order kept) and 1 min for metadata. A bound trades per-key order across outages
+     * longer than it for seeing the failure: see the class comment.
      */
     public Builder sendTimeout(Duration timeout) {
       this.sendTimeout = timeout;
@@ -179,9 +185,9 @@ public final class KafkaSink implements Sink {
         throw new ValidationException(
             "KafkaSink.builder() needs bootstrap servers: .bootstrapServers(\"kafka:9092\")");
       }
-      if (sendTimeout == null
-          || sendTimeout.compareTo(Duration.ofSeconds(2)) < 0
-          || sendTimeout.compareTo(Duration.ofDays(1)) > 0) {
+      if (sendTimeout != null
+          && (sendTimeout.compareTo(Duration.ofSeconds(2)) < 0
+              || sendTimeout.compareTo(Duration.ofDays(1)) > 0)) {
         throw new ValidationException(
             "sendTimeout must be between PT2S and PT24H, got " + sendTimeout);
       }
@@ -200,12 +206,14 @@ public final class KafkaSink implements Sink {
       p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
       p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
       p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
-      long deliveryMs = sendTimeout.toMillis();
+      long deliveryMs = sendTimeout == null ? Integer.MAX_VALUE : sendTimeout.toMillis();
       long requestMs = Math.max(1000, Math.min(30_000, deliveryMs / 2));
       p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) requestMs);
       p.put(
           ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, deliveryMs));
-      p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, deliveryMs);
+      p.put(
+          ProducerConfig.MAX_BLOCK_MS_CONFIG,
+          (sendTimeout == null ? DEFAULT_BLOCK_TIMEOUT : sendTimeout).toMillis());
       p.putAll(properties);
       p.put(
           ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
