@@ -35,7 +35,12 @@ final class PostgresCoordination implements CoordinationStore {
   private final Map<String, String> q;
   private final String description;
 
-  PostgresCoordination(DataSource dataSource, Map<String, String> queries, String database) {
+  /** Check-ins run on the store's held connection (see {@link IdleConnection}). */
+  private final IdleConnection idle;
+
+  PostgresCoordination(
+      DataSource dataSource, Map<String, String> queries, String database, IdleConnection idle) {
+    this.idle = idle;
     this.dataSource = dataSource;
     this.q = queries;
     this.description = "database coordination (" + database + ")";
@@ -60,7 +65,7 @@ final class PostgresCoordination implements CoordinationStore {
 
   @Override
   public GroupView checkIn(String group, String member, double weight, Duration ttl) {
-    try (Connection c = connect();
+    try (Connection c = idle.borrow();
         PreparedStatement ps = c.prepareStatement(q.get("check_in"))) {
       ps.setString(1, group);
       ps.setString(2, member);

@@ -63,6 +63,7 @@ public final class PostgresStore implements Store {
   private final JdbcSql db;
   private final boolean vacuumWhenAutovacuumOff;
   private volatile PostgresListener listener;
+  private final IdleConnection idle;
   private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
@@ -84,7 +85,8 @@ public final class PostgresStore implements Store {
     this.q = SqlScript.named("postgresql", schema, prefix);
     this.outboxChannel = schema + "_" + prefix + "outbox";
     this.logChannel = schema + "_" + prefix + "log";
-    this.coordination = new PostgresCoordination(dataSource, q, description);
+    this.idle = new IdleConnection(dataSource);
+    this.coordination = new PostgresCoordination(dataSource, q, description, idle);
     this.db = new JdbcSql(dataSource, q);
     this.parking =
         new PostgresParking(
@@ -603,7 +605,7 @@ public final class PostgresStore implements Store {
   // ------------------------------------------------------------------ sequencer
   @Override
   public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
-    try (Connection c = connect();
+    try (Connection c = idle.borrow();
         PreparedStatement ps = c.prepareStatement(sql("acquire_sequencer"))) {
       ps.setString(1, owner);
       ps.setString(2, owner);
@@ -905,10 +907,15 @@ public final class PostgresStore implements Store {
 
   @Override
   public List<Backlog> backlogged(long subscriptionId) {
-    return db.list(
-        "backlogged",
-        ps -> ps.setLong(1, subscriptionId),
-        rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
+    try (Connection c = idle.borrow()) {
+      return db.list(
+          c,
+          "backlogged",
+          ps -> ps.setLong(1, subscriptionId),
+          rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
+    } catch (SQLException e) {
+      throw fail("backlogged", e);
+    }
   }
 
   @Override
@@ -1119,5 +1126,6 @@ public final class PostgresStore implements Store {
       listener.stop();
       listener = null;
     }
+    idle.close();
   }
 }
