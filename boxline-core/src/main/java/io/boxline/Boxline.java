@@ -57,6 +57,17 @@ public interface Boxline extends AutoCloseable {
   /** This instance's id (sequencer lease owner, default consumer id prefix). */
   String instanceId();
 
+  /**
+   * The observers registered with {@link Builder#observer}, as one: each call goes to every one of
+   * them in registration order, and what an observer throws is logged and dropped. With none
+   * registered the calls do nothing. Meant for modules that report what the engine cannot see
+   * itself, such as relays calling {@link BoxlineObserver#sinkDelivered}; the engine makes the
+   * other calls on its own.
+   */
+  default BoxlineObserver observer() {
+    return new BoxlineObserver() {};
+  }
+
   /** Stops consumers, then the sequencer and listener. Safe to call twice. */
   @Override
   void close();

@@ -86,9 +86,12 @@ public interface BoxlineObserver {
       String subscription, String consumerId, Set<TopicPartition> partitions) {}
 
   /**
-   * Not called by the engine: relays and other forwarders call it after handing {@code events}
-   * events of {@code topic} to {@code sink} (a broker, a webhook), so that sink latency is measured
-   * like everything else. {@code error} is null on success.
+   * Not called by the engine: relays and other forwarders call it, through {@link
+   * Boxline#observer()}, after handing {@code events} events of {@code topic} to {@code sink} (a
+   * broker, a webhook), so that sink latency is measured like everything else. {@code error} is
+   * null on success. The relay ({@code boxline-relay}) calls it once per send with the events the
+   * sink confirmed and, when the send failed for some of them, once more with those and the sink's
+   * exception (both with the send's duration).
    */
   default void sinkDelivered(
       String sink, TopicName topic, int events, Duration took, Throwable error) {}

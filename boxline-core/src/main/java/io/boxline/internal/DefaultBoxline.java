@@ -256,6 +256,11 @@ public final class DefaultBoxline implements Boxline {
   }
 
   @Override
+  public BoxlineObserver observer() {
+    return observers;
+  }
+
+  @Override
   public String instanceId() {
     return settings.instanceId();
   }

@@ -31,6 +31,10 @@ import java.util.Objects;
  * Permanent} failures become dead letters of the subscription ({@link Boxline#deadLetters()}) and
  * the partition moves on. Run several relays on the same subscription (in one or several processes)
  * and Boxline's consumer group shares the partitions among them.
+ *
+ * <p>Every send is reported to the observers of the Boxline instance ({@link
+ * io.boxline.BoxlineObserver#sinkDelivered}, through {@link Boxline#observer()}), so a registered
+ * {@code BoxlineMetrics} times the sink and counts what it confirmed and what failed.
  */
 public final class Relay implements AutoCloseable {
   /** Default first pause before a retryable failure is sent again. */
@@ -261,7 +265,13 @@ public final class Relay implements AutoCloseable {
                 + "\", topic))");
       }
       RelayHandler handler =
-          new RelayHandler(sink, retryInitialBackoff, retryMaxBackoff, stallTimeout, subscription);
+          new RelayHandler(
+              sink,
+              retryInitialBackoff,
+              retryMaxBackoff,
+              stallTimeout,
+              subscription,
+              boxline.observer());
       ConsumerBuilder cb =
           boxline
               .consumer(subscription)

@@ -3,8 +3,10 @@ package io.boxline.relay.internal;
 import io.boxline.BatchFailure;
 import io.boxline.BatchHandler;
 import io.boxline.BoxlineException;
+import io.boxline.BoxlineObserver;
 import io.boxline.Event;
 import io.boxline.HandlerDecision;
+import io.boxline.TopicName;
 import io.boxline.relay.Sink;
 import io.boxline.relay.SinkException;
 import java.lang.System.Logger.Level;
@@ -24,12 +26,15 @@ import java.util.concurrent.atomic.LongAdder;
  * The relay's batch handler: sends a batch, resends what failed retryably (with backoff, while the
  * partition waits), and reports what failed permanently as dead letters through {@link
  * BatchFailure}. Returns normally only when every event not dead-lettered was confirmed, so the
- * cursor never moves past an unconfirmed event.
+ * cursor never moves past an unconfirmed event. Every send is reported to the Boxline instance's
+ * observers ({@link BoxlineObserver#sinkDelivered}): the confirmed events as a success, the others
+ * (if any) with the sink's failure, both with the duration of the send.
  */
 public final class RelayHandler implements BatchHandler {
   private static final System.Logger LOG = System.getLogger(RelayHandler.class.getName());
 
   private final Sink sink;
+  private final BoxlineObserver observer;
   private final Duration initialBackoff;
   private final Duration maxBackoff;
   private final Duration stallTimeout;
@@ -45,8 +50,10 @@ public final class RelayHandler implements BatchHandler {
       Duration initialBackoff,
       Duration maxBackoff,
       Duration stallTimeout,
-      String subscription) {
+      String subscription,
+      BoxlineObserver observer) {
     this.sink = sink;
+    this.observer = observer;
     this.initialBackoff = initialBackoff;
     this.maxBackoff = maxBackoff;
     this.stallTimeout = stallTimeout;
@@ -71,24 +78,34 @@ public final class RelayHandler implements BatchHandler {
                   + " unconfirmed events stay behind the cursor and will be sent again");
         }
         SinkException failure;
+        long started = System.nanoTime();
         try {
           sink.send(pending);
+          report(pending, started, null);
           sent.add(pending.size());
           break;
         } catch (SinkException e) {
           failure = e;
+        } catch (RuntimeException e) {
+          report(pending, started, e);
+          throw e;
         }
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
         Map<UUID, SinkException.Failure> byId = new HashMap<>();
         for (SinkException.Failure f : failure.failures()) {
           byId.put(f.event().id(), f);
         }
         List<Event> retry = new ArrayList<>();
+        List<Event> confirmed = new ArrayList<>();
+        List<Event> failed = new ArrayList<>();
         int failedHere = 0;
         for (Event e : pending) {
           SinkException.Failure f = byId.get(e.id());
           if (f == null) {
+            confirmed.add(e);
             continue;
           }
+          failed.add(e);
           failedHere++;
           if (f.kind() == SinkException.Kind.PERMANENT) {
             dead.put(e, f.reason());
@@ -109,7 +126,11 @@ public final class RelayHandler implements BatchHandler {
               failure.getMessage());
           retry.addAll(pending);
           failedHere = pending.size();
+          confirmed.clear();
+          failed = pending;
         }
+        report(confirmed, took, null);
+        report(failed, took, failure);
         sent.add(pending.size() - failedHere);
         if (retry.isEmpty()) {
           break;
@@ -196,6 +217,44 @@ public final class RelayHandler implements BatchHandler {
             report.failed(e, HandlerDecision.deadLetter(sink.name() + " rejected it: " + reason)));
     deadLettered.add(dead.size());
     return report.build();
+  }
+
+  private void report(List<Event> events, long startedNanos, Throwable error) {
+    report(events, Duration.ofNanos(System.nanoTime() - startedNanos), error);
+  }
+
+  /**
+   * Tells the observers that {@code events} were handed to the sink in {@code took}: one call per
+   * topic (a batch is one partition's, so normally one call).
+   */
+  private void report(List<Event> events, Duration took, Throwable error) {
+    if (events.isEmpty()) {
+      return;
+    }
+    TopicName first = events.get(0).topic();
+    int same = 0;
+    for (Event e : events) {
+      if (e.topic().equals(first)) {
+        same++;
+      }
+    }
+    if (same == events.size()) {
+      delivered(first, events.size(), took, error);
+      return;
+    }
+    Map<TopicName, Integer> byTopic = new LinkedHashMap<>();
+    for (Event e : events) {
+      byTopic.merge(e.topic(), 1, Integer::sum);
+    }
+    byTopic.forEach((topic, n) -> delivered(topic, n, took, error));
+  }
+
+  private void delivered(TopicName topic, int events, Duration took, Throwable error) {
+    try {
+      observer.sinkDelivered(sink.name(), topic, events, took, error);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "observer failed in sinkDelivered", e);
+    }
   }
 
   private Duration backoff(int idleSends) {

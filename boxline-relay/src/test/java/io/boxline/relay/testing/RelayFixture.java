@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.UnaryOperator;
 
 /**
  * One relay test's world: its own database schema, a started Boxline, a topic and a subscription to
@@ -28,10 +29,10 @@ public final class RelayFixture implements AutoCloseable {
   private final Boxline boxline;
   private final TopicName topic;
 
-  private RelayFixture(String hint, int partitions) {
+  private RelayFixture(String hint, int partitions, UnaryOperator<Boxline.Builder> customize) {
     this.db = TestDatabase.create(hint);
     try {
-      this.boxline = db.boxline(b -> b);
+      this.boxline = db.boxline(customize);
       this.topic = TopicName.of("relay/test", "events");
       boxline.admin().createNamespace(NamespacePath.of("relay/test"));
       boxline.admin().createTopic(topic, partitions);
@@ -44,7 +45,13 @@ public final class RelayFixture implements AutoCloseable {
 
   /** A fresh schema with a topic of {@code partitions} partitions and the subscription "relay". */
   public static RelayFixture create(String hint, int partitions) {
-    return new RelayFixture(hint, partitions);
+    return new RelayFixture(hint, partitions, b -> b);
+  }
+
+  /** Like {@link #create(String, int)}, with Boxline built through {@code customize}. */
+  public static RelayFixture create(
+      String hint, int partitions, UnaryOperator<Boxline.Builder> customize) {
+    return new RelayFixture(hint, partitions, customize);
   }
 
   public Boxline boxline() {
