@@ -187,7 +187,7 @@ class BoxlineMetricsTest {
       producer.admin().createNamespace(NamespacePath.of("acme"));
       producer.admin().createTopic(TOPIC, 2);
       assertThat(producer.admin().outboxBacklog()).isEqualTo(new OutboxBacklog(0, null));
-      Instant before = db.databaseNow();
+      Instant before = databaseNow(db);
       publish(producer, 0, 4, i -> "order.placed");
       OutboxBacklog waiting = producer.admin().outboxBacklog();
       assertThat(waiting.events()).isEqualTo(4);
@@ -336,5 +336,16 @@ class BoxlineMetricsTest {
                 throw e.getCause();
               }
             });
+  }
+
+  private static Instant databaseNow(TestDatabase db) {
+    try (java.sql.Connection c = db.dataSource().getConnection();
+        java.sql.Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery("SELECT now()")) {
+      rs.next();
+      return rs.getTimestamp(1).toInstant();
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 }
