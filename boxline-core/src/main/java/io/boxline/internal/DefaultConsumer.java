@@ -181,6 +181,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private Set<String> lastShape = Set.of();
   private long intervalOfWrittenDeadlineNanos = Long.MAX_VALUE;
   private long policyStamp = GroupView.NO_POLICY_STAMP;
+  private boolean storeStampsPolicies;
   private Thread groupThread;
   private Thread dispatcher;
   private ExecutorService workers;
@@ -370,19 +371,23 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private void checkIn() {
     long n = checkIns.incrementAndGet();
     boolean full = resync || n % RESYNC_EVERY == 1;
-    boolean policyRead = resync || (full && policyStamp == GroupView.NO_POLICY_STAMP);
     resync = false;
-    if (policyRead) {
-      policy = coordination.policy(group);
+    if (!storeStampsPolicies && full) {
+      policy = coordination.policy(group); // no stamp to tell a change: re-read now and then
     }
     Duration ttl = policy.deadline(Math.max(1, members.size()));
     intervalOfWrittenDeadlineNanos = policy.checkInInterval(Math.max(1, members.size())).toNanos();
     GroupView view = coordination.checkIn(group, id, s.weight(), ttl);
-    if (view.policyStamp() != policyStamp) {
-      if (!policyRead) {
-        policy = coordination.policy(group); // changed since the last check-in; applies from now
+    if (view.policyStamp() != GroupView.NO_POLICY_STAMP) {
+      storeStampsPolicies = true;
+      if (view.policyStamp() != policyStamp) {
+        // Read after the check-in that returned the stamp, never before: a change in between then
+        // shows as another new stamp next time instead of being taken for the one already read.
+        // The first check-in wrote a deadline from the default policy; the next interval is capped
+        // to match it, so a policy with longer intervals cannot make this member look dead.
+        policy = coordination.policy(group);
+        policyStamp = view.policyStamp();
       }
-      policyStamp = view.policyStamp();
     }
     GroupPolicy pol = policy;
     List<Member> seen = new ArrayList<>(view.members());

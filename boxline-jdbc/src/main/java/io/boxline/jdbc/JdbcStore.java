@@ -3,13 +3,17 @@ package io.boxline.jdbc;
 import io.boxline.Names;
 import io.boxline.StoreException;
 import io.boxline.ValidationException;
+import io.boxline.jdbc.internal.MariaDbStore;
 import io.boxline.jdbc.internal.PostgresStore;
 import io.boxline.jdbc.internal.SqlScript;
 import io.boxline.spi.Store;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -20,8 +24,8 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>The data source should be a pool. Boxline holds one of its connections permanently for
- * wake-ups (PostgreSQL LISTEN) and borrows others briefly for the sequencer and each consumer
- * worker.
+ * wake-ups (PostgreSQL LISTEN; on MariaDB/MySQL the wake-up poll, plus one for the sequencer
+ * candidate) and borrows others briefly for the sequencer and each consumer worker.
  */
 public final class JdbcStore {
   /** Default schema that holds Boxline's tables. */
@@ -40,16 +44,27 @@ public final class JdbcStore {
   public static String exportDdl(Database database, String schema, String tablePrefix) {
     Names.requireSchema(schema);
     Names.requirePrefix(tablePrefix);
-    if (database != Database.POSTGRESQL) {
-      throw new ValidationException(database + " is not supported yet; supported: POSTGRESQL");
+    switch (database) {
+      case POSTGRESQL:
+        return SqlScript.exportPostgres(schema, tablePrefix);
+      case MARIADB:
+      case MYSQL:
+        return SqlScript.exportMariaDb(schema, tablePrefix);
+      default:
+        throw new ValidationException(database + " is not supported yet");
     }
-    return SqlScript.exportPostgres(schema, tablePrefix);
   }
 
   /** Databases Boxline has a dialect for. */
   public enum Database {
-    POSTGRESQL
+    POSTGRESQL,
+    /** MariaDB 10.6 or newer; the schema is a MariaDB database. */
+    MARIADB,
+    /** MySQL 8.0 or newer: the same dialect and DDL as MariaDB. */
+    MYSQL
   }
+
+  private static final Pattern VERSION = Pattern.compile("(\\d+)\\.(\\d+)");
 
   /** Settings of a {@link JdbcStore}. */
   public static final class Builder {
@@ -57,6 +72,8 @@ public final class JdbcStore {
     private String schema = DEFAULT_SCHEMA;
     private String tablePrefix = "";
     private boolean vacuumWhenAutovacuumOff = true;
+    private Duration fastestWakeupPoll = Duration.ofMillis(10);
+    private Duration slowestWakeupPoll = Duration.ofSeconds(1);
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -88,6 +105,27 @@ public final class JdbcStore {
       return this;
     }
 
+    /**
+     * MariaDB/MySQL only (they have no LISTEN/NOTIFY): the interval of the wake-up poll right after
+     * activity (default 10 ms) and when idle (default 1 s, the poll's whole idle cost: one
+     * primary-key read per interval per Boxline instance). In-process signals never wait for it; it
+     * bounds how soon a process hears of another process's events.
+     */
+    public Builder wakeupPoll(Duration fastest, Duration slowest) {
+      Objects.requireNonNull(fastest, "fastest");
+      Objects.requireNonNull(slowest, "slowest");
+      if (fastest.toMillis() < 1 || slowest.compareTo(fastest) < 0 || slowest.toMinutes() > 1) {
+        throw new ValidationException(
+            "wakeupPoll needs 1 ms <= fastest <= slowest <= 1 minute, not "
+                + fastest
+                + " and "
+                + slowest);
+      }
+      this.fastestWakeupPoll = fastest;
+      this.slowestWakeupPoll = slowest;
+      return this;
+    }
+
     /** Connects once to detect the database and its version; refuses unsupported ones. */
     public Store build() {
       String product;
@@ -115,13 +153,44 @@ public final class JdbcStore {
             product + " " + major + "." + minor,
             vacuumWhenAutovacuumOff);
       }
+      boolean mariaDb =
+          "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));
+      if (mariaDb || "MySQL".equalsIgnoreCase(product)) {
+        // MySQL's own driver reports MariaDB as "MySQL" with a version like
+        // "5.5.5-10.11.6-MariaDB".
+        Matcher m = VERSION.matcher(version == null ? "" : version.replaceFirst("^5\\.5\\.5-", ""));
+        if (m.find()) {
+          major = Integer.parseInt(m.group(1));
+          minor = Integer.parseInt(m.group(2));
+        }
+        String name = mariaDb ? "MariaDB" : "MySQL";
+        boolean tooOld = mariaDb ? major < 10 || (major == 10 && minor < 6) : major < 8;
+        if (tooOld) {
+          throw new ValidationException(
+              name
+                  + " "
+                  + version
+                  + " is too old; Boxline needs "
+                  + (mariaDb
+                      ? "MariaDB 10.6 or newer (SKIP LOCKED, JSON_TABLE)"
+                      : "MySQL 8.0 or newer (SKIP LOCKED, JSON_TABLE, window functions)"));
+        }
+        return new MariaDbStore(
+            dataSource,
+            schema,
+            tablePrefix,
+            name + " " + major + "." + minor,
+            mariaDb,
+            fastestWakeupPoll,
+            slowestWakeupPoll);
+      }
       throw new ValidationException(
           "database '"
               + product
               + " "
               + version
-              + "' is not supported; Boxline supports PostgreSQL 13+ (MySQL 8 / MariaDB 10.6 and H2"
-              + " 2.2.224 are planned)");
+              + "' is not supported; Boxline supports PostgreSQL 13+, MariaDB 10.6+ and MySQL 8.0+"
+              + " (H2 2.2.224 is planned)");
     }
   }
 }

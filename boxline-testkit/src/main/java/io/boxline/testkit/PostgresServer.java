@@ -16,7 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * server on 127.0.0.1:5432 as user postgres; an embedded PostgreSQL started in this JVM. It never
  * skips: when none works it fails with what was tried and how to get a server.
  */
-public final class PostgresServer {
+public final class PostgresServer implements TestServer {
   public static final String URL_VARIABLE = "BOXLINE_TEST_PG_URL";
   private static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
@@ -100,24 +100,29 @@ public final class PostgresServer {
     }
   }
 
+  @Override
   public String url() {
     return url;
   }
 
+  @Override
   public String user() {
     return user;
   }
 
+  @Override
   public String password() {
     return password;
   }
 
   /** Where the server came from, for logs. */
+  @Override
   public String origin() {
     return origin;
   }
 
   /** A new pool of {@code size} connections. */
+  @Override
   public HikariDataSource pool(int size, String name) {
     HikariConfig cfg = new HikariConfig();
     cfg.setJdbcUrl(url);
@@ -131,6 +136,7 @@ public final class PostgresServer {
   }
 
   /** A fresh, uniquely named schema; drop it with {@link #dropSchema}. */
+  @Override
   public String createSchemaName(String hint) {
     String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
     if (clean.length() > 20) {
@@ -142,6 +148,7 @@ public final class PostgresServer {
         + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
   }
 
+  @Override
   public void dropSchema(String schema) {
     io.boxline.Names.requireSchema(schema);
     try (Connection c = DriverManager.getConnection(url, user, password);
@@ -150,5 +157,27 @@ public final class PostgresServer {
     } catch (SQLException e) {
       throw new IllegalStateException("could not drop test schema " + schema, e);
     }
+  }
+
+  @Override
+  public java.time.Instant databaseNow(HikariDataSource pool) {
+    try (Connection c = pool.getConnection();
+        Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
+      rs.next();
+      return rs.getTimestamp(1).toInstant();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the server clock", e);
+    }
+  }
+
+  @Override
+  public String olderThanSeconds(String column, int seconds) {
+    return column + " < now() - interval '" + seconds + " second'";
+  }
+
+  @Override
+  public String uuidColumnType() {
+    return "uuid";
   }
 }

@@ -5,37 +5,67 @@ import io.boxline.Boxline;
 import io.boxline.EventTypes;
 import io.boxline.jdbc.JdbcStore;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * One test's database: a pool and a schema of its own, dropped on {@link #close()}. Boxline
- * instances made here are closed before the schema is dropped.
+ * One test's database: a pool and a schema of its own (a database on MariaDB), dropped on {@link
+ * #close()}. Boxline instances made here are closed before the schema is dropped. {@link
+ * #create(String)} uses PostgreSQL, {@link #createMariaDb(String)} MariaDB; the few SQL snippets
+ * the behaviour suites need beyond plain {@code SELECT count(*)} come from here, so the suites run
+ * on either.
  */
 public final class TestDatabase implements AutoCloseable {
-  private final PostgresServer server;
+  /** The databases the testkit can run the suites against. */
+  public enum Dialect {
+    POSTGRESQL,
+    MARIADB
+  }
+
+  private final TestServer server;
+  private final Dialect dialect;
   private final String schema;
   private final HikariDataSource pool;
   private final List<AutoCloseable> owned = new ArrayList<>();
 
-  private TestDatabase(PostgresServer server, String schema, int poolSize) {
+  private TestDatabase(TestServer server, Dialect dialect, String schema, int poolSize) {
     this.server = server;
+    this.dialect = dialect;
     this.schema = schema;
     this.pool = server.pool(poolSize, "test-" + schema);
   }
 
+  /** A PostgreSQL schema (see {@link PostgresServer} for how the server is found). */
   public static TestDatabase create(String hint) {
     return create(hint, 16);
   }
 
   public static TestDatabase create(String hint, int poolSize) {
-    PostgresServer server = PostgresServer.get();
-    return new TestDatabase(server, server.createSchemaName(hint), poolSize);
+    return create(Dialect.POSTGRESQL, hint, poolSize);
   }
 
-  public PostgresServer server() {
+  /** A MariaDB database (see {@link MariaDbServer} for how the server is found or started). */
+  public static TestDatabase createMariaDb(String hint) {
+    return createMariaDb(hint, 16);
+  }
+
+  public static TestDatabase createMariaDb(String hint, int poolSize) {
+    return create(Dialect.MARIADB, hint, poolSize);
+  }
+
+  public static TestDatabase create(Dialect dialect, String hint, int poolSize) {
+    TestServer server = dialect == Dialect.MARIADB ? MariaDbServer.get() : PostgresServer.get();
+    return new TestDatabase(server, dialect, server.createSchemaName(hint), poolSize);
+  }
+
+  public TestServer server() {
     return server;
+  }
+
+  public Dialect dialect() {
+    return dialect;
   }
 
   public String schema() {
@@ -44,6 +74,28 @@ public final class TestDatabase implements AutoCloseable {
 
   public HikariDataSource dataSource() {
     return pool;
+  }
+
+  /** {@code schema.table}, for white-box queries. */
+  public String table(String name) {
+    return schema + "." + name;
+  }
+
+  /** The database server's clock now. */
+  public Instant databaseNow() {
+    return server.databaseNow(pool);
+  }
+
+  /**
+   * A condition that a Boxline time column (e.g. {@code created_at}) is over {@code seconds} old.
+   */
+  public String olderThanSeconds(String column, int seconds) {
+    return server.olderThanSeconds(column, seconds);
+  }
+
+  /** The column type for event ids in tables a test creates (bind them with setObject(UUID)). */
+  public String uuidColumnType() {
+    return server.uuidColumnType();
   }
 
   /** A started Boxline on this database with test-friendly defaults, closed with the database. */

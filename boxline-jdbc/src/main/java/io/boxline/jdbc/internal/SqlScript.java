@@ -25,6 +25,17 @@ public final class SqlScript {
           "V7__policy_batch_size.sql",
           "V8__retention_by_size.sql");
 
+  /**
+   * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
+   * schema).
+   */
+  static final List<String> MARIADB_MIGRATIONS =
+      List.of(
+          "V1__base.sql",
+          "V2__consumer_groups.sql",
+          "V3__retries_dead_letters_inbox.sql",
+          "V4__publish_procedure.sql");
+
   private SqlScript() {}
 
   static String load(String dialect, String resource, String schema, String prefix) {
@@ -87,6 +98,75 @@ public final class SqlScript {
           .append(", '")
           .append(m)
           .append("');\n");
+    }
+    return out.toString();
+  }
+
+  /**
+   * Splits a MariaDB/MySQL script into statements the way the {@code mysql} client does: a
+   * statement ends with the current delimiter ({@code ;} unless a {@code DELIMITER x} line changed
+   * it) at the end of a line. Comment-only lines are dropped.
+   */
+  public static List<String> statements(String script) {
+    List<String> out = new java.util.ArrayList<>();
+    String delimiter = ";";
+    StringBuilder current = new StringBuilder();
+    for (String line : script.split("\n")) {
+      String trimmed = line.strip();
+      if (trimmed.regionMatches(true, 0, "DELIMITER ", 0, 10)) {
+        delimiter = trimmed.substring(10).strip();
+        continue;
+      }
+      if (current.length() == 0 && (trimmed.isEmpty() || trimmed.startsWith("--"))) {
+        continue;
+      }
+      if (trimmed.endsWith(delimiter)) {
+        current.append(line, 0, line.lastIndexOf(delimiter));
+        String statement = current.toString().strip();
+        if (!statement.isEmpty()) {
+          out.add(statement);
+        }
+        current.setLength(0);
+      } else {
+        current.append(line).append('\n');
+      }
+    }
+    if (!current.toString().isBlank()) {
+      out.add(current.toString().strip());
+    }
+    return out;
+  }
+
+  /**
+   * Full DDL of the newest schema version for MariaDB / MySQL, runnable with the {@code mysql} or
+   * {@code mariadb} client (it uses {@code DELIMITER} around the stored procedure) or with {@link
+   * #statements}.
+   */
+  public static String exportMariaDb(String schema, String prefix) {
+    Map<String, String> q = named("mariadb", schema, prefix);
+    StringBuilder out = new StringBuilder();
+    out.append("-- Boxline schema for MariaDB 10.6+ / MySQL 8.0+: database ")
+        .append(schema)
+        .append(", table prefix '")
+        .append(prefix)
+        .append("'\n");
+    out.append("CREATE DATABASE IF NOT EXISTS ")
+        .append(schema)
+        .append(" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;\n\n");
+    out.append(q.get("create_version_table")).append(";\n\n");
+    int version = 0;
+    for (String m : MARIADB_MIGRATIONS) {
+      version++;
+      out.append(load("mariadb", m, schema, prefix)).append("\n");
+      out.append("INSERT IGNORE INTO ")
+          .append(schema)
+          .append('.')
+          .append(prefix)
+          .append("schema_version (version, description, applied_at) VALUES (")
+          .append(version)
+          .append(", '")
+          .append(m)
+          .append("', UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));\n");
     }
     return out.toString();
   }

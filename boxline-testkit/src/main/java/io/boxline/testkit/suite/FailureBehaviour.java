@@ -450,7 +450,12 @@ public abstract class FailureBehaviour {
     String effects = db.schema() + ".effects";
     try (java.sql.Connection c = db.dataSource().getConnection();
         java.sql.Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE " + effects + " (event_id uuid NOT NULL, body text NOT NULL)");
+      st.execute(
+          "CREATE TABLE "
+              + effects
+              + " (event_id "
+              + db.uuidColumnType()
+              + " NOT NULL, body text NOT NULL)");
     }
     AtomicInteger failuresLeft = new AtomicInteger(2);
     Consumer c =

@@ -468,13 +468,7 @@ public abstract class FoundationBehaviour {
     Consumer probeConsumer = boxline.consumer("probe").handler(probe::record).start();
     Await.until(WAIT, "old events sequenced", () -> probe.size() >= 6);
     probeConsumer.close();
-    Instant between;
-    try (Connection c = db.dataSource().getConnection();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
-      rs.next();
-      between = rs.getTimestamp(1).toInstant();
-    }
+    Instant between = db.databaseNow();
     boxline
         .admin()
         .createSubscription(SubscriptionSpec.of("latest", t).startAt(StartPosition.latest()));

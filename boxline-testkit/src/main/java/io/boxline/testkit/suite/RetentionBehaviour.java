@@ -137,7 +137,8 @@ public abstract class RetentionBehaviour {
                 && count(
                         "SELECT count(*) FROM "
                             + table("log")
-                            + " WHERE created_at < now() - interval '1 second'")
+                            + " WHERE "
+                            + db.olderThanSeconds("created_at", 1))
                     == 20);
     assertThat(count("SELECT count(*) FROM " + table("log"))).isEqualTo(20);
     List<String> slow = new CopyOnWriteArrayList<>();
