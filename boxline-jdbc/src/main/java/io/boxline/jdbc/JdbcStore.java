@@ -3,6 +3,7 @@ package io.boxline.jdbc;
 import io.boxline.Names;
 import io.boxline.StoreException;
 import io.boxline.ValidationException;
+import io.boxline.jdbc.internal.H2Store;
 import io.boxline.jdbc.internal.MariaDbStore;
 import io.boxline.jdbc.internal.PostgresStore;
 import io.boxline.jdbc.internal.SqlScript;
@@ -24,7 +25,7 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>The data source should be a pool. Boxline holds one of its connections permanently for
- * wake-ups (PostgreSQL LISTEN; on MariaDB/MySQL the wake-up poll, plus one for the sequencer
+ * wake-ups (PostgreSQL LISTEN; on MariaDB/MySQL and H2 the wake-up poll, plus one for the sequencer
  * candidate) and borrows others briefly for the sequencer and each consumer worker.
  */
 public final class JdbcStore {
@@ -50,6 +51,8 @@ public final class JdbcStore {
       case MARIADB:
       case MYSQL:
         return SqlScript.exportMariaDb(schema, tablePrefix);
+      case H2:
+        return SqlScript.exportH2(schema, tablePrefix);
       default:
         throw new ValidationException(database + " is not supported yet");
     }
@@ -61,8 +64,12 @@ public final class JdbcStore {
     /** MariaDB 10.6 or newer; the schema is a MariaDB database. */
     MARIADB,
     /** MySQL 8.0 or newer: the same dialect and DDL as MariaDB. */
-    MYSQL
+    MYSQL,
+    /** H2 2.2.224 or newer, in memory or file mode (embedded or through an H2 server). */
+    H2
   }
+
+  private static final Pattern H2_VERSION = Pattern.compile("^(\\d+)\\.(\\d+)\\.(\\d+)");
 
   private static final Pattern VERSION = Pattern.compile("(\\d+)\\.(\\d+)");
 
@@ -106,10 +113,10 @@ public final class JdbcStore {
     }
 
     /**
-     * MariaDB/MySQL only (they have no LISTEN/NOTIFY): the interval of the wake-up poll right after
-     * activity (default 10 ms) and when idle (default 1 s, the poll's whole idle cost: one
-     * primary-key read per interval per Boxline instance). In-process signals never wait for it; it
-     * bounds how soon a process hears of another process's events.
+     * MariaDB/MySQL and H2 only (they have no LISTEN/NOTIFY): the interval of the wake-up poll
+     * right after activity (default 10 ms) and when idle (default 1 s, the poll's whole idle cost:
+     * one primary-key read per interval per Boxline instance). In-process signals never wait for
+     * it; it bounds how soon a process hears of another process's events.
      */
     public Builder wakeupPoll(Duration fastest, Duration slowest) {
       Objects.requireNonNull(fastest, "fastest");
@@ -184,13 +191,38 @@ public final class JdbcStore {
             fastestWakeupPoll,
             slowestWakeupPoll);
       }
+      if ("H2".equalsIgnoreCase(product)) {
+        // "2.2.224 (2023-09-17)": SKIP LOCKED arrived in 2.2.224.
+        Matcher m = H2_VERSION.matcher(version == null ? "" : version.strip());
+        int patch = -1;
+        if (m.find()) {
+          major = Integer.parseInt(m.group(1));
+          minor = Integer.parseInt(m.group(2));
+          patch = Integer.parseInt(m.group(3));
+        }
+        boolean tooOld = major < 2 || (major == 2 && (minor < 2 || (minor == 2 && patch < 224)));
+        if (tooOld) {
+          throw new ValidationException(
+              "H2 "
+                  + version
+                  + " is too old; Boxline needs H2 2.2.224 or newer (FOR UPDATE SKIP LOCKED);"
+                  + " use com.h2database:h2:2.2.224 or a newer 2.x");
+        }
+        return new H2Store(
+            dataSource,
+            schema,
+            tablePrefix,
+            "H2 " + major + "." + minor + "." + patch,
+            fastestWakeupPoll,
+            slowestWakeupPoll);
+      }
       throw new ValidationException(
           "database '"
               + product
               + " "
               + version
-              + "' is not supported; Boxline supports PostgreSQL 13+, MariaDB 10.6+ and MySQL 8.0+"
-              + " (H2 2.2.224 is planned)");
+              + "' is not supported; Boxline supports PostgreSQL 13+, H2 2.2.224+,"
+              + " MariaDB 10.6+ and MySQL 8.0+");
     }
   }
 }

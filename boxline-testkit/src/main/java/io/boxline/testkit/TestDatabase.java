@@ -13,15 +13,20 @@ import java.util.function.UnaryOperator;
 /**
  * One test's database: a pool and a schema of its own (a database on MariaDB), dropped on {@link
  * #close()}. Boxline instances made here are closed before the schema is dropped. {@link
- * #create(String)} uses PostgreSQL, {@link #createMariaDb(String)} MariaDB; the few SQL snippets
- * the behaviour suites need beyond plain {@code SELECT count(*)} come from here, so the suites run
- * on either.
+ * #create(String)} uses PostgreSQL, {@link #createMariaDb(String)} MariaDB, {@link
+ * #createH2(String)} and {@link #createH2File(String)} an H2 database of the test's own; the few
+ * SQL snippets the behaviour suites need beyond plain {@code SELECT count(*)} come from here, so
+ * the suites run on either.
  */
 public final class TestDatabase implements AutoCloseable {
   /** The databases the testkit can run the suites against. */
   public enum Dialect {
     POSTGRESQL,
-    MARIADB
+    MARIADB,
+    /** An embedded H2 database of the test's own, in memory. */
+    H2,
+    /** An embedded H2 database of the test's own, in a temporary directory. */
+    H2_FILE
   }
 
   private final TestServer server;
@@ -55,8 +60,28 @@ public final class TestDatabase implements AutoCloseable {
     return create(Dialect.MARIADB, hint, poolSize);
   }
 
+  /** An H2 database of its own, in memory (see {@link H2Server}). */
+  public static TestDatabase createH2(String hint) {
+    return createH2(hint, 16);
+  }
+
+  public static TestDatabase createH2(String hint, int poolSize) {
+    return create(Dialect.H2, hint, poolSize);
+  }
+
+  /** An H2 database of its own in a temporary directory, deleted on {@link #close()}. */
+  public static TestDatabase createH2File(String hint) {
+    return create(Dialect.H2_FILE, hint, 16);
+  }
+
   public static TestDatabase create(Dialect dialect, String hint, int poolSize) {
-    TestServer server = dialect == Dialect.MARIADB ? MariaDbServer.get() : PostgresServer.get();
+    TestServer server =
+        switch (dialect) {
+          case MARIADB -> MariaDbServer.get();
+          case H2 -> H2Server.memory();
+          case H2_FILE -> H2Server.file();
+          default -> PostgresServer.get();
+        };
     return new TestDatabase(server, dialect, server.createSchemaName(hint), poolSize);
   }
 

@@ -5,7 +5,7 @@ import java.time.Instant;
 
 /**
  * A database server the tests run against, with what the behaviour suites need that differs between
- * SQL dialects. {@link PostgresServer} and {@link MariaDbServer} implement it.
+ * SQL dialects. {@link PostgresServer}, {@link MariaDbServer} and {@link H2Server} implement it.
  */
 public interface TestServer {
   /** JDBC URL of the server (for child JVMs: the schema is passed separately). */

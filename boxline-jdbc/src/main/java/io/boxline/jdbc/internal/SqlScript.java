@@ -36,6 +36,10 @@ public final class SqlScript {
           "V3__retries_dead_letters_inbox.sql",
           "V4__publish_procedure.sql");
 
+  /** H2 migrations in order (their own numbering). */
+  static final List<String> H2_MIGRATIONS =
+      List.of("V1__base.sql", "V2__consumer_groups.sql", "V3__retries_dead_letters_inbox.sql");
+
   private SqlScript() {}
 
   static String load(String dialect, String resource, String schema, String prefix) {
@@ -167,6 +171,37 @@ public final class SqlScript {
           .append(", '")
           .append(m)
           .append("', UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));\n");
+    }
+    return out.toString();
+  }
+
+  /**
+   * Full DDL of the newest schema version for H2 (2.2.224+): statements end with {@code ;} at the
+   * end of a line, so {@link #statements} or H2's {@code RUNSCRIPT} runs it.
+   */
+  public static String exportH2(String schema, String prefix) {
+    Map<String, String> q = named("h2", schema, prefix);
+    StringBuilder out = new StringBuilder();
+    out.append("-- Boxline schema for H2 2.2.224+: schema ")
+        .append(schema)
+        .append(", table prefix '")
+        .append(prefix)
+        .append("'\n");
+    out.append("CREATE SCHEMA IF NOT EXISTS ").append(schema).append(";\n\n");
+    out.append(q.get("create_version_table")).append(";\n\n");
+    int version = 0;
+    for (String m : H2_MIGRATIONS) {
+      version++;
+      out.append(load("h2", m, schema, prefix)).append("\n");
+      out.append("MERGE INTO ")
+          .append(schema)
+          .append('.')
+          .append(prefix)
+          .append("schema_version (version, description, applied_at) KEY (version) VALUES (")
+          .append(version)
+          .append(", '")
+          .append(m)
+          .append("', CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT));\n");
     }
     return out.toString();
   }
