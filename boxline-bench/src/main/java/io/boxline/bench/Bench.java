@@ -28,10 +28,12 @@ import java.util.logging.Logger;
  * </pre>
  *
  * <p>First argument: {@code w1}, {@code w2}, {@code w3}, {@code all}, or a comma-separated list.
- * Options ({@code --name=value}): see {@link Options}. Every run works in schemas of its own
- * ({@code bench_<random>...}), dropped at the end. Results are printed as Markdown tables and also
- * written to {@code boxline-bench/target/bench-<time>.md}. Any failed correctness check (lost,
- * duplicate or out-of-order event) aborts the run with a non-zero exit.
+ * Options ({@code --name=value}): see {@link Options}; {@code --db=mariadb} (or a {@code
+ * --url=jdbc:mariadb://...}) runs them on MariaDB instead of PostgreSQL. Every run works in schemas
+ * of its own ({@code bench_<random>...}; databases on MariaDB), dropped at the end. Results are
+ * printed as Markdown tables and also written to {@code boxline-bench/target/bench-<time>.md}. Any
+ * failed correctness check (lost, duplicate or out-of-order event) aborts the run with a non-zero
+ * exit.
  */
 public final class Bench {
   // Keep strong references, or the JUL configuration is garbage collected.
@@ -39,8 +41,11 @@ public final class Bench {
 
   /** Settings, with the defaults used for docs/benchmarks.md. */
   static final class Options {
-    String url = "jdbc:postgresql://127.0.0.1:5432/postgres";
-    String user = "postgres";
+    /** {@code --db=postgresql} (default) or {@code --db=mariadb}; a {@code --url} decides too. */
+    String db;
+
+    String url;
+    String user;
     String password = "";
     int pool = 32;
     int partitions = 8;
@@ -80,6 +85,7 @@ public final class Bench {
         String k = a.substring(2, a.indexOf('='));
         String v = a.substring(a.indexOf('=') + 1);
         switch (k) {
+          case "db" -> o.db = v.toLowerCase(Locale.ROOT);
           case "url" -> o.url = v;
           case "user" -> o.user = v;
           case "password" -> o.password = v;
@@ -110,12 +116,43 @@ public final class Bench {
           default -> throw new IllegalArgumentException("unknown option --" + k);
         }
       }
+      BenchDatabase kind = database(o.db, o.url);
+      o.db = kind.option();
+      if (o.url == null) {
+        o.url = kind.defaultUrl();
+      }
+      if (o.user == null) {
+        o.user = kind.defaultUser();
+      }
       for (String w : o.w2Where) {
         if (!w.equals("same-jvm") && !w.equals("other-jvm")) {
           throw new IllegalArgumentException("--w2.where takes same-jvm and/or other-jvm");
         }
       }
       return o;
+    }
+
+    /** The database of --db and --url; they must agree when both are given. */
+    private static BenchDatabase database(String db, String url) {
+      BenchDatabase chosen;
+      if (db == null) {
+        chosen = null;
+      } else if (db.equals("postgresql") || db.equals("postgres") || db.equals("pg")) {
+        chosen = PostgreSqlDatabase.INSTANCE;
+      } else if (db.equals("mariadb") || db.equals("mysql")) {
+        chosen = MariaDbDatabase.INSTANCE;
+      } else {
+        throw new IllegalArgumentException("--db takes postgresql or mariadb, got " + db);
+      }
+      if (url == null) {
+        return chosen == null ? PostgreSqlDatabase.INSTANCE : chosen;
+      }
+      BenchDatabase fromUrl = BenchDatabase.forUrl(url);
+      if (chosen != null && chosen != fromUrl) {
+        throw new IllegalArgumentException(
+            "--db=" + db + " does not match --url=" + url + " (a " + fromUrl.product() + " URL)");
+      }
+      return fromUrl;
     }
 
     private static int[] ints(String v) {
@@ -160,7 +197,7 @@ public final class Bench {
     long started = System.nanoTime();
     try {
       report.append(environment(db, o, runSchema, args));
-      db.exec("CREATE SCHEMA " + runSchema);
+      db.exec(db.kind.createSchema(runSchema));
       for (String w : workloads) {
         switch (w) {
           case "w1" -> {
@@ -247,16 +284,7 @@ public final class Bench {
     env.put(
         "Java",
         System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-    env.put("PostgreSQL", db.queryString("SHOW server_version"));
-    env.put(
-        "durability",
-        "fsync="
-            + db.queryString("SHOW fsync")
-            + ", synchronous_commit="
-            + db.queryString("SHOW synchronous_commit")
-            + ", wal_sync_method="
-            + db.queryString("SHOW wal_sync_method"));
-    env.put("shared_buffers", db.queryString("SHOW shared_buffers"));
+    db.kind.describe(db, env);
     env.put(
         "pool",
         "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");

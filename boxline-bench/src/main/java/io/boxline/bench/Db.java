@@ -10,7 +10,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /** Connection settings of the benchmark database, pools, and schema housekeeping. */
 final class Db {
@@ -21,19 +20,19 @@ final class Db {
   final String user;
   final String password;
 
+  /** PostgreSQL or MariaDB, from the URL. */
+  final BenchDatabase kind;
+
   Db(String url, String user, String password) {
     this.url = url;
     this.user = user;
     this.password = password;
+    this.kind = BenchDatabase.forUrl(url);
   }
 
   /** A plain driver data source (no pool). */
   DataSource driver() {
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setURL(url);
-    ds.setUser(user);
-    ds.setPassword(password);
-    return ds;
+    return kind.driver(url, user, password);
   }
 
   /**
@@ -109,16 +108,12 @@ final class Db {
     }
   }
 
-  /** Drops every schema whose name starts with {@code prefix} (the run's schemas). */
+  /** Drops every schema (on MariaDB: database) whose name starts with {@code prefix}. */
   void dropSchemas(String prefix) {
     List<String> names = new ArrayList<>();
     try (Connection c = connect();
         Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT nspname FROM pg_namespace WHERE nspname LIKE '"
-                    + prefix.replace("_", "\\_")
-                    + "%'")) {
+        ResultSet rs = st.executeQuery(kind.listSchemas(prefix))) {
       while (rs.next()) {
         names.add(rs.getString(1));
       }
@@ -126,30 +121,17 @@ final class Db {
       throw new IllegalStateException("cannot list schemas: " + e.getMessage(), e);
     }
     for (String n : names) {
-      exec("DROP SCHEMA IF EXISTS " + n + " CASCADE");
+      dropSchema(n);
     }
   }
 
-  /**
-   * Database-wide counters from pg_stat_database for the connected database: transactions (commits
-   * + rollbacks), tuples returned, fetched, inserted, updated, deleted. One autocommit statement,
-   * so one transaction of its own, on the caller's (long-lived) monitor connection.
-   */
-  static long[] databaseCounters(Connection monitor) {
-    try (Statement st = monitor.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted,"
-                    + " tup_updated, tup_deleted FROM pg_stat_database WHERE datname ="
-                    + " current_database()")) {
-      rs.next();
-      long[] v = new long[6];
-      for (int i = 0; i < 6; i++) {
-        v[i] = rs.getLong(i + 1);
-      }
-      return v;
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot read pg_stat_database: " + e.getMessage(), e);
-    }
+  /** Drops one schema (on MariaDB a database) and everything in it, if it exists. */
+  void dropSchema(String name) {
+    exec(kind.dropSchema(name));
+  }
+
+  /** Server counters for W3, see {@link BenchDatabase#counters}. */
+  long[] counters(Connection monitor) {
+    return kind.counters(monitor);
   }
 }

@@ -15,7 +15,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
+import org.mariadb.jdbc.util.constants.ServerStatus;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -206,14 +208,41 @@ final class Probe {
             });
   }
 
-  private Connection connection(Connection target) {
-    BaseConnection base;
+  /**
+   * Whether the driver connection is inside a transaction (so that commit() or rollback() sends
+   * something), or null when the driver cannot tell.
+   */
+  private static BooleanSupplier transactionState(Connection target) {
     try {
-      base = target.unwrap(BaseConnection.class);
-    } catch (Exception e) {
-      base = null;
+      if (target.isWrapperFor(BaseConnection.class)) {
+        BaseConnection pg = target.unwrap(BaseConnection.class);
+        return () -> pg.getTransactionState() != TransactionState.IDLE;
+      }
+    } catch (Exception | LinkageError e) {
+      // not PostgreSQL
     }
-    BaseConnection pg = base;
+    try {
+      if (target.isWrapperFor(org.mariadb.jdbc.Connection.class)) {
+        org.mariadb.jdbc.Connection maria = target.unwrap(org.mariadb.jdbc.Connection.class);
+        return () -> (maria.getContext().getServerStatus() & ServerStatus.IN_TRANSACTION) != 0;
+      }
+    } catch (Exception | LinkageError e) {
+      // not MariaDB
+    }
+    return null;
+  }
+
+  private Connection connection(Connection target) {
+    BooleanSupplier inTransaction = transactionState(target);
+    // MariaDB Connector/J sends "set autocommit=0/1" whenever the mode changes; PgJDBC sends
+    // nothing for the mode itself (only the COMMIT that setAutoCommit(true) implies).
+    boolean autoCommitRoundTrip;
+    try {
+      autoCommitRoundTrip = target.isWrapperFor(org.mariadb.jdbc.Connection.class);
+    } catch (Exception | LinkageError e) {
+      autoCommitRoundTrip = false;
+    }
+    boolean sendsAutoCommit = autoCommitRoundTrip;
     InvocationHandler h =
         (proxy, m, args) -> {
           String name = m.getName();
@@ -233,7 +262,7 @@ final class Probe {
             case "commit":
             case "rollback":
               if (args == null || args.length == 0) {
-                boolean open = pg == null || pg.getTransactionState() != TransactionState.IDLE;
+                boolean open = inTransaction == null || inTransaction.getAsBoolean();
                 long t0 = System.nanoTime();
                 Object r = call(target, m, args);
                 if (open) {
@@ -244,11 +273,24 @@ final class Probe {
               return call(target, m, args);
             case "setAutoCommit":
               {
+                if (sendsAutoCommit) {
+                  boolean change = !Boolean.valueOf(target.getAutoCommit()).equals(args[0]);
+                  long t0 = System.nanoTime();
+                  Object r = call(target, m, args);
+                  if (change) {
+                    record(
+                        Boolean.TRUE.equals(args[0])
+                            ? "set autocommit=1 (commits; by setAutoCommit(true))"
+                            : "set autocommit=0 (by setAutoCommit(false))",
+                        System.nanoTime() - t0);
+                  }
+                  return r;
+                }
                 boolean open =
                     Boolean.TRUE.equals(args[0])
                         && !target.getAutoCommit()
-                        && pg != null
-                        && pg.getTransactionState() != TransactionState.IDLE;
+                        && inTransaction != null
+                        && inTransaction.getAsBoolean();
                 long t0 = System.nanoTime();
                 Object r = call(target, m, args);
                 if (open) {

@@ -12,13 +12,16 @@ import java.time.Duration;
 import java.util.SplittableRandom;
 
 /**
- * The W2 producer in another JVM: a Boxline with {@code sequencer(false)} (it NOTIFYs the remote
- * sequencer at a bounded rate) that publishes one event per transaction, paced open-loop, and
- * writes for each event the wall-clock time (epoch nanoseconds from {@link
- * java.time.Instant#now()}, CLOCK_REALTIME, the same clock the consumer JVM reads on this machine)
- * at which its commit returned, the commit duration, and how late after its due time it was sent.
+ * The W2 producer in another JVM: a Boxline with {@code sequencer(false)} (on PostgreSQL it NOTIFYs
+ * the remote sequencer at a bounded rate; on MariaDB there is no NOTIFY, it just commits and the
+ * consumer JVM's Boxline learns of the rows through its adaptive wake-up poll) that publishes one
+ * event per transaction, paced open-loop, and writes for each event the wall-clock time (epoch
+ * nanoseconds from {@link java.time.Instant#now()}, CLOCK_REALTIME, the same clock the consumer JVM
+ * reads on this machine) at which its commit returned, the commit duration, and how late after its
+ * due time it was sent.
  *
  * <p>Arguments: url user password schema rate total threads keys outFile [notifyIntervalMillis]
+ * (the URL decides the database, as in {@link Bench}; the notify interval means nothing on MariaDB)
  */
 public final class RemoteProducer {
   private RemoteProducer() {}

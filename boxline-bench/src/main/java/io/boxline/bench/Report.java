@@ -209,7 +209,7 @@ final class Report {
             "Statements/s without pings",
             "Statements/s per consumer (total / N)",
             "Added per consumer vs 0 consumers",
-            "Server xacts/s, shared DB (control without Boxline)",
+            BenchDatabase.forUrl(o.url).counterColumn(),
             "Target ≤ 1/s per consumer",
             "Machine during the run");
     double zero = Double.NaN;

@@ -16,7 +16,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
@@ -29,28 +28,10 @@ import javax.sql.DataSource;
  * transaction; the time runs from the first insert to the moment the no-op handler has seen the
  * last event. Baseline: the same transaction inserts the business row and the same event rows (same
  * columns as Boxline's outbox, same statement shape: one INSERT for one event, one INSERT ...
- * SELECT FROM unnest(arrays) for several) into a plain table; the time runs until the last commit.
+ * SELECT FROM unnest(arrays) for several on PostgreSQL, one multi-row INSERT on MariaDB) into a
+ * plain table; the time runs until the last commit. The SQL is {@link BenchDatabase}'s.
  */
 final class W1Throughput {
-  static final String BUSINESS_DDL =
-      "CREATE TABLE %s.bench_order (id bigserial PRIMARY KEY, customer text NOT NULL,"
-          + " amount_cents bigint NOT NULL, status text NOT NULL,"
-          + " created_at timestamptz NOT NULL DEFAULT now())";
-  static final String BUSINESS_INSERT =
-      "INSERT INTO %s.bench_order (customer, amount_cents, status) VALUES (?, ?, 'PLACED')";
-  static final String PLAIN_EVENT_DDL =
-      "CREATE TABLE %s.plain_event (id bigserial PRIMARY KEY, event_id uuid NOT NULL,"
-          + " topic_id bigint NOT NULL, partition integer, event_key text, event_type text NOT NULL,"
-          + " source text, content_type text NOT NULL, payload bytea NOT NULL, headers jsonb,"
-          + " created_at timestamptz NOT NULL DEFAULT now())";
-  static final String PLAIN_INSERT_ONE =
-      "INSERT INTO %s.plain_event (event_id, topic_id, partition, event_key, event_type, source,"
-          + " content_type, payload, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)";
-  static final String PLAIN_INSERT_MANY =
-      "INSERT INTO %s.plain_event (event_id, topic_id, partition, event_key, event_type, source,"
-          + " content_type, payload, headers) SELECT * FROM unnest(?::uuid[], ?::bigint[],"
-          + " ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bytea[], ?::jsonb[])";
-
   static final int KEYS_PER_PRODUCER = 256;
 
   /** One measured trial. */
@@ -107,14 +88,14 @@ final class W1Throughput {
   // ------------------------------------------------------------------ baseline
   private Trial baseline(int txnSize, int events, int run) throws Exception {
     String s = runSchema;
+    BenchDatabase kind = db.kind;
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
         "DROP TABLE IF EXISTS " + s + ".plain_event",
-        String.format(BUSINESS_DDL, s),
-        String.format(PLAIN_EVENT_DDL, s));
-    String business = String.format(BUSINESS_INSERT, s);
-    String one = String.format(PLAIN_INSERT_ONE, s);
-    String many = String.format(PLAIN_INSERT_MANY, s);
+        kind.businessDdl(s),
+        kind.plainEventDdl(s));
+    String business = kind.businessInsert(s);
+    String insert = kind.plainInsert(s, txnSize);
     int partitions = o.partitions;
     Partitioner partitioner = Partitioner.kafkaCompatible();
     String waited = run > 0 ? Bench.quiet(o) : "";
@@ -125,50 +106,11 @@ final class W1Throughput {
             events,
             (c, first, keys) -> {
               insertBusiness(c, business, first);
-              int n = keys.length;
-              if (n == 1) {
-                try (PreparedStatement ps = c.prepareStatement(one)) {
-                  ps.setObject(1, Payloads.id(first));
-                  ps.setLong(2, 1L);
-                  ps.setInt(3, partitioner.partition(keys[0], partitions));
-                  ps.setString(4, keys[0]);
-                  ps.setString(5, "order.placed");
-                  ps.setString(6, null);
-                  ps.setString(7, "application/json");
-                  ps.setBytes(8, Payloads.payload(first));
-                  ps.setString(9, null);
-                  ps.executeUpdate();
-                }
-              } else {
-                UUID[] ids = new UUID[n];
-                Long[] topics = new Long[n];
-                Integer[] parts = new Integer[n];
-                String[] types = new String[n];
-                String[] sources = new String[n];
-                String[] contentTypes = new String[n];
-                byte[][] payloads = new byte[n][];
-                String[] headers = new String[n];
-                for (int i = 0; i < n; i++) {
-                  ids[i] = Payloads.id(first + i);
-                  topics[i] = 1L;
-                  parts[i] = partitioner.partition(keys[i], partitions);
-                  types[i] = "order.placed";
-                  contentTypes[i] = "application/json";
-                  payloads[i] = Payloads.payload(first + i);
-                }
-                try (PreparedStatement ps = c.prepareStatement(many)) {
-                  ps.setArray(1, c.createArrayOf("uuid", ids));
-                  ps.setArray(2, c.createArrayOf("bigint", topics));
-                  ps.setArray(3, c.createArrayOf("integer", parts));
-                  ps.setArray(4, c.createArrayOf("text", keys));
-                  ps.setArray(5, c.createArrayOf("text", types));
-                  ps.setArray(6, c.createArrayOf("text", sources));
-                  ps.setArray(7, c.createArrayOf("text", contentTypes));
-                  ps.setObject(8, payloads);
-                  ps.setArray(9, c.createArrayOf("text", headers));
-                  ps.executeUpdate();
-                }
+              int[] parts = new int[keys.length];
+              for (int i = 0; i < keys.length; i++) {
+                parts[i] = partitioner.partition(keys[i], partitions);
               }
+              kind.insertPlainEvents(c, insert, first, keys, parts);
             });
     double seconds = (times[1] - times[0]) / 1e9;
     String load = join(noise.since(), waited);
@@ -203,7 +145,7 @@ final class W1Throughput {
       boxline.admin().createNamespace(NamespacePath.of("bench"));
       boxline.admin().createTopic(topic, o.partitions);
       boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
-      db.exec(String.format(BUSINESS_DDL, schema));
+      db.exec(db.kind.businessDdl(schema));
       Bench.awaitLeader(boxline);
       Consumer consumer =
           boxline
@@ -216,7 +158,7 @@ final class W1Throughput {
       if (probe != null) {
         probe.reset();
       }
-      String business = String.format(BUSINESS_INSERT, schema);
+      String business = db.kind.businessInsert(schema);
       String waited = run > 0 ? Bench.quiet(o) : "";
       Noise noise = Noise.start();
       long[] times =
@@ -273,7 +215,7 @@ final class W1Throughput {
           load);
     } finally {
       boxline.close();
-      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      db.dropSchema(schema);
     }
   }
 

@@ -201,7 +201,7 @@ final class W2Latency {
           trace);
     } finally {
       boxline.close();
-      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      db.dropSchema(schema);
     }
   }
 

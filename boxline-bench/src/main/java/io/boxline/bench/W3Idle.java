@@ -22,9 +22,11 @@ import java.util.Map;
  * <ul>
  *   <li>exactly, on the client: a counting proxy sits <em>under</em> the pool, so it sees every
  *       round trip, including the pool's validation pings ({@link Probe});
- *   <li>on the server: the delta of xact_commit + xact_rollback in pg_stat_database. That view is
- *       per database and the database is shared with whatever else runs on the server, so a control
- *       window with no Boxline running is measured first and reported next to it.
+ *   <li>on the server: on PostgreSQL the delta of xact_commit + xact_rollback in pg_stat_database,
+ *       which is per database, and the database is shared with whatever else runs on the server; on
+ *       MariaDB the delta of {@code Questions} in SHOW GLOBAL STATUS, which counts the whole server
+ *       (COMMITs included, COM_PING validation pings not). Either way a control window with no
+ *       Boxline running is measured first and reported next to it.
  * </ul>
  */
 final class W3Idle {
@@ -64,7 +66,7 @@ final class W3Idle {
   private List<Result> run(String schema, Probe probe, List<Result> out, Connection monitor)
       throws Exception {
     double control = controlWindow(monitor);
-    Bench.log("W3 control window: %.1f transactions/s on the database with no Boxline", control);
+    Bench.log("W3 control window: %.1f %s with no Boxline", control, db.kind.counterName());
     try (HikariDataSource pool = db.pool("bench-w3", o.pool, probe.wrap(db.driver()))) {
       TopicName topic = TopicName.of("bench", "events");
       Boxline boxline =
@@ -83,12 +85,12 @@ final class W3Idle {
           }
           Thread.sleep(o.w3SettleSeconds * 1000L);
           probe.reset();
-          long[] before = Db.databaseCounters(monitor);
+          long[] before = db.counters(monitor);
           Noise noise = Noise.start();
           long t0 = System.nanoTime();
           Thread.sleep(o.w3Seconds * 1000L);
           long t1 = System.nanoTime();
-          long[] after = Db.databaseCounters(monitor);
+          long[] after = db.counters(monitor);
           Map<String, Probe.Series> breakdown = probe.snapshot();
           long statements = probe.statements();
           long pings = 0;
@@ -103,10 +105,24 @@ final class W3Idle {
           Result r =
               new Result(n, seconds, statements, pings, breakdown, server, control, noise.since());
           out.add(r);
-          Bench.log(
-              "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
-                  + " pings); server: %.1f transactions/s in the shared database",
-              n, r.perSecond(), statements, seconds, pings, server);
+          if (db.kind instanceof MariaDbDatabase) {
+            Bench.log(
+                "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
+                    + " pings); server: %.1f Questions/s, %.2f COMMIT+ROLLBACK/s on the whole"
+                    + " server",
+                n,
+                r.perSecond(),
+                statements,
+                seconds,
+                pings,
+                server,
+                (after[1] - before[1]) / seconds);
+          } else {
+            Bench.log(
+                "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
+                    + " pings); server: %.1f transactions/s in the shared database",
+                n, r.perSecond(), statements, seconds, pings, server);
+          }
           for (Consumer c : consumers) {
             c.close();
           }
@@ -118,17 +134,17 @@ final class W3Idle {
         boxline.close();
       }
     } finally {
-      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      db.dropSchema(schema);
     }
     return out;
   }
 
   private double controlWindow(Connection monitor) throws InterruptedException {
-    long[] before = Db.databaseCounters(monitor);
+    long[] before = db.counters(monitor);
     long t0 = System.nanoTime();
     Thread.sleep(o.w3ControlSeconds * 1000L);
     long t1 = System.nanoTime();
-    long[] after = Db.databaseCounters(monitor);
+    long[] after = db.counters(monitor);
     return (after[0] - before[0] - 1) / ((t1 - t0) / 1e9);
   }
 }

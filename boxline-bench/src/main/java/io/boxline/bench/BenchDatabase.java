@@ -1,0 +1,95 @@
+package io.boxline.bench;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * What differs between the databases the benchmarks run on (W1–W3): schemas, the raw-insert
+ * baseline of W1, the server-side counters of W3 and the settings printed in the report header.
+ * Boxline itself is built the same way on all of them ({@code JdbcStore.builder(pool).schema(name)
+ * .build()} picks the dialect).
+ */
+interface BenchDatabase {
+  /**
+   * The database the JDBC URL points at: {@code jdbc:postgresql:} is PostgreSQL, {@code
+   * jdbc:mariadb:} or {@code jdbc:mysql:} MariaDB; anything else is refused.
+   */
+  static BenchDatabase forUrl(String url) {
+    if (url.startsWith("jdbc:postgresql:")) {
+      return PostgreSqlDatabase.INSTANCE;
+    }
+    if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      return MariaDbDatabase.INSTANCE;
+    }
+    throw new IllegalArgumentException(
+        "the benchmarks run on PostgreSQL (jdbc:postgresql:) or MariaDB (jdbc:mariadb:), not "
+            + url);
+  }
+
+  /** The value of {@code --db=} that selects this database. */
+  String option();
+
+  /** The product name, as in the report header. */
+  String product();
+
+  String defaultUrl();
+
+  String defaultUser();
+
+  /** A plain driver data source (no pool). */
+  DataSource driver(String url, String user, String password);
+
+  /** The statement that creates the run's schema (on MariaDB a database). */
+  String createSchema(String name);
+
+  /** The statement that drops a schema (on MariaDB a database) and everything in it. */
+  String dropSchema(String name);
+
+  /** The query listing the schemas (on MariaDB databases) whose names start with a prefix. */
+  String listSchemas(String prefix);
+
+  /** Report header lines: server version, durability settings, buffer sizes. */
+  void describe(Db db, Map<String, String> env);
+
+  // ------------------------------------------------------------------ W1 raw-insert baseline
+
+  /** DDL of the business table {@code bench_order} in {@code schema}. */
+  String businessDdl(String schema);
+
+  /** Inserts one business row; parameters customer, amount_cents. */
+  String businessInsert(String schema);
+
+  /**
+   * DDL of the baseline's event table {@code plain_event}, with the columns of Boxline's outbox.
+   */
+  String plainEventDdl(String schema);
+
+  /**
+   * The statement the baseline uses for {@code events} events in one transaction: a single-row
+   * INSERT for one, one statement for several (the same shape as Boxline's producer insert).
+   */
+  String plainInsert(String schema, int events);
+
+  /**
+   * Runs {@link #plainInsert} for events {@code first .. first + keys.length - 1}, with the
+   * partition of each already computed.
+   */
+  void insertPlainEvents(Connection c, String sql, long first, String[] keys, int[] partitions)
+      throws SQLException;
+
+  // ------------------------------------------------------------------ W3 server-side counters
+
+  /**
+   * Server counters read on the caller's monitor connection; W3 uses the delta of element 0 minus
+   * one (the second read counts itself).
+   */
+  long[] counters(Connection monitor);
+
+  /** What element 0 of {@link #counters} counts, for the log and the W3 table header. */
+  String counterName();
+
+  /** The W3 table's header of the server-side column. */
+  String counterColumn();
+}
