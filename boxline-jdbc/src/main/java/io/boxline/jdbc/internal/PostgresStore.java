@@ -945,15 +945,17 @@ public final class PostgresStore implements Store {
   @Override
   public boolean commitCursor(
       long subscriptionId, long topicId, int partition, long position, long epoch) {
-    return db.update(
-            "commit_cursor",
-            ps -> {
-              ps.setLong(1, position);
-              ps.setLong(2, subscriptionId);
-              ps.setLong(3, topicId);
-              ps.setInt(4, partition);
-              ps.setLong(5, epoch);
-            })
+    return db.list(
+                "commit_cursor",
+                ps -> {
+                  ps.setLong(1, position);
+                  ps.setLong(2, subscriptionId);
+                  ps.setLong(3, topicId);
+                  ps.setInt(4, partition);
+                  ps.setLong(5, epoch);
+                },
+                rs -> Boolean.TRUE)
+            .size()
         == 1;
   }
 
@@ -1029,7 +1031,13 @@ public final class PostgresStore implements Store {
             ps.setLong(3, partition.topicId());
             ps.setInt(4, partition.partition());
             ps.setLong(5, epoch);
-            if (ps.executeUpdate() != 1) {
+            int moved = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                moved++;
+              }
+            }
+            if (moved != 1) {
               c.rollback(); // fenced: park nothing
               return false;
             }

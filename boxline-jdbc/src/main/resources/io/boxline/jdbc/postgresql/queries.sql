@@ -293,9 +293,13 @@ SELECT position FROM ${schema}.${p}cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
  WHERE subscription_id = ? AND topic_id = ? AND partition = ?
 
+-- A plain handler's progress commits asynchronously: losing it in a server crash only delivers those
+-- events again (at least once), and any later synchronous commit flushes it first (WAL order), so a
+-- retention delete that relied on it can never outlive it. Saves an fsync per batch.
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
+RETURNING set_config('synchronous_commit', 'off', true)
 
 -- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one.
 -- name: fence_cursors
