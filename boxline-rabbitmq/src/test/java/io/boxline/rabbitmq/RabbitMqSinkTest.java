@@ -66,18 +66,21 @@ class RabbitMqSinkTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
+    try {
+      for (int i = closeables.size() - 1; i >= 0; i--) {
+        closeables.get(i).close();
+      }
+      try (Connection c = RabbitBroker.factory(vhost).newConnection();
+          Channel ch = c.createChannel()) {
+        ch.queueDelete(queue);
+        ch.exchangeDelete(exchange);
+      }
+      if (admin.isOpen()) {
+        admin.close();
+      }
+    } finally {
+      fx.close(); // drops the test's schema even when the broker side could not be cleaned
     }
-    try (Connection c = RabbitBroker.factory(vhost).newConnection();
-        Channel ch = c.createChannel()) {
-      ch.queueDelete(queue);
-      ch.exchangeDelete(exchange);
-    }
-    if (admin.isOpen()) {
-      admin.close();
-    }
-    fx.close();
   }
 
   /** A durable exchange of {@code type} and a durable queue bound with each of {@code keys}. */
