@@ -10,6 +10,9 @@ package io.boxline;
  * @param wakeupsReceived wake-up notifications received from the database
  * @param retentionRuns retention runs made by this instance (only while it leads the sequencer)
  * @param retentionDeleted rows those runs deleted
+ * @param handOverHits batches that local consumers took from the events this instance's sequencer
+ *     had just appended, without reading the log (PostgreSQL)
+ * @param handOverMisses batches that local plain or batch consumers had to read from the log
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -18,4 +21,6 @@ public record BoxlineStats(
     long sequencerErrors,
     long wakeupsReceived,
     long retentionRuns,
-    long retentionDeleted) {}
+    long retentionDeleted,
+    long handOverHits,
+    long handOverMisses) {}

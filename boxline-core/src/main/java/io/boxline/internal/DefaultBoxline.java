@@ -82,6 +82,7 @@ public final class DefaultBoxline implements Boxline {
   private final Store store;
   private final TopicCache topics;
   private final WakeupBus bus = new WakeupBus();
+  private final RecentEvents recent = new RecentEvents();
   private final SequencerLoop sequencer;
   private final DefaultPublisher publisher;
   private final Admin admin = new AdminImpl();
@@ -110,7 +111,8 @@ public final class DefaultBoxline implements Boxline {
                 bus,
                 topics,
                 settings.partitioner(),
-                observers)
+                observers,
+                recent)
             : null;
     this.retention =
         sequencer == null
@@ -210,6 +212,7 @@ public final class DefaultBoxline implements Boxline {
     requireStarted();
     T result;
     try (Connection c = store.openTransaction()) {
+      publisher.enterManaged(c);
       try {
         result = work.run(c);
         c.commit();
@@ -223,6 +226,8 @@ public final class DefaultBoxline implements Boxline {
           throw (RuntimeException) e;
         }
         throw new StoreException("transaction failed and was rolled back", e);
+      } finally {
+        publisher.leaveManaged();
       }
     } catch (SQLException e) {
       throw new StoreException("could not close the transaction's connection", e);
@@ -252,7 +257,9 @@ public final class DefaultBoxline implements Boxline {
         sequencer == null ? 0 : sequencer.errors.get(),
         bus.received.get(),
         retention == null ? 0 : retention.runs.get(),
-        retention == null ? 0 : retention.deleted.get());
+        retention == null ? 0 : retention.deleted.get(),
+        recent.hits.get(),
+        recent.misses.get());
   }
 
   @Override
@@ -562,6 +569,7 @@ public final class DefaultBoxline implements Boxline {
               settings.coordination(),
               topics,
               bus,
+              recent,
               subscription,
               new DefaultConsumer.Settings(
                   consumerId,

@@ -16,6 +16,7 @@ import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.TransactionalHandler;
 import io.boxline.spi.Backlog;
+import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
@@ -148,6 +149,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private final CoordinationStore coordination;
   private final TopicCache topics;
   private final WakeupBus bus;
+  private final RecentEvents recent;
   private final SubscriptionInfo subscription;
   private final Settings s;
   private final String id;
@@ -191,10 +193,14 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       CoordinationStore coordination,
       TopicCache topics,
       WakeupBus bus,
+      RecentEvents recent,
       SubscriptionInfo subscription,
       Settings settings,
       Runnable onClose) {
     this.store = store;
+    // A transactional handler commits its cursor inside its own transaction, where the check that
+    // handed-over events are still in the log is not made; it always reads from the log.
+    this.recent = settings.txHandler() == null ? recent : null;
     this.coordination = coordination;
     this.topics = topics;
     this.bus = bus;
@@ -223,6 +229,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
               t.setDaemon(true);
               return t;
             });
+    if (recent != null) {
+      recent.register(topicIds);
+    }
     bus.add(this);
     groupThread = new Thread(this::coordinate, "boxline-group-" + id);
     groupThread.setDaemon(true);
@@ -303,7 +312,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       Partition p = held.get(key);
       if (p != null) {
         p.knownLast.accumulateAndGet(h.lastSequence(), Math::max);
-        dispatch = true;
+        // Start a free worker from here rather than through the dispatcher: one thread hand-off
+        // less between the sequencer's commit and the handler.
+        if (!stopping && !tryStart(p)) {
+          dispatch = true;
+        }
         continue;
       }
       backlog.merge(key, h.lastSequence(), Math::max);
@@ -632,31 +645,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         int n = candidates.size();
         int start = n == 0 ? 0 : Math.floorMod(rotation++, n);
         for (int i = 0; i < n && freeWorkers.availablePermits() > 0; i++) {
-          Partition p = candidates.get((start + i) % n);
-          if (p.state != State.ACTIVE || !hasWork(p) || !freeWorkers.tryAcquire()) {
-            continue;
-          }
-          if (!p.draining.compareAndSet(false, true)) {
-            freeWorkers.release();
-            continue;
-          }
-          if (p.state != State.ACTIVE) {
-            p.draining.set(false);
-            freeWorkers.release();
-            if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
-              finishRelease(p); // a release started between the check and the claim
-            }
-            continue;
-          }
-          workers.execute(
-              () -> {
-                try {
-                  drain(p);
-                } finally {
-                  freeWorkers.release();
-                  dispatchSignal.raise();
-                }
-              });
+          tryStart(candidates.get((start + i) % n));
         }
         long untilRetry = TimeUnit.SECONDS.toMillis(1);
         for (Partition p : held.values()) {
@@ -672,6 +661,44 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
       }
     }
+  }
+
+  /**
+   * Hands {@code p} to a free worker if it has work and nobody drains it; false when it did not.
+   * Safe from any thread: the semaphore and the draining flag decide who wins.
+   */
+  private boolean tryStart(Partition p) {
+    if (p.state != State.ACTIVE || !hasWork(p) || !freeWorkers.tryAcquire()) {
+      return false;
+    }
+    if (!p.draining.compareAndSet(false, true)) {
+      freeWorkers.release();
+      return false;
+    }
+    if (p.state != State.ACTIVE) {
+      p.draining.set(false);
+      freeWorkers.release();
+      if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
+        finishRelease(p); // a release started between the check and the claim
+      }
+      return false;
+    }
+    try {
+      workers.execute(
+          () -> {
+            try {
+              drain(p);
+            } finally {
+              freeWorkers.release();
+              dispatchSignal.raise();
+            }
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      p.draining.set(false); // shutting down
+      freeWorkers.release();
+      return false;
+    }
+    return true;
   }
 
   private boolean hasWork(Partition p) {
@@ -713,9 +740,16 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         long expected = p.knownLast.get();
         int batchSize = policy.batchSizeFor(s.batchSize());
-        List<StoredEvent> rows;
+        List<StoredEvent> rows = null;
+        boolean handedOver = false;
         try {
-          rows = store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
+          if (recent != null) {
+            rows = recent.after(p.key, p.position, batchSize);
+            handedOver = rows != null;
+          }
+          if (rows == null) {
+            rows = store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
+          }
         } catch (RuntimeException e) {
           workerError("could not read " + p.ref(), e);
           if (waitForStop(backoff)) {
@@ -736,7 +770,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         long last = batch.get(batch.size() - 1).sequence();
         p.knownLast.accumulateAndGet(last, Math::max);
-        if (!deliver(p, batch)) {
+        if (!deliver(p, batch, handedOver)) {
           return;
         }
         backoff = READ_BACKOFF_NANOS;
@@ -801,9 +835,16 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
     int counted;
 
-    Progress(Partition p, List<Event> batch) {
+    /** The events came from the sequencer's hand-over, not from a read of the log. */
+    final boolean handedOver;
+
+    /** The log did not hold the handed-over events: nothing more of this batch may commit. */
+    boolean stale;
+
+    Progress(Partition p, List<Event> batch, boolean handedOver) {
       this.p = p;
       this.batch = batch;
+      this.handedOver = handedOver;
     }
 
     void record(Event e, Outcome o) {
@@ -832,11 +873,47 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
     /** Commits handled and parked events so far; false when fenced. */
     boolean commit() {
+      if (stale) {
+        return false;
+      }
       if (done == committed || abandoned) {
         return true;
       }
-      if (!store.commitBatch(
-          subscription.id(), p.key, batch.get(done - 1).sequence(), p.epoch, List.copyOf(parks))) {
+      CommitOutcome outcome;
+      long position = batch.get(done - 1).sequence();
+      if (handedOver) {
+        int n = done - committed;
+        long[] sequences = new long[n];
+        UUID[] ids = new UUID[n];
+        for (int i = 0; i < n; i++) {
+          Event e = batch.get(committed + i);
+          sequences[i] = e.sequence();
+          ids[i] = e.id();
+        }
+        outcome =
+            store.commitBatchIfLogHolds(
+                subscription.id(), p.key, position, p.epoch, List.copyOf(parks), sequences, ids);
+      } else {
+        outcome =
+            store.commitBatch(subscription.id(), p.key, position, p.epoch, List.copyOf(parks))
+                ? CommitOutcome.COMMITTED
+                : CommitOutcome.FENCED;
+      }
+      if (outcome == CommitOutcome.LOG_CHANGED) {
+        // The database lost the sequencer batch these came from (a crash before its asynchronous
+        // commit reached the disk) and sequenced the outbox again. Nothing was committed: forget
+        // the hand-over and read the log from the cursor; the events handled are delivered again.
+        stale = true;
+        recent.clear();
+        LOG.log(
+            Level.WARNING,
+            "consumer {0}: {1} no longer holds the events handed over by the sequencer (database"
+                + " restarted?); reading them again from the log",
+            id,
+            p.ref());
+        return false;
+      }
+      if (outcome == CommitOutcome.FENCED) {
         fenced.incrementAndGet();
         lose(
             p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
@@ -857,11 +934,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * cursor moves past all of them with the parked ones in the same transaction. Returns true when
    * the whole batch was committed.
    */
-  private boolean deliver(Partition p, List<Event> batch) {
+  private boolean deliver(Partition p, List<Event> batch, boolean handedOver) {
     if (s.txHandler() != null) {
       return deliverTransactional(p, batch);
     }
-    Progress progress = new Progress(p, batch);
+    Progress progress = new Progress(p, batch, handedOver);
     if (s.batchHandler() != null && deliverAsBatch(progress)) {
       return progress.commit() && progress.done == batch.size();
     }
@@ -1371,6 +1448,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     stopping = true;
     stopLatch.countDown();
     bus.remove(this);
+    if (recent != null) {
+      recent.unregister(topicIds);
+    }
     boolean clean = true;
     if (dispatcher != null) {
       groupSignal.raise();

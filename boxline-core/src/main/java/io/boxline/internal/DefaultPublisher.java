@@ -40,6 +40,9 @@ final class DefaultPublisher implements Publisher {
   private final PublishInterceptor[] interceptors;
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
+  /** The transaction {@code inTransaction} runs on this thread, if any: it says when it commits. */
+  private final ThreadLocal<Connection> managed = new ThreadLocal<>();
+
   DefaultPublisher(
       Store store,
       TopicCache topics,
@@ -221,8 +224,17 @@ final class DefaultPublisher implements Publisher {
   @Override
   public void committed() {
     if (sequencer != null) {
-      sequencer.outboxChanged();
+      sequencer.committedLocally();
     }
+  }
+
+  /** {@code inTransaction} runs {@code tx} on this thread and calls {@link #committed()} after. */
+  void enterManaged(Connection tx) {
+    managed.set(tx);
+  }
+
+  void leaveManaged() {
+    managed.remove();
   }
 
   /**
@@ -232,7 +244,11 @@ final class DefaultPublisher implements Publisher {
    */
   private void wake(Connection tx) {
     if (sequencer != null && sequencer.isLeader()) {
-      sequencer.hint();
+      // A transaction inTransaction manages reports its commit itself; quick looks before that
+      // commit would only find nothing and keep the sequencer busy when the commit arrives.
+      if (managed.get() != tx) {
+        sequencer.hint();
+      }
       return;
     }
     long now = System.nanoTime();

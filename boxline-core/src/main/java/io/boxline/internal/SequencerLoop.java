@@ -22,14 +22,20 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Waking: an in-process hint from a local publisher starts a short "tail" of quick polls (1, 2,
  * 4 … 64 ms), because the publisher's transaction has not committed yet when it hints; {@code
- * inTransaction} hints after commit, so the first poll finds the events. A wake-up from the store
- * (another process's publisher) polls at once. A full batch drains again immediately. With no
- * wake-up, it checks the outbox every idle-poll interval with one cheap statement.
+ * inTransaction} does not hint but reports its commit, so one look finds the events. A wake-up from
+ * the store (another process's publisher) polls at once. A full batch drains again immediately;
+ * after a smaller one a tail of quick looks follows only when a hint or a remote wake-up came
+ * recently (their transactions may still be committing: remote publishers NOTIFY at most every few
+ * milliseconds). With no wake-up, it checks the outbox every idle-poll interval with one cheap
+ * statement.
  */
 final class SequencerLoop implements WakeupListener {
   private static final System.Logger LOG = System.getLogger(SequencerLoop.class.getName());
   private static final long TAIL_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   private static final long TAIL_LAST_NANOS = TimeUnit.MILLISECONDS.toNanos(64);
+
+  /** A tail of quick looks lasts about 127 ms; an uncertain wake-up older than that is settled. */
+  private static final long UNCERTAIN_WINDOW_NANOS = 2 * TAIL_LAST_NANOS;
 
   private final Store store;
   private final String owner;
@@ -39,6 +45,7 @@ final class SequencerLoop implements WakeupListener {
   private final WakeupBus bus;
   private final PartitionAssigner assigner;
   private final Observers observers;
+  private final RecentEvents recent;
   private final Signal signal = new Signal();
   private final Thread thread;
 
@@ -47,6 +54,9 @@ final class SequencerLoop implements WakeupListener {
   private volatile boolean pending = true;
   private volatile long tailStepNanos;
   private volatile long tailDueNanos;
+
+  /** When the last wake-up came whose transaction may not have committed yet (hint or remote). */
+  private volatile long lastUncertainNanos = System.nanoTime() - UNCERTAIN_WINDOW_NANOS;
 
   final AtomicLong batches = new AtomicLong();
   final AtomicLong events = new AtomicLong();
@@ -61,7 +71,9 @@ final class SequencerLoop implements WakeupListener {
       WakeupBus bus,
       TopicCache topics,
       Partitioner partitioner,
-      Observers observers) {
+      Observers observers,
+      RecentEvents recent) {
+    this.recent = recent;
     this.store = store;
     this.owner = owner;
     this.ttl = ttl;
@@ -93,6 +105,7 @@ final class SequencerLoop implements WakeupListener {
    * would find nothing. Arms the tail of quick looks, the first one step from now.
    */
   void hint() {
+    lastUncertainNanos = System.nanoTime();
     if (tailStepNanos == 0) {
       tailDueNanos = System.nanoTime() + TAIL_FIRST_NANOS;
       tailStepNanos = TAIL_FIRST_NANOS;
@@ -100,8 +113,15 @@ final class SequencerLoop implements WakeupListener {
     }
   }
 
+  /** A local transaction that wrote to the outbox has committed: one look finds its rows. */
+  void committedLocally() {
+    pending = true;
+    signal.raise();
+  }
+
   @Override
   public void outboxChanged() {
+    lastUncertainNanos = System.nanoTime();
     pending = true;
     signal.raise();
   }
@@ -143,7 +163,7 @@ final class SequencerLoop implements WakeupListener {
         pending = false;
         if (work) {
           long started = System.nanoTime();
-          SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner);
+          SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner, recent.wanted());
           if (!batch.leaseHeld()) {
             leader = false;
             LOG.log(Level.INFO, "sequencer {0}: lost the lease", owner);
@@ -156,10 +176,13 @@ final class SequencerLoop implements WakeupListener {
             if (observers.active()) {
               observers.sequenced(batch.events(), Duration.ofNanos(System.nanoTime() - started));
             }
+            if (!batch.appended().isEmpty()) {
+              recent.add(batch.appended()); // before the announcement, so consumers find them
+            }
             bus.logAppended(batch.heads());
             if (batch.events() >= batchSize) {
               pending = true; // more waiting: drain again at once
-            } else {
+            } else if (System.nanoTime() - lastUncertainNanos < UNCERTAIN_WINDOW_NANOS) {
               // Stragglers that commit just after this batch: look again shortly, backing off.
               tailStepNanos = TAIL_FIRST_NANOS;
               tailDueNanos = System.nanoTime() + TAIL_FIRST_NANOS;
@@ -190,6 +213,7 @@ final class SequencerLoop implements WakeupListener {
         return;
       } catch (RuntimeException e) {
         errors.incrementAndGet();
+        recent.clear(); // the database may have restarted and lost what is cached
         LOG.log(Level.WARNING, "sequencer " + owner + " failed; retrying", e);
         try {
           signal.await(errorBackoffNanos);

@@ -99,6 +99,18 @@ public interface Store extends AutoCloseable {
    */
   SequencedBatch sequence(String owner, Duration ttl, int maxEvents, PartitionAssigner assigner);
 
+  /**
+   * Like {@link #sequence(String, Duration, int, PartitionAssigner)}; with {@code returnEvents} the
+   * result also carries the moved events, which the engine hands straight to consumers in the same
+   * process instead of reading them back. A store that returns them must implement {@link
+   * #commitBatchIfLogHolds} (those events may be lost in a database crash after their asynchronous
+   * commit). The default returns none.
+   */
+  default SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
+    return sequence(owner, ttl, maxEvents, assigner);
+  }
+
   void releaseSequencerLease(String owner);
 
   // ---- consume
@@ -152,6 +164,25 @@ public interface Store extends AutoCloseable {
    */
   boolean commitBatch(
       long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks);
+
+  /**
+   * Like {@link #commitBatch}, for events that did not come from {@link #read}: in the same
+   * transaction it first checks that the log holds exactly these event ids at these sequences, and
+   * writes nothing when it does not. Stores whose {@link #sequence(String, Duration, int,
+   * PartitionAssigner, boolean)} returns events implement it; the default throws {@link
+   * UnsupportedOperationException}.
+   */
+  default CommitOutcome commitBatchIfLogHolds(
+      long subscriptionId,
+      PartitionKey partition,
+      long position,
+      long epoch,
+      List<Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " does not hand over sequenced events");
+  }
 
   /**
    * Keys with parked events and the next due time. With {@code deadBlocks}, a dead-lettered event

@@ -13,6 +13,7 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.Backlog;
+import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
@@ -37,6 +38,7 @@ import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -645,7 +647,13 @@ public final class PostgresStore implements Store {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
-    SequencedBatch fast = sequenceInOneStatement(owner, ttl, maxEvents);
+    return sequence(owner, ttl, maxEvents, assigner, false);
+  }
+
+  @Override
+  public SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
+    SequencedBatch fast = sequenceInOneStatement(owner, ttl, maxEvents, returnEvents);
     if (fast != null) {
       return fast;
     }
@@ -657,7 +665,8 @@ public final class PostgresStore implements Store {
    * when the oldest outbox row has no partition yet (published from SQL): the Java partitioner must
    * assign it, so that batch goes through {@link #sequenceInSteps}.
    */
-  private SequencedBatch sequenceInOneStatement(String owner, Duration ttl, int maxEvents) {
+  private SequencedBatch sequenceInOneStatement(
+      String owner, Duration ttl, int maxEvents, boolean returnEvents) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("sequence_batch"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
@@ -665,18 +674,48 @@ public final class PostgresStore implements Store {
       ps.setInt(3, maxEvents);
       ps.setString(4, logChannel);
       ps.setInt(5, PostgresListener.MAX_PAYLOAD);
+      ps.setBoolean(6, returnEvents);
+      boolean leased = false;
+      int taken = 0;
+      boolean unassigned = false;
+      String heads = null;
+      Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
       try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        if (!rs.getBoolean(1)) {
-          return SequencedBatch.NOT_LEADER;
+        while (rs.next()) {
+          if (rs.getInt(1) == 0) {
+            leased = rs.getBoolean(2);
+            taken = rs.getInt(3);
+            unassigned = rs.getBoolean(4);
+            heads = rs.getString(5);
+          } else {
+            appended
+                .computeIfAbsent(
+                    PartitionKey.of(rs.getLong(8), rs.getInt(9)), k -> new ArrayList<>())
+                .add(
+                    new StoredEvent(
+                        rs.getObject(11, UUID.class),
+                        rs.getLong(10),
+                        rs.getString(12),
+                        rs.getString(13),
+                        rs.getString(14),
+                        rs.getString(15),
+                        rs.getBytes(16),
+                        Headers.fromJson(rs.getString(17)),
+                        rs.getTimestamp(18).toInstant(),
+                        JdbcSql.instant(rs.getTimestamp(19))));
+          }
         }
-        int taken = rs.getInt(2);
-        if (taken == 0) {
-          boolean unassigned = rs.getBoolean(3);
-          return unassigned ? null : SequencedBatch.EMPTY;
-        }
-        return new SequencedBatch(true, taken, heads(rs.getString(4)));
       }
+      if (!leased) {
+        return SequencedBatch.NOT_LEADER;
+      }
+      if (taken == 0) {
+        return unassigned ? null : SequencedBatch.EMPTY;
+      }
+      for (List<StoredEvent> run : appended.values()) {
+        run.sort(Comparator.comparingLong(StoredEvent::sequence));
+      }
+      return new SequencedBatch(true, taken, heads(heads), appended);
     } catch (SQLException e) {
       throw fail("sequence_batch", e);
     }
@@ -957,6 +996,72 @@ public final class PostgresStore implements Store {
                 rs -> Boolean.TRUE)
             .size()
         == 1;
+  }
+
+  @Override
+  public CommitOutcome commitBatchIfLogHolds(
+      long subscriptionId,
+      PartitionKey partition,
+      long position,
+      long epoch,
+      List<Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    if (parks.isEmpty()) {
+      try (Connection c = connect()) { // one auto-commit statement, as for commitCursor
+        return commitIfLogHolds(c, subscriptionId, partition, position, epoch, sequences, eventIds);
+      } catch (SQLException e) {
+        throw fail("commit_cursor_if_log_holds", e);
+      }
+    }
+    return tx(
+        "commit_cursor_if_log_holds",
+        c -> {
+          parking.insertParks(c, subscriptionId, partition, parks);
+          CommitOutcome outcome =
+              commitIfLogHolds(c, subscriptionId, partition, position, epoch, sequences, eventIds);
+          if (outcome != CommitOutcome.COMMITTED) {
+            c.rollback(); // park nothing
+          }
+          return outcome;
+        });
+  }
+
+  private CommitOutcome commitIfLogHolds(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long position,
+      long epoch,
+      long[] sequences,
+      UUID[] eventIds)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor_if_log_holds"))) {
+      ps.setLong(1, sequences.length);
+      ps.setArray(2, c.createArrayOf("bigint", box(sequences)));
+      ps.setArray(3, c.createArrayOf("uuid", eventIds));
+      ps.setLong(4, partition.topicId());
+      ps.setInt(5, partition.partition());
+      ps.setLong(6, position);
+      ps.setLong(7, subscriptionId);
+      ps.setLong(8, partition.topicId());
+      ps.setInt(9, partition.partition());
+      ps.setLong(10, epoch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return !rs.getBoolean(1)
+            ? CommitOutcome.LOG_CHANGED
+            : rs.getBoolean(2) ? CommitOutcome.COMMITTED : CommitOutcome.FENCED;
+      }
+    }
+  }
+
+  private static Long[] box(long[] values) {
+    Long[] out = new Long[values.length];
+    for (int i = 0; i < values.length; i++) {
+      out[i] = values[i];
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------ parked events

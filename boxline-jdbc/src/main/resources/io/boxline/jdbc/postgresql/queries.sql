@@ -190,8 +190,9 @@ RETURNING set_config('synchronous_commit', 'off', true),
 -- oldest outbox rows up to the first one without a partition, number them per partition, advance each
 -- partition's last sequence (an UPDATE re-reads the newest row version, so the numbers continue the
 -- previous batch even though this statement's snapshot is older), append them to the log and notify.
--- The commit is asynchronous: see docs/architecture.md. Returns one row: whether the lease is ours,
--- how many events moved, and the new heads.
+-- The commit is asynchronous: see docs/architecture.md. Returns one summary row (kind 0): whether the
+-- lease is ours, how many events moved, and the new heads; when the last parameter is true, also one row
+-- per appended event (kind 1), which the engine hands to consumers in the same process.
 -- name: sequence_batch
 WITH lease AS (
   UPDATE ${schema}.${p}sequencer_lease
@@ -225,20 +226,30 @@ WITH lease AS (
          m.content_type, m.payload, m.headers, m.created_at, m.deliver_at
     FROM numbered m
     JOIN advanced a ON a.topic_id = m.topic_id AND a.partition = m.partition
-  RETURNING 1
+  RETURNING topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers,
+            created_at, deliver_at
 ), heads AS (
   SELECT string_agg(topic_id || ':' || partition || ':' || last_seq, ',') AS list FROM advanced
 )
-SELECT EXISTS (SELECT 1 FROM lease),
+SELECT 0 AS kind,
+       EXISTS (SELECT 1 FROM lease),
        (SELECT count(*) FROM taken),
        EXISTS (SELECT 1 FROM ${schema}.${p}outbox WHERE partition IS NULL),
        h.list,
-       CASE WHEN h.list IS NULL THEN NULL
-            ELSE pg_notify(?, CASE WHEN length(h.list) > ? THEN '*' ELSE h.list END) END,
+       (CASE WHEN h.list IS NULL THEN NULL
+             ELSE pg_notify(?, CASE WHEN length(h.list) > ? THEN '*' ELSE h.list END) END)::text,
        CASE WHEN (SELECT count(*) FROM appended) <> (SELECT count(*) FROM taken)
             THEN ${schema}.${p}sequencer_abort('outbox holds events for a partition that does not exist'
-                 || ' (topic deleted or rows written by hand?)') END
+                 || ' (topic deleted or rows written by hand?)') END,
+       NULL::bigint, NULL::integer, NULL::bigint, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::text,
+       NULL::bytea, NULL::text, NULL::timestamptz, NULL::timestamptz
   FROM heads h
+UNION ALL
+SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL,
+       a.topic_id, a.partition, a.seq, a.event_id, a.event_key, a.event_type, a.source, a.content_type,
+       a.payload, a.headers::text, a.created_at, a.deliver_at
+  FROM appended a
+ WHERE ?
 
 -- name: take_outbox
 DELETE FROM ${schema}.${p}outbox
@@ -300,6 +311,22 @@ UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
 RETURNING set_config('synchronous_commit', 'off', true)
+
+-- For events the sequencer handed over in memory (not read from the log): moves the cursor only if the log
+-- holds exactly these event ids at these sequences, which a database crash that lost the sequencer's
+-- asynchronous commit would have changed. Returns whether the log held them and whether the cursor moved.
+-- name: commit_cursor_if_log_holds
+WITH held AS (
+  SELECT count(*) = ? AS same
+    FROM ${schema}.${p}log l
+    JOIN unnest(?::bigint[], ?::uuid[]) AS v(seq, event_id) ON l.seq = v.seq AND l.event_id = v.event_id
+   WHERE l.topic_id = ? AND l.partition = ?
+), moved AS (
+  UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
+   WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND (SELECT same FROM held)
+  RETURNING 1
+)
+SELECT (SELECT same FROM held), EXISTS (SELECT 1 FROM moved), set_config('synchronous_commit', 'off', true)
 
 -- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one.
 -- name: fence_cursors

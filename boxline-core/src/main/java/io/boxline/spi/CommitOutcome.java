@@ -1,0 +1,14 @@
+package io.boxline.spi;
+
+/** What {@link Store#commitBatchIfLogHolds} did. */
+public enum CommitOutcome {
+  /** The cursor moved (and the parks were written). */
+  COMMITTED,
+  /** The lease epoch is stale: another consumer owns the partition; nothing was written. */
+  FENCED,
+  /**
+   * The log no longer holds those events at those sequences (a database crash lost a sequencer
+   * batch that was handed over before it reached the disk); nothing was written.
+   */
+  LOG_CHANGED
+}
