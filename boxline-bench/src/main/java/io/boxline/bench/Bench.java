@@ -60,7 +60,8 @@ public final class Bench {
     // W2
     int[] w2Rates = {200, 1000};
     List<String> w2Where = List.of("same-jvm", "other-jvm");
-    double w2WarmupSeconds = 3;
+    double w2WarmupSeconds = 15;
+    int w2WarmupRate = 1000;
     double w2Seconds = 10;
     int w2Threads = 8;
     int w2ConsumerConcurrency = 8;
@@ -101,6 +102,7 @@ public final class Bench {
           case "w2.rates" -> o.w2Rates = ints(v);
           case "w2.where" -> o.w2Where = List.of(v.split(","));
           case "w2.warmup" -> o.w2WarmupSeconds = Double.parseDouble(v);
+          case "w2.warmup-rate" -> o.w2WarmupRate = Integer.parseInt(v);
           case "w2.seconds" -> o.w2Seconds = Double.parseDouble(v);
           case "w2.threads" -> o.w2Threads = Integer.parseInt(v);
           case "w2.concurrency" -> o.w2ConsumerConcurrency = Integer.parseInt(v);

@@ -19,11 +19,27 @@ final class Pacer {
     void send(int index, long lateNanos) throws Exception;
   }
 
+  /** Between warm-up and measurement, so that the warm-up's backlog cannot spill into it. */
+  static final long WARM_PAUSE_NANOS = 1_000_000_000L;
+
   private Pacer() {}
 
   /** Sends {@code total} events at {@code rate}/s; returns the nanoTime of the first due time. */
   static long run(int total, double rate, int threads, Send send) throws Exception {
+    return run(total, 0, rate, rate, threads, send);
+  }
+
+  /**
+   * Sends the first {@code warm} events at {@code warmRate}/s, pauses {@link #WARM_PAUSE_NANOS},
+   * then the rest at {@code rate}/s. A warm-up faster than a low measured rate lets the JIT compile
+   * the hot paths before measuring; at 200/s it would still be compiling them minutes later.
+   * Returns the nanoTime at which the first measured event was due.
+   */
+  static long run(int total, int warm, double warmRate, double rate, int threads, Send send)
+      throws Exception {
     long start = System.nanoTime() + 50_000_000L;
+    long measuredStart =
+        warm == 0 ? start : start + (long) (warm * 1e9 / warmRate) + WARM_PAUSE_NANOS;
     AtomicInteger next = new AtomicInteger();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     List<Thread> list = new ArrayList<>();
@@ -33,7 +49,10 @@ final class Pacer {
               () -> {
                 try {
                   for (int i; (i = next.getAndIncrement()) < total && failure.get() == null; ) {
-                    long due = start + (long) (i * 1e9 / rate);
+                    long due =
+                        i < warm
+                            ? start + (long) (i * 1e9 / warmRate)
+                            : measuredStart + (long) ((i - warm) * 1e9 / rate);
                     for (long wait; (wait = due - System.nanoTime()) > 0; ) {
                       LockSupport.parkNanos(wait);
                     }
@@ -53,6 +72,6 @@ final class Pacer {
     if (failure.get() != null) {
       throw new IllegalStateException("producer failed: " + failure.get(), failure.get());
     }
-    return start;
+    return measuredStart;
   }
 }

@@ -20,8 +20,9 @@ import java.util.SplittableRandom;
  * reads on this machine) at which its commit returned, the commit duration, and how late after its
  * due time it was sent.
  *
- * <p>Arguments: url user password schema rate total threads keys outFile [notifyIntervalMillis]
- * (the URL decides the database, as in {@link Bench}; the notify interval means nothing on MariaDB)
+ * <p>Arguments: url user password schema rate total threads keys outFile [notifyIntervalMillis
+ * [warmEvents warmRate]] (the URL decides the database, as in {@link Bench}; the notify interval
+ * means nothing on MariaDB)
  */
 public final class RemoteProducer {
   private RemoteProducer() {}
@@ -37,6 +38,8 @@ public final class RemoteProducer {
     int threads = Integer.parseInt(args[6]);
     int keys = Integer.parseInt(args[7]);
     String out = args[8];
+    int warm = args.length > 10 ? Integer.parseInt(args[10]) : 0;
+    double warmRate = args.length > 11 ? Double.parseDouble(args[11]) : rate;
     Duration notifyInterval =
         args.length > 9
             ? Duration.ofMillis(Long.parseLong(args[9]))
@@ -59,6 +62,8 @@ public final class RemoteProducer {
       System.out.println("remote producer ready");
       Pacer.run(
           total,
+          warm,
+          warmRate,
           rate,
           threads,
           (i, lateNanos) -> {

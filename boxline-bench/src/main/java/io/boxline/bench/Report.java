@@ -95,9 +95,15 @@ final class Report {
     sb.append(
         Stats.f(
             "## W2 latency (commit returned → handler entered)%n%n1 event per transaction, paced"
-                + " open-loop by %d sender threads, %.0f s warm-up then %.0f s measured, %d"
+                + " open-loop by %d sender threads, %.0f s warm-up at max(rate, %d/s) so the JIT has"
+                + " compiled the hot paths, a 1 s pause, then %.0f s measured at the rate; %d"
                 + " partitions, consumer concurrency %d.%n%n",
-            o.w2Threads, o.w2WarmupSeconds, o.w2Seconds, o.partitions, o.w2ConsumerConcurrency));
+            o.w2Threads,
+            o.w2WarmupSeconds,
+            o.w2WarmupRate,
+            o.w2Seconds,
+            o.partitions,
+            o.w2ConsumerConcurrency));
     Table t =
         new Table(
             "Producer",

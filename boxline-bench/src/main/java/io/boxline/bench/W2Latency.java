@@ -88,7 +88,8 @@ final class W2Latency {
   private Result trial(boolean sameJvm, int rate) throws Exception {
     String schema = runSchema + "_w2_" + (++trialCounter);
     TopicName topic = TopicName.of("bench", "events");
-    int warm = (int) (rate * o.w2WarmupSeconds);
+    double warmRate = Math.max(rate, o.w2WarmupRate);
+    int warm = (int) (warmRate * o.w2WarmupSeconds);
     int measured = (int) (rate * o.w2Seconds);
     int total = warm + measured;
     String what = "W2 " + (sameJvm ? "same-jvm" : "other-jvm") + " " + rate + "/s";
@@ -126,6 +127,8 @@ final class W2Latency {
         firstDue =
             Pacer.run(
                 total,
+                warm,
+                warmRate,
                 rate,
                 o.w2Threads,
                 (i, lateNanos) -> {
@@ -145,7 +148,7 @@ final class W2Latency {
         Path file = Files.createTempFile("boxline-w2-", ".bin");
         try {
           long started = System.nanoTime();
-          runChild(schema, rate, total, file);
+          runChild(schema, rate, total, warm, warmRate, file);
           lastDone = System.nanoTime();
           firstDue = started; // only used for the achieved rate below, corrected from the file
           try (DataInputStream in =
@@ -184,8 +187,7 @@ final class W2Latency {
       Arrays.sort(lateness);
       double achieved;
       if (sameJvm) {
-        long firstMeasured = firstDue + (long) (warm * 1e9 / rate);
-        achieved = measured / ((lastDone - firstMeasured) / 1e9);
+        achieved = measured / ((lastDone - firstDue) / 1e9);
       } else {
         achieved = measured / ((committed[total - 1] - committed[warm]) / 1e9);
       }
@@ -215,7 +217,8 @@ final class W2Latency {
         .build();
   }
 
-  private void runChild(String schema, int rate, int total, Path out) throws Exception {
+  private void runChild(String schema, int rate, int total, int warm, double warmRate, Path out)
+      throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx256m");
@@ -232,8 +235,10 @@ final class W2Latency {
     cmd.add(Integer.toString(KEYS));
     cmd.add(out.toString());
     cmd.add(Long.toString(o.w2RemoteNotifyMillis));
+    cmd.add(Integer.toString(warm));
+    cmd.add(Double.toString(warmRate));
     Process p = new ProcessBuilder(cmd).inheritIO().start();
-    long limit = (long) (total / (double) rate) + 60;
+    long limit = (long) (warm / warmRate + (total - warm) / (double) rate) + 60;
     if (!p.waitFor(limit, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new BenchFailure("remote producer did not finish within " + limit + " s");
