@@ -1037,16 +1037,25 @@ public final class PostgresStore implements Store {
       UUID[] eventIds)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor_if_log_holds"))) {
-      ps.setLong(1, sequences.length);
-      ps.setArray(2, c.createArrayOf("bigint", box(sequences)));
-      ps.setArray(3, c.createArrayOf("uuid", eventIds));
-      ps.setLong(4, partition.topicId());
-      ps.setInt(5, partition.partition());
-      ps.setLong(6, position);
-      ps.setLong(7, subscriptionId);
-      ps.setLong(8, partition.topicId());
-      ps.setInt(9, partition.partition());
-      ps.setLong(10, epoch);
+      long first = sequences[0];
+      long last = sequences[sequences.length - 1];
+      if (last - first + 1 != sequences.length) {
+        throw new IllegalArgumentException(
+            "handed-over events must have consecutive sequences: " + first + ".." + last);
+      }
+      ps.setLong(1, last);
+      ps.setLong(2, first);
+      ps.setLong(3, partition.topicId());
+      ps.setInt(4, partition.partition());
+      ps.setLong(5, first);
+      ps.setLong(6, last);
+      ps.setArray(7, c.createArrayOf("uuid", eventIds));
+      ps.setLong(8, first);
+      ps.setLong(9, position);
+      ps.setLong(10, subscriptionId);
+      ps.setLong(11, partition.topicId());
+      ps.setInt(12, partition.partition());
+      ps.setLong(13, epoch);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return !rs.getBoolean(1)
@@ -1054,14 +1063,6 @@ public final class PostgresStore implements Store {
             : rs.getBoolean(2) ? CommitOutcome.COMMITTED : CommitOutcome.FENCED;
       }
     }
-  }
-
-  private static Long[] box(long[] values) {
-    Long[] out = new Long[values.length];
-    for (int i = 0; i < values.length; i++) {
-      out[i] = values[i];
-    }
-    return out;
   }
 
   // ------------------------------------------------------------------ parked events

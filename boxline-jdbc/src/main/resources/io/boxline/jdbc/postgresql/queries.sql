@@ -315,12 +315,14 @@ RETURNING set_config('synchronous_commit', 'off', true)
 -- For events the sequencer handed over in memory (not read from the log): moves the cursor only if the log
 -- holds exactly these event ids at these sequences, which a database crash that lost the sequencer's
 -- asynchronous commit would have changed. Returns whether the log held them and whether the cursor moved.
+-- The events are the consecutive sequences first..last, ids in that order: a range scan of the primary key
+-- (a join with unnest() was planned as a scan of the whole partition).
 -- name: commit_cursor_if_log_holds
 WITH held AS (
-  SELECT count(*) = ? AS same
+  SELECT count(*) = ? - ? + 1 AS same
     FROM ${schema}.${p}log l
-    JOIN unnest(?::bigint[], ?::uuid[]) AS v(seq, event_id) ON l.seq = v.seq AND l.event_id = v.event_id
-   WHERE l.topic_id = ? AND l.partition = ?
+   WHERE l.topic_id = ? AND l.partition = ? AND l.seq BETWEEN ? AND ?
+     AND l.event_id = (?::uuid[])[l.seq - ? + 1]
 ), moved AS (
   UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
    WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND (SELECT same FROM held)
