@@ -93,6 +93,12 @@ public interface Boxline extends AutoCloseable {
      */
     public static final Duration DEFAULT_SEQUENCER_IDLE_POLL = Duration.ofSeconds(3);
 
+    /**
+     * Default shortest time from the end of one sequencer batch to the start of the next, unless a
+     * batch came back full (then it drains at once).
+     */
+    public static final Duration DEFAULT_SEQUENCER_BATCH_SPACING = Duration.ofMillis(1);
+
     /** Default shortest gap between two cross-process wake-ups (NOTIFY) sent by one publisher. */
     public static final Duration DEFAULT_PRODUCER_NOTIFY_INTERVAL = Duration.ofMillis(2);
 
@@ -118,6 +124,7 @@ public interface Boxline extends AutoCloseable {
     private int sequencerBatchSize = DEFAULT_SEQUENCER_BATCH_SIZE;
     private Duration sequencerLease = DEFAULT_SEQUENCER_LEASE;
     private Duration sequencerIdlePoll = DEFAULT_SEQUENCER_IDLE_POLL;
+    private Duration sequencerBatchSpacing = DEFAULT_SEQUENCER_BATCH_SPACING;
     private Duration producerNotifyInterval = DEFAULT_PRODUCER_NOTIFY_INTERVAL;
     private boolean migrate = true;
     private Clock clock = Clock.systemUTC();
@@ -198,6 +205,18 @@ public interface Boxline extends AutoCloseable {
      */
     public Builder sequencerIdlePoll(Duration interval) {
       this.sequencerIdlePoll = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /**
+     * Shortest time from the end of one sequencer batch to the start of the next, 0 to 100 ms
+     * (default 1 ms); a batch that came back full drains again at once. Under load, events that
+     * commit meanwhile travel in one batch: one statement, one wake-up and one cursor commit per
+     * consumer partition instead of one each. A publish that finds the sequencer idle for longer is
+     * sequenced at once, so it costs latency only under load, and at most this much.
+     */
+    public Builder sequencerBatchSpacing(Duration spacing) {
+      this.sequencerBatchSpacing = Objects.requireNonNull(spacing, "spacing");
       return this;
     }
 
@@ -288,6 +307,8 @@ public interface Boxline extends AutoCloseable {
       requireRange(
           "sequencerIdlePoll", sequencerIdlePoll, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireRange(
+          "sequencerBatchSpacing", sequencerBatchSpacing, Duration.ZERO, Duration.ofMillis(100));
+      requireRange(
           "producerNotifyInterval", producerNotifyInterval, Duration.ZERO, Duration.ofSeconds(10));
       requireRange(
           "retentionInterval", retentionInterval, Duration.ofMillis(100), Duration.ofDays(1));
@@ -314,6 +335,7 @@ public interface Boxline extends AutoCloseable {
               sequencerBatchSize,
               sequencerLease,
               sequencerIdlePoll,
+              sequencerBatchSpacing,
               producerNotifyInterval,
               retentionInterval,
               inboxRetention,

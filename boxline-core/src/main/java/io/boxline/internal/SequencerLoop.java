@@ -42,6 +42,13 @@ final class SequencerLoop implements WakeupListener {
   private final Duration ttl;
   private final int batchSize;
   private final long idlePollNanos;
+  private final long spacingNanos;
+
+  /**
+   * When the last batch that moved events but was not full ended; 0 when spacing does not apply.
+   */
+  private long spacedSinceNanos;
+
   private final WakeupBus bus;
   private final PartitionAssigner assigner;
   private final Observers observers;
@@ -68,6 +75,7 @@ final class SequencerLoop implements WakeupListener {
       Duration ttl,
       int batchSize,
       Duration idlePoll,
+      Duration batchSpacing,
       WakeupBus bus,
       TopicCache topics,
       Partitioner partitioner,
@@ -79,6 +87,7 @@ final class SequencerLoop implements WakeupListener {
     this.ttl = ttl;
     this.batchSize = batchSize;
     this.idlePollNanos = idlePoll.toNanos();
+    this.spacingNanos = batchSpacing.toNanos();
     this.bus = bus;
     this.observers = observers;
     this.assigner =
@@ -160,6 +169,15 @@ final class SequencerLoop implements WakeupListener {
           }
         }
         boolean work = pending || (tailStepNanos != 0 && System.nanoTime() >= tailDueNanos);
+        if (work && spacedSinceNanos != 0) {
+          // Under load, let the commits of the next moment gather into one batch.
+          long early = spacedSinceNanos + spacingNanos - System.nanoTime();
+          if (early > 0) {
+            signal.await(early);
+            continue;
+          }
+        }
+        spacedSinceNanos = 0;
         pending = false;
         if (work) {
           long started = System.nanoTime();
@@ -182,7 +200,10 @@ final class SequencerLoop implements WakeupListener {
             bus.logAppended(batch.heads());
             if (batch.events() >= batchSize) {
               pending = true; // more waiting: drain again at once
-            } else if (System.nanoTime() - lastUncertainNanos < UNCERTAIN_WINDOW_NANOS) {
+              continue;
+            }
+            spacedSinceNanos = spacingNanos == 0 ? 0 : System.nanoTime();
+            if (System.nanoTime() - lastUncertainNanos < UNCERTAIN_WINDOW_NANOS) {
               // Stragglers that commit just after this batch: look again shortly, backing off.
               tailStepNanos = TAIL_FIRST_NANOS;
               tailDueNanos = System.nanoTime() + TAIL_FIRST_NANOS;
