@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.boxline.Boxline;
 import io.boxline.Event;
 import io.boxline.kafka.KafkaSink;
+import io.boxline.kafka.testing.EmbeddedKafka;
 import io.boxline.nats.NatsSink;
 import io.boxline.rabbitmq.RabbitMqSink;
 import io.boxline.relay.Sink;
@@ -183,11 +184,11 @@ final class RelayTargets {
 
   /** An in-process single-node KRaft broker; a topic per trial with the Boxline partition count. */
   static final class Kafka implements Target {
-    private final BenchKafka kafka;
+    private final EmbeddedKafka kafka;
     private final Admin admin;
 
     Kafka() throws IOException {
-      kafka = BenchKafka.start();
+      kafka = EmbeddedKafka.start();
       Properties p = new Properties();
       p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
       admin = Admin.create(p);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.DeadLetter;
 import io.boxline.ValidationException;
+import io.boxline.kafka.testing.EmbeddedKafka;
 import io.boxline.relay.CloudEventsMapping;
 import io.boxline.relay.Relay;
 import io.boxline.relay.testing.OrderCheck;

@@ -2,6 +2,7 @@ package io.boxline.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.boxline.kafka.testing.EmbeddedKafka;
 import io.boxline.opentelemetry.BoxlineTracing;
 import io.boxline.relay.Relay;
 import io.boxline.relay.testing.RelayFixture;

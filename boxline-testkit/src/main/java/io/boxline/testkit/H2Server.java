@@ -1,6 +1,5 @@
 package io.boxline.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,7 +14,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Comparator;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 
 /**
@@ -72,31 +70,6 @@ public final class H2Server implements TestServer {
   @Override
   public String origin() {
     return fileMode() ? "embedded H2 file database in " + directory : "embedded H2 in memory";
-  }
-
-  @Override
-  public HikariDataSource pool(int size, String name) {
-    HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(url);
-    cfg.setUsername(user());
-    cfg.setPassword(password());
-    cfg.setMaximumPoolSize(size);
-    cfg.setMinimumIdle(1);
-    cfg.setPoolName(name);
-    cfg.setConnectionTimeout(10_000);
-    return new HikariDataSource(cfg);
-  }
-
-  @Override
-  public String createSchemaName(String hint) {
-    String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
-    if (clean.length() > 20) {
-      clean = clean.substring(0, 20);
-    }
-    return "bxt_"
-        + clean
-        + "_"
-        + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
   }
 
   /** The database is this test's alone: shut it down (and delete its files in file mode). */

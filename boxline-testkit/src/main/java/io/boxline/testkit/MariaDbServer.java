@@ -1,12 +1,10 @@
 package io.boxline.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -14,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,23 +22,15 @@ import java.util.concurrent.TimeUnit;
  * waits for the port. It never skips: when nothing works it fails with what was tried and how to
  * get a server.
  */
-public final class MariaDbServer implements TestServer {
+public final class MariaDbServer extends SharedServer {
   public static final String URL_VARIABLE = "BOXLINE_TEST_MARIADB_URL";
   private static final String LOCAL_URL = "jdbc:mariadb://127.0.0.1:3306/?sslMode=disable";
   private static final String DAEMON = "/usr/sbin/mariadbd";
 
   private static MariaDbServer shared;
 
-  private final String url;
-  private final String user;
-  private final String password;
-  private final String origin;
-
   private MariaDbServer(String url, String user, String password, String origin) {
-    this.url = url;
-    this.user = user;
-    this.password = password;
-    this.origin = origin;
+    super(url, user, password, origin, "database");
   }
 
   /** The server shared by every test in this JVM. */
@@ -132,73 +121,9 @@ public final class MariaDbServer implements TestServer {
     }
   }
 
-  private static String envOr(String name, String fallback) {
-    String v = System.getenv(name);
-    return v == null ? fallback : v;
-  }
-
-  private static String probe(String url, String user, String password) {
-    try (Connection c = DriverManager.getConnection(url, user, password)) {
-      return c.isValid(5) ? null : "connection not valid";
-    } catch (SQLException e) {
-      return e.getMessage();
-    }
-  }
-
   @Override
-  public String url() {
-    return url;
-  }
-
-  @Override
-  public String user() {
-    return user;
-  }
-
-  @Override
-  public String password() {
-    return password;
-  }
-
-  @Override
-  public String origin() {
-    return origin;
-  }
-
-  @Override
-  public HikariDataSource pool(int size, String name) {
-    HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(url);
-    cfg.setUsername(user);
-    cfg.setPassword(password);
-    cfg.setMaximumPoolSize(size);
-    cfg.setMinimumIdle(1);
-    cfg.setPoolName(name);
-    cfg.setConnectionTimeout(10_000);
-    return new HikariDataSource(cfg);
-  }
-
-  @Override
-  public String createSchemaName(String hint) {
-    String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
-    if (clean.length() > 20) {
-      clean = clean.substring(0, 20);
-    }
-    return "bxt_"
-        + clean
-        + "_"
-        + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
-  }
-
-  @Override
-  public void dropSchema(String schema) {
-    io.boxline.Names.requireSchema(schema);
-    try (Connection c = DriverManager.getConnection(url, user, password);
-        Statement st = c.createStatement()) {
-      st.execute("DROP DATABASE IF EXISTS " + schema);
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not drop test database " + schema, e);
-    }
+  String dropStatement(String schema) {
+    return "DROP DATABASE IF EXISTS " + schema;
   }
 
   @Override

@@ -1,14 +1,11 @@
 package io.boxline.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Finds a PostgreSQL for tests, in this order: the JDBC URL in {@code BOXLINE_TEST_PG_URL} (user
@@ -16,22 +13,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * server on 127.0.0.1:5432 as user postgres; an embedded PostgreSQL started in this JVM. It never
  * skips: when none works it fails with what was tried and how to get a server.
  */
-public final class PostgresServer implements TestServer {
+public final class PostgresServer extends SharedServer {
   public static final String URL_VARIABLE = "BOXLINE_TEST_PG_URL";
   private static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
   private static PostgresServer shared;
 
-  private final String url;
-  private final String user;
-  private final String password;
-  private final String origin;
-
   private PostgresServer(String url, String user, String password, String origin) {
-    this.url = url;
-    this.user = user;
-    this.password = password;
-    this.origin = origin;
+    super(url, user, password, origin, "schema");
   }
 
   /** The server shared by every test in this JVM. */
@@ -87,76 +76,9 @@ public final class PostgresServer implements TestServer {
             + " to a JDBC URL of a PostgreSQL 13+ database.");
   }
 
-  private static String envOr(String name, String fallback) {
-    String v = System.getenv(name);
-    return v == null ? fallback : v;
-  }
-
-  private static String probe(String url, String user, String password) {
-    try (Connection c = DriverManager.getConnection(url, user, password)) {
-      return c.isValid(5) ? null : "connection not valid";
-    } catch (SQLException e) {
-      return e.getMessage();
-    }
-  }
-
   @Override
-  public String url() {
-    return url;
-  }
-
-  @Override
-  public String user() {
-    return user;
-  }
-
-  @Override
-  public String password() {
-    return password;
-  }
-
-  /** Where the server came from, for logs. */
-  @Override
-  public String origin() {
-    return origin;
-  }
-
-  /** A new pool of {@code size} connections. */
-  @Override
-  public HikariDataSource pool(int size, String name) {
-    HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(url);
-    cfg.setUsername(user);
-    cfg.setPassword(password);
-    cfg.setMaximumPoolSize(size);
-    cfg.setMinimumIdle(1);
-    cfg.setPoolName(name);
-    cfg.setConnectionTimeout(10_000);
-    return new HikariDataSource(cfg);
-  }
-
-  /** A fresh, uniquely named schema; drop it with {@link #dropSchema}. */
-  @Override
-  public String createSchemaName(String hint) {
-    String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
-    if (clean.length() > 20) {
-      clean = clean.substring(0, 20);
-    }
-    return "bxt_"
-        + clean
-        + "_"
-        + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
-  }
-
-  @Override
-  public void dropSchema(String schema) {
-    io.boxline.Names.requireSchema(schema);
-    try (Connection c = DriverManager.getConnection(url, user, password);
-        Statement st = c.createStatement()) {
-      st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not drop test schema " + schema, e);
-    }
+  String dropStatement(String schema) {
+    return "DROP SCHEMA IF EXISTS " + schema + " CASCADE";
   }
 
   @Override

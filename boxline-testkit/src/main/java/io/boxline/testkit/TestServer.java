@@ -1,7 +1,9 @@
 package io.boxline.testkit;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.time.Instant;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A database server the tests run against, with what the behaviour suites need that differs between
@@ -19,10 +21,29 @@ public interface TestServer {
   String origin();
 
   /** A new pool of {@code size} connections. */
-  HikariDataSource pool(int size, String name);
+  default HikariDataSource pool(int size, String name) {
+    HikariConfig cfg = new HikariConfig();
+    cfg.setJdbcUrl(url());
+    cfg.setUsername(user());
+    cfg.setPassword(password());
+    cfg.setMaximumPoolSize(size);
+    cfg.setMinimumIdle(1);
+    cfg.setPoolName(name);
+    cfg.setConnectionTimeout(10_000);
+    return new HikariDataSource(cfg);
+  }
 
   /** A fresh, uniquely named schema (a database on MariaDB); drop it with {@link #dropSchema}. */
-  String createSchemaName(String hint);
+  default String createSchemaName(String hint) {
+    String clean = hint.toLowerCase().replaceAll("[^a-z0-9]", "");
+    if (clean.length() > 20) {
+      clean = clean.substring(0, 20);
+    }
+    return "bxt_"
+        + clean
+        + "_"
+        + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
+  }
 
   void dropSchema(String schema);
 

@@ -1,33 +1,8 @@
 package io.boxline.jdbc.internal;
 
-import io.boxline.DeadLetter;
-import io.boxline.DeadLetterQuery;
-import io.boxline.NamespacePath;
-import io.boxline.NotFoundException;
-import io.boxline.PartitionLag;
-import io.boxline.StartPosition;
 import io.boxline.StoreException;
-import io.boxline.SubscriptionInfo;
-import io.boxline.SubscriptionSpec;
-import io.boxline.TopicInfo;
-import io.boxline.TopicName;
-import io.boxline.ValidationException;
-import io.boxline.spi.Backlog;
-import io.boxline.spi.CoordinationStore;
-import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
-import io.boxline.spi.Park;
-import io.boxline.spi.ParkedEvent;
-import io.boxline.spi.ParkedSummary;
-import io.boxline.spi.PartitionAssigner;
-import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
-import io.boxline.spi.PurgeResult;
-import io.boxline.spi.Resolution;
-import io.boxline.spi.SequencedBatch;
-import io.boxline.spi.Store;
-import io.boxline.spi.StoredEvent;
-import io.boxline.spi.WakeupListener;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,41 +10,22 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The MariaDB (10.6+) and MySQL (8.0+) dialect. Lists travel as JSON arrays read with {@code
- * JSON_TABLE} where PostgreSQL uses {@code unnest}, and producers' batches are multi-row {@code
- * INSERT}s. There is no LISTEN/NOTIFY: wake-ups come from in-process signals and from {@link
- * MariaDbPoller}, an adaptive poll of one primary-key row. The sequencer keeps a connection of its
- * own (READ COMMITTED; on MariaDB with {@code idle_transaction_timeout} = the lease time, so a
- * leader frozen inside a transaction cannot hold the lease row for longer than its lease).
+ * The MariaDB (10.6+) and MySQL (8.0+) dialect (see {@link PollingSqlStore}). Lists travel as JSON
+ * arrays read with {@code JSON_TABLE} where PostgreSQL uses {@code unnest}, and producers' batches
+ * are multi-row {@code INSERT}s. On MariaDB the sequencer's connection has {@code
+ * idle_transaction_timeout} = the lease time, so a leader frozen inside a transaction cannot hold
+ * the lease row for longer than its lease.
  */
-public final class MariaDbStore implements Store {
-  private static final System.Logger LOG = System.getLogger(MariaDbStore.class.getName());
-
-  private final DataSource dataSource;
-  private final String schema;
-  private final String prefix;
+public final class MariaDbStore extends PollingSqlStore {
   private final boolean mariaDb;
-  private final String description;
-  private final JdbcSql db;
-  private final MariaDbCoordination coordination;
-  private final MariaDbParking parking;
-  private final Duration fastestPoll;
-  private final Duration slowestPoll;
-  private final Object sequencerLock = new Object();
-  private Connection sequencerConnection;
   private long sequencerTimeoutSeconds;
-  private MariaDbPoller poller;
 
   /**
    * @param mariaDb true for MariaDB, false for MySQL (which has no idle-transaction timeout)
@@ -84,41 +40,17 @@ public final class MariaDbStore implements Store {
       boolean mariaDb,
       Duration fastestPoll,
       Duration slowestPoll) {
-    this.dataSource = dataSource;
-    this.schema = schema;
-    this.prefix = prefix;
+    super(
+        dataSource,
+        schema,
+        prefix,
+        description(version, "database", schema, prefix),
+        new JdbcSql(dataSource, SqlScript.named("mariadb", schema, prefix)),
+        MariaDbParking::new,
+        MariaDbCoordination::new,
+        fastestPoll,
+        slowestPoll);
     this.mariaDb = mariaDb;
-    this.fastestPoll = fastestPoll;
-    this.slowestPoll = slowestPoll;
-    this.description =
-        version + " database=" + schema + (prefix.isEmpty() ? "" : " prefix=" + prefix);
-    this.db = new JdbcSql(dataSource, SqlScript.named("mariadb", schema, prefix));
-    this.coordination = new MariaDbCoordination(db, description);
-    this.parking = new MariaDbParking(db, name -> findTopic(name).map(TopicInfo::id).orElse(-1L));
-  }
-
-  @Override
-  public String describe() {
-    return description;
-  }
-
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
-  @Override
-  public Connection openTransaction() {
-    try {
-      Connection c = dataSource.getConnection();
-      c.setAutoCommit(false);
-      return c;
-    } catch (SQLException e) {
-      throw new StoreException("cannot open a connection: " + e.getMessage(), e);
-    }
   }
 
   // ------------------------------------------------------------------ migrations
@@ -130,9 +62,9 @@ public final class MariaDbStore implements Store {
   @Override
   public void migrate() {
     String lockName = "boxline:" + MariaDbSql.sha256(schema + "." + prefix).substring(0, 40);
-    String step = "lock_migrations";
+    String[] step = {"lock_migrations"};
     try (Connection c = db.connect()) {
-      try (PreparedStatement lock = c.prepareStatement(sql(step))) {
+      try (PreparedStatement lock = c.prepareStatement(sql(step[0]))) {
         lock.setString(1, lockName);
         try (ResultSet rs = lock.executeQuery()) {
           if (!rs.next() || rs.getInt(1) != 1) {
@@ -143,48 +75,15 @@ public final class MariaDbStore implements Store {
         }
       }
       try {
-        step = "create_version_table";
-        try (Statement st = c.createStatement()) {
-          st.execute(
-              "CREATE DATABASE IF NOT EXISTS "
-                  + schema
-                  + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
-          st.execute(sql(step));
-        }
-        step = "current_version";
-        int current;
-        try (Statement st = c.createStatement();
-            ResultSet rs = st.executeQuery(sql(step))) {
-          rs.next();
-          current = rs.getInt(1);
-        }
-        List<String> migrations = SqlScript.MARIADB_MIGRATIONS;
-        if (current > migrations.size()) {
-          throw new ValidationException(
-              "database "
-                  + schema
-                  + " is at version "
-                  + current
-                  + " but this Boxline knows only "
-                  + migrations.size()
-                  + "; upgrade Boxline");
-        }
-        for (int v = current + 1; v <= migrations.size(); v++) {
-          String file = migrations.get(v - 1);
-          step = file;
-          for (String statement :
-              SqlScript.statements(SqlScript.load("mariadb", file, schema, prefix))) {
-            try (Statement st = c.createStatement()) {
-              st.execute(statement);
-            }
-          }
-          step = "record_version";
-          try (PreparedStatement ps = c.prepareStatement(sql(step))) {
-            ps.setInt(1, v);
-            ps.setString(2, file);
-            ps.executeUpdate();
-          }
-        }
+        applyMigrations(
+            c,
+            step,
+            "CREATE DATABASE IF NOT EXISTS "
+                + schema
+                + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+            "mariadb",
+            SqlScript.MARIADB_MIGRATIONS,
+            "database");
       } finally {
         try (PreparedStatement unlock = c.prepareStatement(sql("unlock_migrations"))) {
           unlock.setString(1, lockName);
@@ -192,354 +91,41 @@ public final class MariaDbStore implements Store {
         }
       }
     } catch (SQLException e) {
-      throw new StoreException("migrate: " + step, step, e);
+      throw new StoreException("migrate: " + step[0], step[0], e);
     }
   }
 
   // ------------------------------------------------------------------ admin
+  /** {@code insert_partitions} takes the partition numbers as a JSON array. */
   @Override
-  public void createNamespace(NamespacePath namespace) {
-    db.tx(
-        "insert_namespace",
-        c -> {
-          List<NamespacePath> chain = new ArrayList<>();
-          for (NamespacePath n = namespace; n != null; n = n.parent()) {
-            chain.add(0, n);
-          }
-          Long parent = null;
-          for (NamespacePath n : chain) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_namespace"))) {
-              ps.setString(1, n.toString());
-              ps.setObject(2, parent, Types.BIGINT);
-              ps.executeUpdate();
-            }
-            parent = namespaceId(c, n.toString());
-          }
-          return null;
-        });
-  }
-
-  private Long namespaceId(Connection c, String path) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("namespace_id"))) {
-      ps.setString(1, path);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : null;
-      }
+  void bindPartitions(PreparedStatement ps, int at, int partitions) throws SQLException {
+    StringBuilder numbers = new StringBuilder(partitions * 6).append('[');
+    for (int i = 0; i < partitions; i++) {
+      numbers.append(i == 0 ? "" : ",").append(i);
     }
-  }
-
-  @Override
-  public TopicInfo createTopic(TopicName topic, int partitions) {
-    if (partitions < 1 || partitions > 65_536) {
-      throw new ValidationException(
-          "a topic has 1 to 65536 partitions, not " + partitions + " (topic '" + topic + "')");
-    }
-    return db.tx(
-        "insert_topic",
-        c -> {
-          Long ns = namespaceId(c, topic.namespace().toString());
-          if (ns == null) {
-            throw new NotFoundException(
-                "namespace '"
-                    + topic.namespace()
-                    + "' does not exist; create it with admin().createNamespace(NamespacePath.of(\""
-                    + topic.namespace()
-                    + "\"))");
-          }
-          Long id = null;
-          try (PreparedStatement ps =
-              c.prepareStatement(sql("insert_topic"), Statement.RETURN_GENERATED_KEYS)) {
-            ps.setLong(1, ns);
-            ps.setString(2, topic.name());
-            ps.setInt(3, partitions);
-            if (ps.executeUpdate() == 1) {
-              try (ResultSet rs = ps.getGeneratedKeys()) {
-                if (rs.next()) {
-                  id = rs.getLong(1);
-                }
-              }
-            }
-          }
-          if (id != null) {
-            StringBuilder numbers = new StringBuilder(partitions * 6).append('[');
-            for (int i = 0; i < partitions; i++) {
-              numbers.append(i == 0 ? "" : ",").append(i);
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
-              ps.setLong(1, id);
-              ps.setString(2, numbers.append(']').toString());
-              ps.executeUpdate();
-            }
-          }
-          TopicInfo t = topicByName(c, topic).orElseThrow();
-          if (t.partitions() != partitions) {
-            throw new ValidationException(
-                "topic '"
-                    + topic
-                    + "' already exists with "
-                    + t.partitions()
-                    + " partitions, not "
-                    + partitions
-                    + "; partition counts never change because that would move keys");
-          }
-          return t;
-        });
-  }
-
-  private Optional<TopicInfo> topicByName(Connection c, TopicName topic) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("topic_by_name"))) {
-      ps.setString(1, topic.namespace().toString());
-      ps.setString(2, topic.name());
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
-      }
-    }
-  }
-
-  private static TopicInfo topic(ResultSet rs) throws SQLException {
-    return new TopicInfo(
-        TopicName.of(rs.getString(2), rs.getString(3)),
-        rs.getLong(1),
-        rs.getInt(4),
-        MariaDbSql.instant(rs.getLong(5)));
-  }
-
-  @Override
-  public Optional<TopicInfo> findTopic(TopicName topic) {
-    try (Connection c = db.connect()) {
-      return topicByName(c, topic);
-    } catch (SQLException e) {
-      throw fail("topic_by_name", e);
-    }
-  }
-
-  @Override
-  public Optional<TopicInfo> findTopic(long topicId) {
-    return db.one("topic_by_id", ps -> ps.setLong(1, topicId), MariaDbStore::topic);
-  }
-
-  @Override
-  public List<TopicInfo> topics() {
-    return db.list("all_topics", ps -> {}, MariaDbStore::topic);
-  }
-
-  @Override
-  public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
-    return db.tx(
-        "insert_subscription",
-        c -> {
-          List<TopicInfo> topics = new ArrayList<>();
-          for (TopicName t : spec.topics()) {
-            topics.add(
-                topicByName(c, t)
-                    .orElseThrow(
-                        () ->
-                            new NotFoundException(
-                                "subscription '"
-                                    + spec.name()
-                                    + "' names topic '"
-                                    + t
-                                    + "', which does not exist; create the topic first")));
-          }
-          Long id = null;
-          try (PreparedStatement ps =
-              c.prepareStatement(sql("insert_subscription"), Statement.RETURN_GENERATED_KEYS)) {
-            ps.setString(1, spec.name());
-            if (ps.executeUpdate() == 1) {
-              try (ResultSet rs = ps.getGeneratedKeys()) {
-                if (rs.next()) {
-                  id = rs.getLong(1);
-                }
-              }
-            }
-          }
-          if (id == null) {
-            SubscriptionInfo existing = subscription(c, spec.name()).orElseThrow();
-            if (!new HashSet<>(existing.topics()).equals(new HashSet<>(spec.topics()))) {
-              throw new ValidationException(
-                  "subscription '"
-                      + spec.name()
-                      + "' already exists with topics "
-                      + existing.topics()
-                      + ", not "
-                      + spec.topics()
-                      + "; use another name");
-            }
-            return existing;
-          }
-          for (TopicInfo t : topics) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription_topic"))) {
-              ps.setLong(1, id);
-              ps.setLong(2, t.id());
-              ps.executeUpdate();
-            }
-            StartPosition start = spec.start();
-            switch (start.kind()) {
-              case EARLIEST:
-              case LATEST:
-                try (PreparedStatement ps =
-                    c.prepareStatement(
-                        sql(
-                            start.kind() == StartPosition.Kind.EARLIEST
-                                ? "insert_cursors_earliest"
-                                : "insert_cursors_latest"))) {
-                  ps.setLong(1, id);
-                  ps.setLong(2, t.id());
-                  ps.executeUpdate();
-                }
-                break;
-              case TIMESTAMP:
-                try (PreparedStatement ps = c.prepareStatement(sql("insert_cursors_at"))) {
-                  ps.setLong(1, id);
-                  ps.setLong(2, MariaDbSql.micros(start.timestamp()));
-                  ps.setLong(3, t.id());
-                  ps.executeUpdate();
-                }
-                break;
-              default:
-                throw new IllegalStateException(start.kind().name());
-            }
-          }
-          return subscription(c, spec.name()).orElseThrow();
-        });
-  }
-
-  private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
-    long id;
-    java.time.Instant created;
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        id = rs.getLong(1);
-        created = MariaDbSql.instant(rs.getLong(2));
-      }
-    }
-    List<TopicName> topics = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_topics"))) {
-      ps.setLong(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          topics.add(TopicName.of(rs.getString(1), rs.getString(2)));
-        }
-      }
-    }
-    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created));
-  }
-
-  @Override
-  public Optional<SubscriptionInfo> findSubscription(String name) {
-    try (Connection c = db.connect()) {
-      return subscription(c, name);
-    } catch (SQLException e) {
-      throw fail("subscription_by_name", e);
-    }
-  }
-
-  @Override
-  public List<PartitionLag> lag(long subscriptionId) {
-    return db.list(
-        "lag",
-        ps -> ps.setLong(1, subscriptionId),
-        rs ->
-            new PartitionLag(
-                TopicName.of(rs.getString(1), rs.getString(2)),
-                rs.getInt(3),
-                rs.getLong(4),
-                rs.getLong(5)));
-  }
-
-  @Override
-  public List<PartitionLag> lagWithAge(long subscriptionId) {
-    return db.list(
-        "lag_with_age",
-        ps -> ps.setLong(1, subscriptionId),
-        rs ->
-            new PartitionLag(
-                TopicName.of(rs.getString(1), rs.getString(2)),
-                rs.getInt(3),
-                rs.getLong(4),
-                rs.getLong(5),
-                MariaDbSql.instant(rs, 6)));
-  }
-
-  @Override
-  public Map<String, List<PartitionLag>> lagBySubscription() {
-    Map<String, List<PartitionLag>> out = new LinkedHashMap<>();
-    db.list(
-            "lag_all",
-            ps -> {},
-            rs ->
-                Map.entry(
-                    rs.getString(1),
-                    new PartitionLag(
-                        TopicName.of(rs.getString(2), rs.getString(3)),
-                        rs.getInt(4),
-                        rs.getLong(5),
-                        rs.getLong(6),
-                        MariaDbSql.instant(rs, 7))))
-        .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
-    out.replaceAll((k, v) -> List.copyOf(v));
-    return out;
-  }
-
-  @Override
-  public io.boxline.OutboxBacklog outboxBacklog() {
-    return db.one(
-            "outbox_backlog",
-            ps -> {},
-            rs -> new io.boxline.OutboxBacklog(rs.getLong(1), MariaDbSql.instant(rs, 2)))
-        .orElseThrow();
+    ps.setString(at, numbers.append(']').toString());
   }
 
   // ------------------------------------------------------------------ publish
+  /** Multi-row inserts of at most {@link MariaDbSql#MAX_ROWS} rows and about MAX_BYTES payload. */
   @Override
-  public List<UUID> append(Connection tx, List<OutboxRecord> records) {
-    List<UUID> existing = new ArrayList<>(records.size());
-    for (int i = 0; i < records.size(); i++) {
-      existing.add(null);
-    }
-    List<OutboxRecord> toStore = records;
-    String step = "claim_idempotency_keys";
-    try {
-      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
-        Map<String, UUID> owners = claimKeys(tx, records);
-        toStore = new ArrayList<>(records.size());
-        for (int i = 0; i < records.size(); i++) {
-          OutboxRecord r = records.get(i);
-          if (r.idempotencyKey() != null) {
-            UUID owner = owners.get(r.topicId() + "/" + MariaDbSql.sha256(r.idempotencyKey()));
-            if (!r.eventId().equals(owner)) {
-              existing.set(i, owner);
-              continue;
-            }
-          }
-          toStore.add(r);
-        }
+  void appendRows(Connection tx, List<OutboxRecord> rows) throws SQLException {
+    int from = 0;
+    while (from < rows.size()) {
+      int to = from;
+      long bytes = 0;
+      while (to < rows.size()
+          && to - from < MariaDbSql.MAX_ROWS
+          && (to == from || bytes + rows.get(to).payload().length <= MariaDbSql.MAX_BYTES)) {
+        bytes += rows.get(to).payload().length;
+        to++;
       }
-      step = "append";
-      int from = 0;
-      while (from < toStore.size()) {
-        int to = from;
-        long bytes = 0;
-        while (to < toStore.size()
-            && to - from < MariaDbSql.MAX_ROWS
-            && (to == from || bytes + toStore.get(to).payload().length <= MariaDbSql.MAX_BYTES)) {
-          bytes += toStore.get(to).payload().length;
-          to++;
-        }
-        appendRows(tx, toStore.subList(from, to));
-        from = to;
-      }
-      return existing;
-    } catch (SQLException e) {
-      throw fail(step, e);
+      insertOutboxRows(tx, rows.subList(from, to));
+      from = to;
     }
   }
 
-  private void appendRows(Connection tx, List<OutboxRecord> rows) throws SQLException {
+  private void insertOutboxRows(Connection tx, List<OutboxRecord> rows) throws SQLException {
     try (PreparedStatement ps =
         tx.prepareStatement(MariaDbSql.repeatRows(sql("append"), rows.size()))) {
       int i = 1;
@@ -559,9 +145,15 @@ public final class MariaDbStore implements Store {
     }
   }
 
+  /** Idempotency keys are stored with their SHA-256, the primary key (keys of any length fit). */
+  @Override
+  String ownerKey(OutboxRecord r) {
+    return r.topicId() + "/" + MariaDbSql.sha256(r.idempotencyKey());
+  }
+
   /** Inserts the keys that are new; returns the owning event id of every key in the batch. */
-  private Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records)
-      throws SQLException {
+  @Override
+  Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records) throws SQLException {
     List<OutboxRecord> keyed = records.stream().filter(r -> r.idempotencyKey() != null).toList();
     StringBuilder json = new StringBuilder("[");
     for (int from = 0; from < keyed.size(); from += MariaDbSql.MAX_ROWS) {
@@ -601,150 +193,49 @@ public final class MariaDbStore implements Store {
     return owners;
   }
 
-  /**
-   * Nothing to add to the transaction: there is no NOTIFY. The sequencer's process finds the rows
-   * with its wake-up poll (see {@link MariaDbPoller}).
-   */
-  @Override
-  public void notifyOutbox(Connection tx) {}
-
   // ------------------------------------------------------------------ sequencer
-  /** The sequencer's own connection: auto-commit off, READ COMMITTED, bounded idle transactions. */
-  private Connection sequencerConnection(Duration ttl) throws SQLException {
-    long timeout = Math.max(1, (ttl.toMillis() + 999) / 1000);
-    if (sequencerConnection != null && sequencerTimeoutSeconds != timeout) {
-      closeSequencerConnection();
-    }
-    if (sequencerConnection == null) {
-      Connection c = dataSource.getConnection();
-      try {
-        c.setAutoCommit(false);
-        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-        if (mariaDb) {
-          try (Statement st = c.createStatement()) {
-            // A leader frozen inside a transaction (SIGSTOP, a long GC pause) must not keep the
-            // lease
-            // row locked: the server ends a transaction left idle for longer than the lease time.
-            st.execute("SET SESSION idle_transaction_timeout = " + timeout);
-          }
-        }
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        JdbcSql.closeQuietly(c);
-        throw e;
-      }
-      sequencerConnection = c;
-      sequencerTimeoutSeconds = timeout;
-    }
-    return sequencerConnection;
+  private static long timeoutSeconds(Duration ttl) {
+    return Math.max(1, (ttl.toMillis() + 999) / 1000);
   }
 
-  private void closeSequencerConnection() {
-    if (sequencerConnection != null) {
-      Connection c = sequencerConnection;
-      try {
-        c.rollback();
-        if (mariaDb) {
-          // The pool hands this connection to others next: they must not inherit the lease-sized
-          // idle-transaction timeout (the pool itself restores auto-commit and isolation).
-          try (Statement st = c.createStatement()) {
-            st.execute("SET SESSION idle_transaction_timeout = DEFAULT");
-          }
-        }
-      } catch (SQLException e) {
-        try {
-          c.abort(Runnable::run); // cannot reset it: make sure nobody reuses it
-        } catch (SQLException | RuntimeException ignored) {
-          // closing anyway
-        }
-      }
-      JdbcSql.closeQuietly(c);
-      sequencerConnection = null;
-    }
+  @Override
+  boolean sequencerConnectionFits(Duration ttl) {
+    return sequencerTimeoutSeconds == timeoutSeconds(ttl);
   }
 
-  /** Runs sequencer work on its connection; any failure discards the connection. */
-  private <T> T onSequencerConnection(Duration ttl, String[] step, JdbcSql.Work<T> work) {
-    synchronized (sequencerLock) {
-      try {
-        Connection c = sequencerConnection(ttl);
-        try {
-          T result = work.run(c);
-          c.commit();
-          return result;
-        } catch (SQLException | RuntimeException e) {
-          closeSequencerConnection();
-          throw e;
-        }
-      } catch (SQLException e) {
-        closeSequencerConnection();
-        throw fail(step[0], e);
+  @Override
+  void prepareSequencerSession(Connection c, Duration ttl) throws SQLException {
+    long timeout = timeoutSeconds(ttl);
+    if (mariaDb) {
+      try (Statement st = c.createStatement()) {
+        // A leader frozen inside a transaction (SIGSTOP, a long GC pause) must not keep the lease
+        // row locked: the server ends a transaction left idle for longer than the lease time.
+        st.execute("SET SESSION idle_transaction_timeout = " + timeout);
+      }
+    }
+    sequencerTimeoutSeconds = timeout;
+  }
+
+  @Override
+  void resetSequencerSession(Connection c) throws SQLException {
+    if (mariaDb) {
+      // The pool hands this connection to others next: they must not inherit the lease-sized
+      // idle-transaction timeout (the pool itself restores auto-commit and isolation).
+      try (Statement st = c.createStatement()) {
+        st.execute("SET SESSION idle_transaction_timeout = DEFAULT");
       }
     }
   }
 
   @Override
-  public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
-    String[] step = {"try_sequencer"};
-    return onSequencerConnection(
-        ttl,
-        step,
-        c -> {
-          boolean work;
-          try (PreparedStatement ps = c.prepareStatement(sql("try_sequencer"))) {
-            ps.setString(1, owner);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next()) {
-                return LeaseStatus.NOT_HELD;
-              }
-              work = rs.getBoolean(2);
-            }
-          }
-          step[0] = "take_sequencer";
-          try (PreparedStatement ps = c.prepareStatement(sql("take_sequencer"))) {
-            ps.setString(1, owner);
-            ps.setString(2, owner);
-            ps.setLong(3, MariaDbSql.micros(ttl));
-            ps.executeUpdate();
-          }
-          return work ? LeaseStatus.HELD_WITH_WORK : LeaseStatus.HELD_IDLE;
-        });
-  }
-
-  @Override
-  public void releaseSequencerLease(String owner) {
-    synchronized (sequencerLock) {
-      closeSequencerConnection();
-    }
-    db.update("release_sequencer", ps -> ps.setString(1, owner));
-  }
-
-  /** One outbox row taken by the sequencer (the payload stays in the server). */
-  private record Taken(long outboxId, long topicId, int partition, String key) {}
-
-  @Override
-  public SequencedBatch sequence(
-      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
-    String[] step = {"lock_sequencer"};
-    return onSequencerConnection(
-        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner));
-  }
-
-  private SequencedBatch sequence(
-      Connection c,
-      String[] step,
-      String owner,
-      Duration ttl,
-      int maxEvents,
-      PartitionAssigner assigner)
-      throws SQLException {
+  Long lockSequencer(Connection c, String[] step, String owner, Duration ttl) throws SQLException {
     long version;
     try (PreparedStatement ps =
         c.prepareStatement(sql("lock_sequencer"), Statement.RETURN_GENERATED_KEYS)) {
       ps.setLong(1, MariaDbSql.micros(ttl));
       ps.setString(2, owner);
       if (ps.executeUpdate() != 1) {
-        return SequencedBatch.NOT_LEADER;
+        return null;
       }
       try (ResultSet rs = ps.getGeneratedKeys()) {
         version = rs.next() ? rs.getLong(1) : 0;
@@ -758,33 +249,12 @@ public final class MariaDbStore implements Store {
         version = rs.getLong(1);
       }
     }
-    step[0] = "take_outbox";
-    List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
-      ps.setInt(1, maxEvents);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          int partition = rs.getInt(3);
-          if (rs.wasNull()) {
-            partition = -1;
-          }
-          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4)));
-        }
-      }
-    }
-    if (taken.isEmpty()) {
-      return SequencedBatch.EMPTY;
-    }
-    // Outbox order is publish order (the read is ordered by id; assignment keeps it).
-    Map<PartitionKey, Integer> counts = new LinkedHashMap<>();
-    int[] partitions = new int[taken.size()];
-    for (int i = 0; i < taken.size(); i++) {
-      Taken t = taken.get(i);
-      int p = t.partition() >= 0 ? t.partition() : assigner.assign(t.topicId(), t.key());
-      partitions[i] = p;
-      counts.merge(PartitionKey.of(t.topicId(), p), 1, Integer::sum);
-    }
-    List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
+    return version;
+  }
+
+  @Override
+  Map<PartitionKey, Long> lockPartitions(Connection c, String[] step, List<PartitionKey> keys)
+      throws SQLException {
     step[0] = "lock_partitions";
     Map<PartitionKey, Long> last = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql("lock_partitions"))) {
@@ -795,339 +265,64 @@ public final class MariaDbStore implements Store {
         }
       }
     }
-    if (last.size() != keys.size()) {
-      throw new StoreException(
-          "outbox holds events for a partition that does not exist (topic deleted or rows written by"
-              + " hand?)",
-          new SQLException("lock_partitions matched " + last.size() + " of " + keys.size()));
-    }
-    Map<PartitionKey, Long> next = new HashMap<>();
-    List<long[]> advanced = new ArrayList<>(keys.size());
-    List<PartitionHead> heads = new ArrayList<>(keys.size());
-    for (PartitionKey k : keys) {
-      long from = last.get(k);
-      long to = from + counts.get(k);
-      next.put(k, from + 1);
-      advanced.add(new long[] {k.topicId(), k.partition(), to});
-      heads.add(new PartitionHead(k.topicId(), k.partition(), to));
-    }
+    return last;
+  }
+
+  @Override
+  void advancePartitions(Connection c, String[] step, List<long[]> heads, long version)
+      throws SQLException {
     step[0] = "advance_partitions";
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
-      ps.setString(1, MariaDbSql.jsonRows(advanced));
+      ps.setString(1, MariaDbSql.jsonRows(heads));
       ps.setLong(2, version);
       ps.executeUpdate();
     }
-    List<long[]> rows = new ArrayList<>(taken.size());
-    List<long[]> ids = new ArrayList<>(taken.size());
-    for (int i = 0; i < taken.size(); i++) {
-      Taken t = taken.get(i);
-      PartitionKey k = PartitionKey.of(t.topicId(), partitions[i]);
-      long seq = next.get(k);
-      next.put(k, seq + 1);
-      rows.add(new long[] {t.outboxId(), partitions[i], seq});
-      ids.add(new long[] {t.outboxId()});
-    }
-    step[0] = "append_log";
+  }
+
+  @Override
+  int appendLog(Connection c, List<long[]> rows) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
       ps.setString(1, MariaDbSql.jsonRows(rows));
-      int n = ps.executeUpdate();
-      if (n != rows.size()) {
-        throw new StoreException(
-            "the sequencer appended " + n + " of " + rows.size() + " outbox rows",
-            new SQLException("append_log count mismatch"));
-      }
+      return ps.executeUpdate();
     }
-    step[0] = "delete_outbox";
+  }
+
+  @Override
+  void deleteOutbox(Connection c, List<long[]> ids) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("delete_outbox"))) {
       ps.setString(1, MariaDbSql.jsonRows(ids));
       ps.executeUpdate();
     }
-    step[0] = "commit";
-    return new SequencedBatch(true, taken.size(), heads);
   }
 
   // ------------------------------------------------------------------ consume
   @Override
-  public long[] fenceCursors(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
-    long[] positions = new long[partitions.size()];
-    java.util.Arrays.fill(positions, -1);
-    if (partitions.isEmpty()) {
-      return positions;
-    }
-    Map<PartitionKey, Integer> index = new HashMap<>();
-    for (int i = 0; i < partitions.size(); i++) {
-      index.put(partitions.get(i), i);
-    }
-    List<long[]> rows = new ArrayList<>();
-    for (PartitionKey k : MariaDbSql.sorted(partitions)) {
-      rows.add(new long[] {k.topicId(), k.partition(), epochs[index.get(k)]});
-    }
+  void fence(
+      Connection c,
+      long subscriptionId,
+      List<long[]> rows,
+      Map<PartitionKey, Integer> index,
+      long[] positions,
+      String owner)
+      throws SQLException {
     String json = MariaDbSql.jsonRows(rows);
-    return db.tx(
-        "fence_cursors",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(sql("fence_lock"))) {
-            ps.setString(1, json);
-            ps.setLong(2, subscriptionId);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
-                if (i != null) {
-                  positions[i] = rs.getLong(3);
-                }
-              }
-            }
-          }
-          try (PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
-            ps.setString(1, json);
-            ps.setLong(2, subscriptionId);
-            ps.setString(3, owner);
-            ps.executeUpdate();
-          }
-          return positions;
-        });
-  }
-
-  @Override
-  public CoordinationStore coordination() {
-    return coordination;
-  }
-
-  @Override
-  public List<Backlog> backlogged(long subscriptionId) {
-    return db.list(
-        "backlogged",
-        ps -> ps.setLong(1, subscriptionId),
-        rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
-  }
-
-  @Override
-  public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
-    return db.list(
-        "read",
-        ps -> {
-          ps.setLong(1, topicId);
-          ps.setInt(2, partition);
-          ps.setLong(3, afterSequence);
-          ps.setInt(4, limit);
-        },
-        rs ->
-            new StoredEvent(
-                MariaDbSql.uuid(rs.getString(2)),
-                rs.getLong(1),
-                rs.getString(3),
-                rs.getString(4),
-                rs.getString(5),
-                rs.getString(6),
-                rs.getBytes(7),
-                Headers.fromJson(rs.getString(8)),
-                MariaDbSql.instant(rs.getLong(9)),
-                MariaDbSql.instant(rs, 10)));
-  }
-
-  @Override
-  public boolean commitCursor(
-      long subscriptionId, long topicId, int partition, long position, long epoch) {
-    return db.update(
-            "commit_cursor",
-            ps -> {
-              ps.setLong(1, position);
-              ps.setLong(2, subscriptionId);
-              ps.setLong(3, topicId);
-              ps.setInt(4, partition);
-              ps.setLong(5, epoch);
-            })
-        == 1;
-  }
-
-  // ------------------------------------------------------------------ parked events
-  @Override
-  public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
-    Connection c = openTransaction();
-    try {
-      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, epoch);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return c;
+    try (PreparedStatement ps = c.prepareStatement(sql("fence_lock"))) {
+      ps.setString(1, json);
+      ps.setLong(2, subscriptionId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
+          if (i != null) {
+            positions[i] = rs.getLong(3);
           }
         }
       }
-      c.rollback();
-      c.close();
-      return null;
-    } catch (SQLException e) {
-      JdbcSql.closeQuietly(c);
-      throw fail("lock_cursor", e);
     }
-  }
-
-  @Override
-  public void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    String step = "park";
-    try {
-      if (!parks.isEmpty()) {
-        parking.insertParks(tx, subscriptionId, partition, parks);
-      }
-      step = "advance_locked_cursor";
-      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
-        ps.setLong(1, position);
-        ps.setLong(2, subscriptionId);
-        ps.setLong(3, partition.topicId());
-        ps.setInt(4, partition.partition());
-        ps.executeUpdate();
-      }
-      step = "commit";
-      tx.commit();
-    } catch (SQLException e) {
-      try {
-        tx.rollback();
-      } catch (SQLException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw fail(step, e);
-    } finally {
-      JdbcSql.closeQuietly(tx);
+    try (PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
+      ps.setString(1, json);
+      ps.setLong(2, subscriptionId);
+      ps.setString(3, owner);
+      ps.executeUpdate();
     }
-  }
-
-  @Override
-  public boolean commitBatch(
-      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
-    if (parks.isEmpty()) {
-      return commitCursor(
-          subscriptionId, partition.topicId(), partition.partition(), position, epoch);
-    }
-    return db.tx(
-        "park",
-        c -> {
-          // The cursor first: it locks the row at our epoch, or tells us we were fenced.
-          try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-            ps.setLong(1, position);
-            ps.setLong(2, subscriptionId);
-            ps.setLong(3, partition.topicId());
-            ps.setInt(4, partition.partition());
-            ps.setLong(5, epoch);
-            if (ps.executeUpdate() != 1) {
-              c.rollback(); // fenced: park nothing
-              return false;
-            }
-          }
-          parking.insertParks(c, subscriptionId, partition, parks);
-          return true;
-        });
-  }
-
-  @Override
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    parking.finishParkedFenced(tx, subscriptionId, partition, seq);
-  }
-
-  @Override
-  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
-    return parking.inboxClaim(tx, subscriptionId, key);
-  }
-
-  @Override
-  public boolean inboxSeen(long subscriptionId, String key) {
-    return parking.inboxSeen(subscriptionId, key);
-  }
-
-  @Override
-  public void inboxRecord(long subscriptionId, String key) {
-    parking.inboxRecord(subscriptionId, key);
-  }
-
-  @Override
-  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
-    parking.setRetention(topicId, policy);
-  }
-
-  @Override
-  public PurgeResult purge(
-      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
-    return parking.purge(inboxAge, deadLetterAge, idempotencyAge, batch);
-  }
-
-  @Override
-  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
-    return parking.parked(subscriptionId, partition, deadBlocks);
-  }
-
-  @Override
-  public List<ParkedEvent> dueParked(
-      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
-    return parking.dueParked(subscriptionId, partition, deadBlocks, limit);
-  }
-
-  @Override
-  public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution) {
-    return parking.resolveParked(subscriptionId, partition, epoch, Map.of(seq, resolution));
-  }
-
-  @Override
-  public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
-    return parking.resolveParked(subscriptionId, partition, epoch, outcomes);
-  }
-
-  @Override
-  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.deadLetters(subscriptionId, q);
-  }
-
-  @Override
-  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    int n = parking.redriveDeadLetters(subscriptionId, q);
-    MariaDbPoller local;
-    synchronized (this) {
-      local = poller;
-    }
-    if (n > 0 && local != null) {
-      local.wakeAllLocally(); // other processes see wake_all at their next poll
-    }
-    return n;
-  }
-
-  @Override
-  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.discardDeadLetters(subscriptionId, q);
-  }
-
-  // ------------------------------------------------------------------ wake-ups
-  /** Starts the adaptive wake-up poll (there is no LISTEN/NOTIFY on MariaDB or MySQL). */
-  @Override
-  public synchronized boolean listen(WakeupListener wakeups) {
-    if (poller == null) {
-      poller =
-          new MariaDbPoller(
-              db, "boxline-listener-" + schema + prefix, wakeups, fastestPoll, slowestPoll);
-      poller.start();
-    }
-    return true;
-  }
-
-  /** Statements the wake-up poll has run, for measuring its cost. */
-  public synchronized long pollStatements() {
-    return poller == null ? 0 : poller.statements();
-  }
-
-  @Override
-  public synchronized void close() {
-    if (poller != null) {
-      poller.stop();
-      poller = null;
-    }
-    synchronized (sequencerLock) {
-      closeSequencerConnection();
-    }
-    LOG.log(System.Logger.Level.DEBUG, "closed {0}", description);
   }
 }

@@ -28,7 +28,7 @@ import java.util.function.ToLongFunction;
  * letters), the inbox, and retention. Split from {@link PostgresStore} so each class stays about
  * one thing.
  */
-final class PostgresParking {
+final class PostgresParking implements SqlStore.Parking {
   private final JdbcSql db;
   private final ToLongFunction<TopicName> topicIds;
   private final String logChannel;
@@ -62,30 +62,8 @@ final class PostgresParking {
     return db.tx(name, work);
   }
 
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    try {
-      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, seq);
-        ps.executeUpdate();
-      }
-      tx.commit();
-    } catch (SQLException e) {
-      try {
-        tx.rollback();
-      } catch (SQLException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw fail("parked_done_locked", e);
-    } finally {
-      closeQuietly(tx);
-    }
-  }
-
   // ------------------------------------------------------------------ inbox
+  @Override
   public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
     try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
       ps.setLong(1, subscriptionId);
@@ -96,6 +74,7 @@ final class PostgresParking {
     }
   }
 
+  @Override
   public boolean inboxSeen(long subscriptionId, String key) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("inbox_seen"))) {
@@ -110,15 +89,8 @@ final class PostgresParking {
     }
   }
 
-  public void inboxRecord(long subscriptionId, String key) {
-    try (Connection c = connect()) {
-      inboxClaim(c, subscriptionId, key);
-    } catch (SQLException e) {
-      throw fail("inbox_claim", e);
-    }
-  }
-
   // ------------------------------------------------------------------ retention
+  @Override
   public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("set_retention"))) {
@@ -135,6 +107,7 @@ final class PostgresParking {
     }
   }
 
+  @Override
   public io.boxline.spi.PurgeResult purge(
       Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
     boolean[] todo = new boolean[5];
@@ -219,7 +192,9 @@ final class PostgresParking {
     }
   }
 
-  void insertParks(Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
+  @Override
+  public void insertParks(
+      Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException {
     int n = parks.size();
     Long[] seqs = new Long[n];
@@ -257,10 +232,7 @@ final class PostgresParking {
     }
   }
 
-  private static void closeQuietly(Connection c) {
-    JdbcSql.closeQuietly(c);
-  }
-
+  @Override
   public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("parked_heads"))) {
@@ -288,6 +260,7 @@ final class PostgresParking {
     }
   }
 
+  @Override
   public List<ParkedEvent> dueParked(
       long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
     try (Connection c = connect();
@@ -324,12 +297,8 @@ final class PostgresParking {
     }
   }
 
-  public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution r) {
-    return resolveParked(subscriptionId, partition, epoch, Map.of(seq, r));
-  }
-
   /** All outcomes of a retry pass in one transaction: one commit instead of one per event. */
+  @Override
   public boolean resolveParked(
       long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
     if (outcomes.isEmpty()) {
@@ -425,6 +394,7 @@ final class PostgresParking {
     return i;
   }
 
+  @Override
   public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("dead_letters"))) {
@@ -463,6 +433,7 @@ final class PostgresParking {
     }
   }
 
+  @Override
   public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
     return tx(
         "redrive_dead",
@@ -484,6 +455,7 @@ final class PostgresParking {
         });
   }
 
+  @Override
   public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("discard_dead"))) {

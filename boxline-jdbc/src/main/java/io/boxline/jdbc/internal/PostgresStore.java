@@ -1,31 +1,16 @@
 package io.boxline.jdbc.internal;
 
-import io.boxline.DeadLetter;
-import io.boxline.DeadLetterQuery;
-import io.boxline.NamespacePath;
-import io.boxline.NotFoundException;
-import io.boxline.PartitionLag;
-import io.boxline.StartPosition;
 import io.boxline.StoreException;
-import io.boxline.SubscriptionInfo;
-import io.boxline.SubscriptionSpec;
-import io.boxline.TopicInfo;
-import io.boxline.TopicName;
-import io.boxline.ValidationException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
-import io.boxline.spi.ParkedEvent;
-import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
-import io.boxline.spi.Resolution;
 import io.boxline.spi.SequencedBatch;
-import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.sql.Array;
@@ -35,15 +20,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -52,17 +36,10 @@ import javax.sql.DataSource;
  * size is one round trip; wake-ups use LISTEN/NOTIFY, sent by the sequencer once per batch (and by
  * remote publishers at a bounded rate), never by every producer transaction.
  */
-public final class PostgresStore implements Store {
-  private final DataSource dataSource;
-  private final String schema;
-  private final String prefix;
-  private final String description;
-  private final Map<String, String> q;
+public final class PostgresStore extends SqlStore<PostgresParking> {
   final String outboxChannel;
   final String logChannel;
   private final PostgresCoordination coordination;
-  private final PostgresParking parking;
-  private final JdbcSql db;
   private final boolean vacuumWhenAutovacuumOff;
   private volatile PostgresListener listener;
   private final IdleConnection idle;
@@ -78,56 +55,73 @@ public final class PostgresStore implements Store {
       String prefix,
       String version,
       boolean vacuumWhenAutovacuumOff) {
-    this.dataSource = dataSource;
+    this(
+        dataSource,
+        schema,
+        prefix,
+        description(version, "schema", schema, prefix),
+        SqlScript.named("postgresql", schema, prefix),
+        vacuumWhenAutovacuumOff);
+  }
+
+  private PostgresStore(
+      DataSource dataSource,
+      String schema,
+      String prefix,
+      String description,
+      Map<String, String> q,
+      boolean vacuumWhenAutovacuumOff) {
+    super(
+        dataSource,
+        schema,
+        prefix,
+        description,
+        new JdbcSql(dataSource, q),
+        (db, topicIds) ->
+            new PostgresParking(db, topicIds, logChannel(schema, prefix), vacuumWhenAutovacuumOff));
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
-    this.schema = schema;
-    this.prefix = prefix;
-    this.description =
-        version + " schema=" + schema + (prefix.isEmpty() ? "" : " prefix=" + prefix);
-    this.q = SqlScript.named("postgresql", schema, prefix);
     this.outboxChannel = schema + "_" + prefix + "outbox";
-    this.logChannel = schema + "_" + prefix + "log";
+    this.logChannel = logChannel(schema, prefix);
     this.idle = new IdleConnection(dataSource);
     this.coordination = new PostgresCoordination(dataSource, q, description, idle);
-    this.db = new JdbcSql(dataSource, q);
-    this.parking =
-        new PostgresParking(
-            db,
-            name -> findTopic(name).map(TopicInfo::id).orElse(-1L),
-            logChannel,
-            vacuumWhenAutovacuumOff);
   }
 
-  @Override
-  public String describe() {
-    return description;
-  }
-
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
+  private static String logChannel(String schema, String prefix) {
+    return schema + "_" + prefix + "log";
   }
 
   private Connection connect() throws SQLException {
     return db.connect();
   }
 
-  @Override
-  public Connection openTransaction() {
-    try {
-      Connection c = dataSource.getConnection();
-      c.setAutoCommit(false);
-      return c;
-    } catch (SQLException e) {
-      throw new StoreException("cannot open a connection: " + e.getMessage(), e);
-    }
-  }
-
   private <T> T tx(String name, JdbcSql.Work<T> work) {
     return db.tx(name, work);
+  }
+
+  @Override
+  Instant instant(ResultSet rs, int column) throws SQLException {
+    return JdbcSql.instant(rs.getTimestamp(column));
+  }
+
+  @Override
+  void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException {
+    ps.setTimestamp(at, Timestamp.from(t));
+  }
+
+  @Override
+  UUID uuid(ResultSet rs, int column) throws SQLException {
+    return rs.getObject(column, UUID.class);
+  }
+
+  /** The insert's {@code RETURNING id} yields no row when the row existed. */
+  @Override
+  Long insertReturningId(Connection c, String name, JdbcSql.Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql(name))) {
+      binder.bind(ps);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   // ------------------------------------------------------------------ migrations
@@ -152,14 +146,7 @@ public final class PostgresStore implements Store {
           }
           List<String> migrations = SqlScript.POSTGRES_MIGRATIONS;
           if (current > migrations.size()) {
-            throw new ValidationException(
-                "schema "
-                    + schema
-                    + " is at version "
-                    + current
-                    + " but this Boxline knows only "
-                    + migrations.size()
-                    + "; upgrade Boxline");
+            throw newerSchema("schema", current, migrations.size());
           }
           for (int v = current + 1; v <= migrations.size(); v++) {
             String file = migrations.get(v - 1);
@@ -187,318 +174,13 @@ public final class PostgresStore implements Store {
     }
   }
 
-  // ------------------------------------------------------------------ admin
-  @Override
-  public void createNamespace(NamespacePath namespace) {
-    tx(
-        "insert_namespace",
-        c -> {
-          List<NamespacePath> chain = new ArrayList<>();
-          for (NamespacePath n = namespace; n != null; n = n.parent()) {
-            chain.add(0, n);
-          }
-          Long parent = null;
-          for (NamespacePath n : chain) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_namespace"))) {
-              ps.setString(1, n.toString());
-              ps.setObject(2, parent, Types.BIGINT);
-              ps.executeUpdate();
-            }
-            parent = namespaceId(c, n.toString());
-          }
-          return null;
-        });
-  }
-
-  private Long namespaceId(Connection c, String path) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("namespace_id"))) {
-      ps.setString(1, path);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : null;
-      }
-    }
-  }
-
-  @Override
-  public TopicInfo createTopic(TopicName topic, int partitions) {
-    return tx(
-        "insert_topic",
-        c -> {
-          Long ns = namespaceId(c, topic.namespace().toString());
-          if (ns == null) {
-            throw new NotFoundException(
-                "namespace '"
-                    + topic.namespace()
-                    + "' does not exist; create it with admin().createNamespace(NamespacePath.of(\""
-                    + topic.namespace()
-                    + "\"))");
-          }
-          Long id = null;
-          try (PreparedStatement ps = c.prepareStatement(sql("insert_topic"))) {
-            ps.setLong(1, ns);
-            ps.setString(2, topic.name());
-            ps.setInt(3, partitions);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (rs.next()) {
-                id = rs.getLong(1);
-              }
-            }
-          }
-          if (id != null) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
-              ps.setLong(1, id);
-              ps.setInt(2, partitions);
-              ps.executeUpdate();
-            }
-          }
-          TopicInfo t = topicByName(c, topic).orElseThrow();
-          if (t.partitions() != partitions) {
-            throw new ValidationException(
-                "topic '"
-                    + topic
-                    + "' already exists with "
-                    + t.partitions()
-                    + " partitions, not "
-                    + partitions
-                    + "; partition counts never change because that would move keys");
-          }
-          return t;
-        });
-  }
-
-  private Optional<TopicInfo> topicByName(Connection c, TopicName topic) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("topic_by_name"))) {
-      ps.setString(1, topic.namespace().toString());
-      ps.setString(2, topic.name());
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
-      }
-    }
-  }
-
-  private static TopicInfo topic(ResultSet rs) throws SQLException {
-    return new TopicInfo(
-        TopicName.of(rs.getString(2), rs.getString(3)),
-        rs.getLong(1),
-        rs.getInt(4),
-        rs.getTimestamp(5).toInstant());
-  }
-
-  @Override
-  public Optional<TopicInfo> findTopic(TopicName topic) {
-    try (Connection c = connect()) {
-      return topicByName(c, topic);
-    } catch (SQLException e) {
-      throw fail("topic_by_name", e);
-    }
-  }
-
-  @Override
-  public Optional<TopicInfo> findTopic(long topicId) {
-    return db.one("topic_by_id", ps -> ps.setLong(1, topicId), PostgresStore::topic);
-  }
-
-  @Override
-  public List<TopicInfo> topics() {
-    return db.list("all_topics", ps -> {}, PostgresStore::topic);
-  }
-
-  @Override
-  public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
-    return tx(
-        "insert_subscription",
-        c -> {
-          List<TopicInfo> topics = new ArrayList<>();
-          for (TopicName t : spec.topics()) {
-            topics.add(
-                topicByName(c, t)
-                    .orElseThrow(
-                        () ->
-                            new NotFoundException(
-                                "subscription '"
-                                    + spec.name()
-                                    + "' names topic '"
-                                    + t
-                                    + "', which does not exist; create the topic first")));
-          }
-          Long id = null;
-          try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription"))) {
-            ps.setString(1, spec.name());
-            try (ResultSet rs = ps.executeQuery()) {
-              if (rs.next()) {
-                id = rs.getLong(1);
-              }
-            }
-          }
-          if (id == null) {
-            SubscriptionInfo existing = subscription(c, spec.name()).orElseThrow();
-            if (!new java.util.HashSet<>(existing.topics())
-                .equals(new java.util.HashSet<>(spec.topics()))) {
-              throw new ValidationException(
-                  "subscription '"
-                      + spec.name()
-                      + "' already exists with topics "
-                      + existing.topics()
-                      + ", not "
-                      + spec.topics()
-                      + "; use another name");
-            }
-            return existing;
-          }
-          for (TopicInfo t : topics) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription_topic"))) {
-              ps.setLong(1, id);
-              ps.setLong(2, t.id());
-              ps.executeUpdate();
-            }
-            StartPosition start = spec.start();
-            switch (start.kind()) {
-              case EARLIEST:
-              case LATEST:
-                try (PreparedStatement ps =
-                    c.prepareStatement(
-                        sql(
-                            start.kind() == StartPosition.Kind.EARLIEST
-                                ? "insert_cursors_earliest"
-                                : "insert_cursors_latest"))) {
-                  ps.setLong(1, id);
-                  ps.setLong(2, t.id());
-                  ps.executeUpdate();
-                }
-                break;
-              case TIMESTAMP:
-                try (PreparedStatement ps = c.prepareStatement(sql("insert_cursors_at"))) {
-                  ps.setLong(1, id);
-                  ps.setTimestamp(2, Timestamp.from(start.timestamp()));
-                  ps.setLong(3, t.id());
-                  ps.executeUpdate();
-                }
-                break;
-              default:
-                throw new IllegalStateException(start.kind().name());
-            }
-          }
-          return subscription(c, spec.name()).orElseThrow();
-        });
-  }
-
-  private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
-    long id;
-    java.time.Instant created;
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        id = rs.getLong(1);
-        created = rs.getTimestamp(2).toInstant();
-      }
-    }
-    List<TopicName> topics = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_topics"))) {
-      ps.setLong(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          topics.add(TopicName.of(rs.getString(1), rs.getString(2)));
-        }
-      }
-    }
-    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created));
-  }
-
-  @Override
-  public Optional<SubscriptionInfo> findSubscription(String name) {
-    try (Connection c = connect()) {
-      return subscription(c, name);
-    } catch (SQLException e) {
-      throw fail("subscription_by_name", e);
-    }
-  }
-
-  @Override
-  public List<PartitionLag> lag(long subscriptionId) {
-    return db.list(
-        "lag",
-        ps -> ps.setLong(1, subscriptionId),
-        rs ->
-            new PartitionLag(
-                TopicName.of(rs.getString(1), rs.getString(2)),
-                rs.getInt(3),
-                rs.getLong(4),
-                rs.getLong(5)));
-  }
-
-  @Override
-  public List<PartitionLag> lagWithAge(long subscriptionId) {
-    return db.list(
-        "lag_with_age",
-        ps -> ps.setLong(1, subscriptionId),
-        rs ->
-            new PartitionLag(
-                TopicName.of(rs.getString(1), rs.getString(2)),
-                rs.getInt(3),
-                rs.getLong(4),
-                rs.getLong(5),
-                JdbcSql.instant(rs.getTimestamp(6))));
-  }
-
-  @Override
-  public Map<String, List<PartitionLag>> lagBySubscription() {
-    Map<String, List<PartitionLag>> out = new LinkedHashMap<>();
-    db.list(
-            "lag_all",
-            ps -> {},
-            rs ->
-                Map.entry(
-                    rs.getString(1),
-                    new PartitionLag(
-                        TopicName.of(rs.getString(2), rs.getString(3)),
-                        rs.getInt(4),
-                        rs.getLong(5),
-                        rs.getLong(6),
-                        JdbcSql.instant(rs.getTimestamp(7)))))
-        .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
-    out.replaceAll((k, v) -> List.copyOf(v));
-    return out;
-  }
-
-  @Override
-  public io.boxline.OutboxBacklog outboxBacklog() {
-    return db.one(
-            "outbox_backlog",
-            ps -> {},
-            rs -> new io.boxline.OutboxBacklog(rs.getLong(1), JdbcSql.instant(rs.getTimestamp(2))))
-        .orElseThrow();
-  }
-
   // ------------------------------------------------------------------ publish
+  /** One row through {@code append_one}; more through {@code append_many}, one array a column. */
   @Override
-  public List<UUID> append(Connection tx, List<OutboxRecord> records) {
-    List<UUID> existing = new ArrayList<>(records.size());
-    for (int i = 0; i < records.size(); i++) {
-      existing.add(null);
-    }
-    List<OutboxRecord> toStore = records;
-    String step = "claim_idempotency_keys";
+  void appendRows(Connection tx, List<OutboxRecord> toStore) {
+    String step = "append_one";
     try {
-      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
-        Map<String, UUID> owners = claimKeys(tx, records);
-        toStore = new ArrayList<>(records.size());
-        for (int i = 0; i < records.size(); i++) {
-          OutboxRecord r = records.get(i);
-          if (r.idempotencyKey() != null) {
-            UUID owner = owners.get(r.topicId() + "/" + r.idempotencyKey());
-            if (!r.eventId().equals(owner)) {
-              existing.set(i, owner);
-              continue;
-            }
-          }
-          toStore.add(r);
-        }
-      }
       if (toStore.size() == 1) {
-        step = "append_one";
         OutboxRecord r = toStore.get(0);
         try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
           ps.setObject(1, r.eventId());
@@ -553,15 +235,14 @@ public final class PostgresStore implements Store {
           ps.executeUpdate();
         }
       }
-      return existing;
     } catch (SQLException e) {
       throw fail(step, e);
     }
   }
 
   /** Inserts the keys that are new; returns the owning event id of every key in the batch. */
-  private Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records)
-      throws SQLException {
+  @Override
+  Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records) throws SQLException {
     List<Long> topics = new ArrayList<>();
     List<String> keys = new ArrayList<>();
     List<UUID> ids = new ArrayList<>();
@@ -958,41 +639,11 @@ public final class PostgresStore implements Store {
   }
 
   @Override
-  public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
-    return db.list(
-        "read",
-        ps -> {
-          ps.setLong(1, topicId);
-          ps.setInt(2, partition);
-          ps.setLong(3, afterSequence);
-          ps.setInt(4, limit);
-        },
-        rs ->
-            new StoredEvent(
-                rs.getObject(2, UUID.class),
-                rs.getLong(1),
-                rs.getString(3),
-                rs.getString(4),
-                rs.getString(5),
-                rs.getString(6),
-                rs.getBytes(7),
-                Headers.fromJson(rs.getString(8)),
-                rs.getTimestamp(9).toInstant(),
-                JdbcSql.instant(rs.getTimestamp(10))));
-  }
-
-  @Override
   public boolean commitCursor(
       long subscriptionId, long topicId, int partition, long position, long epoch) {
     return db.list(
                 "commit_cursor",
-                ps -> {
-                  ps.setLong(1, position);
-                  ps.setLong(2, subscriptionId);
-                  ps.setLong(3, topicId);
-                  ps.setInt(4, partition);
-                  ps.setLong(5, epoch);
-                },
+                ps -> bindCommitCursor(ps, subscriptionId, topicId, partition, position, epoch),
                 rs -> Boolean.TRUE)
             .size()
         == 1;
@@ -1065,61 +716,6 @@ public final class PostgresStore implements Store {
     }
   }
 
-  // ------------------------------------------------------------------ parked events
-  @Override
-  public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
-    Connection c = openTransaction();
-    try {
-      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, epoch);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return c;
-          }
-        }
-      }
-      c.rollback();
-      c.close();
-      return null;
-    } catch (SQLException e) {
-      JdbcSql.closeQuietly(c);
-      throw fail("lock_cursor", e);
-    }
-  }
-
-  @Override
-  public void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    String step = "park";
-    try {
-      if (!parks.isEmpty()) {
-        parking.insertParks(tx, subscriptionId, partition, parks);
-      }
-      step = "advance_locked_cursor";
-      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
-        ps.setLong(1, position);
-        ps.setLong(2, subscriptionId);
-        ps.setLong(3, partition.topicId());
-        ps.setInt(4, partition.partition());
-        ps.executeUpdate();
-      }
-      step = "commit";
-      tx.commit();
-    } catch (SQLException e) {
-      try {
-        tx.rollback();
-      } catch (SQLException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw fail(step, e);
-    } finally {
-      JdbcSql.closeQuietly(tx);
-    }
-  }
-
   @Override
   public boolean commitBatch(
       long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
@@ -1132,11 +728,8 @@ public final class PostgresStore implements Store {
         c -> {
           parking.insertParks(c, subscriptionId, partition, parks);
           try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-            ps.setLong(1, position);
-            ps.setLong(2, subscriptionId);
-            ps.setLong(3, partition.topicId());
-            ps.setInt(4, partition.partition());
-            ps.setLong(5, epoch);
+            bindCommitCursor(
+                ps, subscriptionId, partition.topicId(), partition.partition(), position, epoch);
             int moved = 0;
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
@@ -1150,78 +743,6 @@ public final class PostgresStore implements Store {
           }
           return true;
         });
-  }
-
-  // ------------------------------------------------------------------ parked events, inbox,
-  // retention
-  @Override
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    parking.finishParkedFenced(tx, subscriptionId, partition, seq);
-  }
-
-  @Override
-  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
-    return parking.inboxClaim(tx, subscriptionId, key);
-  }
-
-  @Override
-  public boolean inboxSeen(long subscriptionId, String key) {
-    return parking.inboxSeen(subscriptionId, key);
-  }
-
-  @Override
-  public void inboxRecord(long subscriptionId, String key) {
-    parking.inboxRecord(subscriptionId, key);
-  }
-
-  @Override
-  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
-    parking.setRetention(topicId, policy);
-  }
-
-  @Override
-  public io.boxline.spi.PurgeResult purge(
-      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
-    return parking.purge(inboxAge, deadLetterAge, idempotencyAge, batch);
-  }
-
-  @Override
-  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
-    return parking.parked(subscriptionId, partition, deadBlocks);
-  }
-
-  @Override
-  public List<ParkedEvent> dueParked(
-      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
-    return parking.dueParked(subscriptionId, partition, deadBlocks, limit);
-  }
-
-  @Override
-  public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution) {
-    return parking.resolveParked(subscriptionId, partition, seq, epoch, resolution);
-  }
-
-  @Override
-  public boolean resolveParked(
-      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
-    return parking.resolveParked(subscriptionId, partition, epoch, outcomes);
-  }
-
-  @Override
-  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.deadLetters(subscriptionId, q);
-  }
-
-  @Override
-  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.redriveDeadLetters(subscriptionId, q);
-  }
-
-  @Override
-  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.discardDeadLetters(subscriptionId, q);
   }
 
   // ------------------------------------------------------------------ wake-ups

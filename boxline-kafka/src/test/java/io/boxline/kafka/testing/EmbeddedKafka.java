@@ -1,4 +1,4 @@
-package io.boxline.bench;
+package io.boxline.kafka.testing;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,19 +19,20 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * A single-node Kafka (combined broker and controller, KRaft) running in this JVM on free ports and
- * a temporary log directory: the approach of boxline-kafka's test helper {@code EmbeddedKafka},
- * copied for {@link RelayBench}. Default broker durability (no fsync per message; acks=all with one
- * replica means "in the leader's page cache").
+ * A single-node Kafka (combined broker and controller, KRaft) running in this JVM on fixed free
+ * ports and a temporary log directory, so it can be stopped and started again on the same port and
+ * data, like a real broker restart. Default broker durability (no fsync per message; acks=all with
+ * one replica means "in the leader's page cache"). Shared with RelayBench through this module's
+ * test-jar.
  */
-final class BenchKafka implements AutoCloseable {
+public final class EmbeddedKafka implements AutoCloseable {
   private final Path dir;
   private final int brokerPort;
   private final Properties config = new Properties();
   private KafkaRaftServer server;
 
-  private BenchKafka() throws IOException {
-    this.dir = Files.createTempDirectory("boxline-bench-kafka-");
+  private EmbeddedKafka() throws IOException {
+    this.dir = Files.createTempDirectory("boxline-kafka-");
     this.brokerPort = freePort();
     int controllerPort = freePort();
     config.put("process.roles", "broker,controller");
@@ -61,8 +62,8 @@ final class BenchKafka implements AutoCloseable {
   }
 
   /** Formats a fresh log directory and starts the node. */
-  static BenchKafka start() throws IOException {
-    BenchKafka kafka = new BenchKafka();
+  public static EmbeddedKafka start() throws IOException {
+    EmbeddedKafka kafka = new EmbeddedKafka();
     kafka.startup();
     return kafka;
   }
@@ -70,7 +71,7 @@ final class BenchKafka implements AutoCloseable {
   private void format() throws IOException {
     Path file = dir.resolve("server.properties");
     try (OutputStream out = Files.newOutputStream(file)) {
-      config.store(out, "boxline bench broker");
+      config.store(out, "boxline test broker");
     }
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
     String clusterId = Uuid.randomUuid().toString();
@@ -82,7 +83,7 @@ final class BenchKafka implements AutoCloseable {
   }
 
   /** Starts (or restarts) the node on the same ports and log directory. */
-  synchronized void startup() {
+  public synchronized void startup() {
     if (server != null) {
       return;
     }
@@ -92,7 +93,7 @@ final class BenchKafka implements AutoCloseable {
   }
 
   /** Stops the node (an outage); {@link #startup()} brings it back. */
-  synchronized void shutdown() {
+  public synchronized void shutdown() {
     if (server == null) {
       return;
     }
@@ -101,12 +102,12 @@ final class BenchKafka implements AutoCloseable {
     server = null;
   }
 
-  String bootstrapServers() {
+  public String bootstrapServers() {
     return "127.0.0.1:" + brokerPort;
   }
 
   /** A topic name nobody used before. */
-  static String uniqueTopic(String hint) {
+  public static String uniqueTopic(String hint) {
     return hint + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 

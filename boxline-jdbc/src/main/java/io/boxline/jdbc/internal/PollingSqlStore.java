@@ -1,0 +1,522 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.DeadLetterQuery;
+import io.boxline.StoreException;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.spi.Backlog;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.LeaseStatus;
+import io.boxline.spi.Park;
+import io.boxline.spi.PartitionAssigner;
+import io.boxline.spi.PartitionHead;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.WakeupListener;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BiFunction;
+import java.util.function.ToLongFunction;
+import javax.sql.DataSource;
+
+/**
+ * What the dialects without LISTEN/NOTIFY and without data-modifying CTEs (MariaDB / MySQL, H2) do
+ * alike. Times are epoch microseconds and event ids text; wake-ups come from in-process signals and
+ * from {@link MariaDbPoller}, an adaptive poll of one primary-key row; the sequencer keeps a
+ * connection of its own (READ COMMITTED) and takes outbox rows in several statements. Subclasses
+ * say how lists of rows travel to the database.
+ */
+abstract class PollingSqlStore extends SqlStore<SqlParking> {
+  private final System.Logger log = System.getLogger(getClass().getName());
+  private final SqlCoordination coordination;
+  private final Duration fastestPoll;
+  private final Duration slowestPoll;
+  private final Object sequencerLock = new Object();
+  private Connection sequencerConnection;
+  private MariaDbPoller poller;
+
+  /**
+   * @param fastestPoll the wake-up poll's interval right after activity
+   * @param slowestPoll the wake-up poll's interval when idle (its whole idle cost)
+   */
+  PollingSqlStore(
+      DataSource dataSource,
+      String schema,
+      String prefix,
+      String description,
+      JdbcSql db,
+      BiFunction<JdbcSql, ToLongFunction<TopicName>, SqlParking> parking,
+      BiFunction<JdbcSql, String, SqlCoordination> coordination,
+      Duration fastestPoll,
+      Duration slowestPoll) {
+    super(dataSource, schema, prefix, description, db, parking);
+    this.coordination = coordination.apply(db, description);
+    this.fastestPoll = fastestPoll;
+    this.slowestPoll = slowestPoll;
+  }
+
+  /**
+   * Takes the sequencer lease row for {@code owner} in the open transaction; returns the lease's
+   * version, or null when another process holds it. Sets {@code step[0]} to what runs.
+   */
+  abstract Long lockSequencer(Connection c, String[] step, String owner, Duration ttl)
+      throws SQLException;
+
+  /**
+   * Locks the partition rows {@code keys} (in key order) and returns their last sequences. Sets
+   * {@code step[0]} to what runs.
+   */
+  abstract Map<PartitionKey, Long> lockPartitions(
+      Connection c, String[] step, List<PartitionKey> keys) throws SQLException;
+
+  /**
+   * Moves each partition's head to {@code [topic, partition, last sequence]} at lease {@code
+   * version}. Sets {@code step[0]} to what runs.
+   */
+  abstract void advancePartitions(Connection c, String[] step, List<long[]> heads, long version)
+      throws SQLException;
+
+  /**
+   * Runs {@code append_log} over {@code [outbox id, partition, sequence]} rows; returns the rows.
+   */
+  abstract int appendLog(Connection c, List<long[]> rows) throws SQLException;
+
+  /** Runs {@code delete_outbox} over {@code [outbox id]} rows. */
+  abstract void deleteOutbox(Connection c, List<long[]> ids) throws SQLException;
+
+  /**
+   * In the open transaction: raises the cursors {@code [topic, partition, epoch]} (in key order) to
+   * their epoch for {@code owner}, writing the position of each one raised into {@code positions}
+   * at its {@code index}.
+   */
+  abstract void fence(
+      Connection c,
+      long subscriptionId,
+      List<long[]> rows,
+      Map<PartitionKey, Integer> index,
+      long[] positions,
+      String owner)
+      throws SQLException;
+
+  /** Whether the open sequencer connection may go on serving leases of {@code ttl}. */
+  boolean sequencerConnectionFits(Duration ttl) {
+    return true;
+  }
+
+  /** Sets up a new sequencer connection's session for leases of {@code ttl}. */
+  void prepareSequencerSession(Connection c, Duration ttl) throws SQLException {}
+
+  /** Undoes {@link #prepareSequencerSession} before the connection goes back to the pool. */
+  void resetSequencerSession(Connection c) throws SQLException {}
+
+  @Override
+  Instant instant(ResultSet rs, int column) throws SQLException {
+    return MariaDbSql.instant(rs, column);
+  }
+
+  @Override
+  void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException {
+    ps.setLong(at, MariaDbSql.micros(t));
+  }
+
+  @Override
+  UUID uuid(ResultSet rs, int column) throws SQLException {
+    return MariaDbSql.uuid(rs.getString(column));
+  }
+
+  @Override
+  Long insertReturningId(Connection c, String name, JdbcSql.Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql(name), Statement.RETURN_GENERATED_KEYS)) {
+      binder.bind(ps);
+      if (insertUnlessPresent(ps) == 1) {
+        try (ResultSet rs = ps.getGeneratedKeys()) {
+          if (rs.next()) {
+            return rs.getLong(1);
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  // ------------------------------------------------------------------ migrations
+  /**
+   * Applies the migrations the schema lacks. DDL commits implicitly, so every statement runs on its
+   * own (each is re-runnable) and each file is recorded right after it was applied.
+   *
+   * @param createSchema the statement that creates the schema if it does not exist
+   * @param kind what the dialect calls a schema, for messages
+   * @param step set to what runs, for the caller's failure message
+   */
+  void applyMigrations(
+      Connection c,
+      String[] step,
+      String createSchema,
+      String dialect,
+      List<String> migrations,
+      String kind)
+      throws SQLException {
+    step[0] = "create_version_table";
+    try (Statement st = c.createStatement()) {
+      st.execute(createSchema);
+      st.execute(sql(step[0]));
+    }
+    step[0] = "current_version";
+    int current;
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql(step[0]))) {
+      rs.next();
+      current = rs.getInt(1);
+    }
+    if (current > migrations.size()) {
+      throw newerSchema(kind, current, migrations.size());
+    }
+    for (int v = current + 1; v <= migrations.size(); v++) {
+      String file = migrations.get(v - 1);
+      step[0] = file;
+      for (String statement : SqlScript.statements(SqlScript.load(dialect, file, schema, prefix))) {
+        try (Statement st = c.createStatement()) {
+          st.execute(statement);
+        }
+      }
+      step[0] = "record_version";
+      try (PreparedStatement ps = c.prepareStatement(sql(step[0]))) {
+        ps.setInt(1, v);
+        ps.setString(2, file);
+        insertUnlessPresent(ps);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ admin
+  @Override
+  public TopicInfo createTopic(TopicName topic, int partitions) {
+    if (partitions < 1 || partitions > 65_536) {
+      throw new ValidationException(
+          "a topic has 1 to 65536 partitions, not " + partitions + " (topic '" + topic + "')");
+    }
+    return super.createTopic(topic, partitions);
+  }
+
+  // ------------------------------------------------------------------ publish
+  /**
+   * Nothing to add to the transaction: there is no NOTIFY. The sequencer's process finds the rows
+   * with its wake-up poll (see {@link MariaDbPoller}).
+   */
+  @Override
+  public void notifyOutbox(Connection tx) {}
+
+  // ------------------------------------------------------------------ sequencer
+  /** The sequencer's own connection: auto-commit off, READ COMMITTED. */
+  private Connection sequencerConnection(Duration ttl) throws SQLException {
+    if (sequencerConnection != null && !sequencerConnectionFits(ttl)) {
+      closeSequencerConnection();
+    }
+    if (sequencerConnection == null) {
+      Connection c = dataSource.getConnection();
+      try {
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        prepareSequencerSession(c, ttl);
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        JdbcSql.closeQuietly(c);
+        throw e;
+      }
+      sequencerConnection = c;
+    }
+    return sequencerConnection;
+  }
+
+  private void closeSequencerConnection() {
+    if (sequencerConnection != null) {
+      Connection c = sequencerConnection;
+      try {
+        c.rollback();
+        resetSequencerSession(c);
+      } catch (SQLException e) {
+        try {
+          c.abort(Runnable::run); // cannot reset it: make sure nobody reuses it
+        } catch (SQLException | RuntimeException ignored) {
+          // closing anyway
+        }
+      }
+      JdbcSql.closeQuietly(c);
+      sequencerConnection = null;
+    }
+  }
+
+  /** Runs sequencer work on its connection; any failure discards the connection. */
+  private <T> T onSequencerConnection(Duration ttl, String[] step, JdbcSql.Work<T> work) {
+    synchronized (sequencerLock) {
+      try {
+        Connection c = sequencerConnection(ttl);
+        try {
+          T result = work.run(c);
+          c.commit();
+          return result;
+        } catch (SQLException | RuntimeException e) {
+          closeSequencerConnection();
+          throw e;
+        }
+      } catch (SQLException e) {
+        closeSequencerConnection();
+        throw fail(step[0], e);
+      }
+    }
+  }
+
+  @Override
+  public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
+    String[] step = {"try_sequencer"};
+    return onSequencerConnection(
+        ttl,
+        step,
+        c -> {
+          boolean work;
+          try (PreparedStatement ps = c.prepareStatement(sql("try_sequencer"))) {
+            ps.setString(1, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return LeaseStatus.NOT_HELD;
+              }
+              work = rs.getBoolean(2);
+            }
+          }
+          step[0] = "take_sequencer";
+          try (PreparedStatement ps = c.prepareStatement(sql("take_sequencer"))) {
+            ps.setString(1, owner);
+            ps.setString(2, owner);
+            ps.setLong(3, MariaDbSql.micros(ttl));
+            ps.executeUpdate();
+          }
+          return work ? LeaseStatus.HELD_WITH_WORK : LeaseStatus.HELD_IDLE;
+        });
+  }
+
+  @Override
+  public void releaseSequencerLease(String owner) {
+    synchronized (sequencerLock) {
+      closeSequencerConnection();
+    }
+    db.update("release_sequencer", ps -> ps.setString(1, owner));
+  }
+
+  /** One outbox row taken by the sequencer (the payload stays in the server). */
+  private record Taken(long outboxId, long topicId, int partition, String key) {}
+
+  @Override
+  public SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
+    String[] step = {"lock_sequencer"};
+    return onSequencerConnection(
+        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner));
+  }
+
+  private SequencedBatch sequence(
+      Connection c,
+      String[] step,
+      String owner,
+      Duration ttl,
+      int maxEvents,
+      PartitionAssigner assigner)
+      throws SQLException {
+    Long version = lockSequencer(c, step, owner, ttl);
+    if (version == null) {
+      return SequencedBatch.NOT_LEADER;
+    }
+    step[0] = "take_outbox";
+    List<Taken> taken = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
+      ps.setInt(1, maxEvents);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int partition = rs.getInt(3);
+          if (rs.wasNull()) {
+            partition = -1;
+          }
+          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4)));
+        }
+      }
+    }
+    if (taken.isEmpty()) {
+      return SequencedBatch.EMPTY;
+    }
+    // Outbox order is publish order (the read is ordered by id; assignment keeps it).
+    Map<PartitionKey, Integer> counts = new LinkedHashMap<>();
+    int[] partitions = new int[taken.size()];
+    for (int i = 0; i < taken.size(); i++) {
+      Taken t = taken.get(i);
+      int p = t.partition() >= 0 ? t.partition() : assigner.assign(t.topicId(), t.key());
+      partitions[i] = p;
+      counts.merge(PartitionKey.of(t.topicId(), p), 1, Integer::sum);
+    }
+    List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
+    Map<PartitionKey, Long> last = lockPartitions(c, step, keys);
+    if (last.size() != keys.size()) {
+      throw new StoreException(
+          "outbox holds events for a partition that does not exist (topic deleted or rows written by"
+              + " hand?)",
+          new SQLException(step[0] + " matched " + last.size() + " of " + keys.size()));
+    }
+    Map<PartitionKey, Long> next = new HashMap<>();
+    List<long[]> advanced = new ArrayList<>(keys.size());
+    List<PartitionHead> heads = new ArrayList<>(keys.size());
+    for (PartitionKey k : keys) {
+      long from = last.get(k);
+      long to = from + counts.get(k);
+      next.put(k, from + 1);
+      advanced.add(new long[] {k.topicId(), k.partition(), to});
+      heads.add(new PartitionHead(k.topicId(), k.partition(), to));
+    }
+    advancePartitions(c, step, advanced, version);
+    List<long[]> rows = new ArrayList<>(taken.size());
+    List<long[]> ids = new ArrayList<>(taken.size());
+    for (int i = 0; i < taken.size(); i++) {
+      Taken t = taken.get(i);
+      PartitionKey k = PartitionKey.of(t.topicId(), partitions[i]);
+      long seq = next.get(k);
+      next.put(k, seq + 1);
+      rows.add(new long[] {t.outboxId(), partitions[i], seq});
+      ids.add(new long[] {t.outboxId()});
+    }
+    step[0] = "append_log";
+    int n = appendLog(c, rows);
+    if (n != rows.size()) {
+      throw new StoreException(
+          "the sequencer appended " + n + " of " + rows.size() + " outbox rows",
+          new SQLException("append_log count mismatch"));
+    }
+    step[0] = "delete_outbox";
+    deleteOutbox(c, ids);
+    step[0] = "commit";
+    return new SequencedBatch(true, taken.size(), heads);
+  }
+
+  // ------------------------------------------------------------------ consume
+  @Override
+  public long[] fenceCursors(
+      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
+    long[] positions = new long[partitions.size()];
+    Arrays.fill(positions, -1);
+    if (partitions.isEmpty()) {
+      return positions;
+    }
+    Map<PartitionKey, Integer> index = new HashMap<>();
+    for (int i = 0; i < partitions.size(); i++) {
+      index.put(partitions.get(i), i);
+    }
+    List<long[]> rows = new ArrayList<>();
+    for (PartitionKey k : MariaDbSql.sorted(partitions)) {
+      rows.add(new long[] {k.topicId(), k.partition(), epochs[index.get(k)]});
+    }
+    return db.tx(
+        "fence_cursors",
+        c -> {
+          fence(c, subscriptionId, rows, index, positions, owner);
+          return positions;
+        });
+  }
+
+  @Override
+  public CoordinationStore coordination() {
+    return coordination;
+  }
+
+  @Override
+  public List<Backlog> backlogged(long subscriptionId) {
+    return db.list(
+        "backlogged",
+        ps -> ps.setLong(1, subscriptionId),
+        rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
+  }
+
+  @Override
+  public boolean commitCursor(
+      long subscriptionId, long topicId, int partition, long position, long epoch) {
+    return db.update(
+            "commit_cursor",
+            ps -> bindCommitCursor(ps, subscriptionId, topicId, partition, position, epoch))
+        == 1;
+  }
+
+  @Override
+  public boolean commitBatch(
+      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
+    if (parks.isEmpty()) {
+      return commitCursor(
+          subscriptionId, partition.topicId(), partition.partition(), position, epoch);
+    }
+    return db.tx(
+        "park",
+        c -> {
+          // The cursor first: it locks the row at our epoch, or tells us we were fenced.
+          try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+            bindCommitCursor(
+                ps, subscriptionId, partition.topicId(), partition.partition(), position, epoch);
+            if (ps.executeUpdate() != 1) {
+              c.rollback(); // fenced: park nothing
+              return false;
+            }
+          }
+          parking.insertParks(c, subscriptionId, partition, parks);
+          return true;
+        });
+  }
+
+  @Override
+  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    int n = super.redriveDeadLetters(subscriptionId, q);
+    MariaDbPoller local;
+    synchronized (this) {
+      local = poller;
+    }
+    if (n > 0 && local != null) {
+      local.wakeAllLocally(); // other processes see wake_all at their next poll
+    }
+    return n;
+  }
+
+  // ------------------------------------------------------------------ wake-ups
+  /** Starts the adaptive wake-up poll (there is no LISTEN/NOTIFY). */
+  @Override
+  public synchronized boolean listen(WakeupListener wakeups) {
+    if (poller == null) {
+      poller =
+          new MariaDbPoller(
+              db, "boxline-listener-" + schema + prefix, wakeups, fastestPoll, slowestPoll);
+      poller.start();
+    }
+    return true;
+  }
+
+  /** Statements the wake-up poll has run, for measuring its cost. */
+  public synchronized long pollStatements() {
+    return poller == null ? 0 : poller.statements();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (poller != null) {
+      poller.stop();
+      poller = null;
+    }
+    synchronized (sequencerLock) {
+      closeSequencerConnection();
+    }
+    log.log(System.Logger.Level.DEBUG, "closed {0}", description);
+  }
+}

@@ -1,0 +1,686 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.NamespacePath;
+import io.boxline.NotFoundException;
+import io.boxline.PartitionLag;
+import io.boxline.RetentionPolicy;
+import io.boxline.StartPosition;
+import io.boxline.StoreException;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.PurgeResult;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.BiFunction;
+import java.util.function.ToLongFunction;
+import javax.sql.DataSource;
+
+/**
+ * What the SQL dialects (PostgreSQL, MariaDB / MySQL, H2) do alike: namespaces, topics and
+ * subscriptions, lag, reads, fenced cursor transactions and the parked-event calls. Every statement
+ * is loaded by name from the dialect's queries.sql, so the same Java runs over each dialect's SQL;
+ * subclasses say how times and event ids are stored, how an insert returns its new id and how a
+ * batch of outbox rows and idempotency keys travels.
+ */
+abstract class SqlStore<P extends SqlStore.Parking> implements Store {
+  /** The parked-event, inbox and retention side of a dialect, to which the store delegates. */
+  interface Parking {
+    void insertParks(Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
+        throws SQLException;
+
+    boolean inboxClaim(Connection tx, long subscriptionId, String key);
+
+    boolean inboxSeen(long subscriptionId, String key);
+
+    void setRetention(long topicId, RetentionPolicy policy);
+
+    PurgeResult purge(
+        Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch);
+
+    ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks);
+
+    List<ParkedEvent> dueParked(
+        long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit);
+
+    boolean resolveParked(
+        long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes);
+
+    List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q);
+
+    int redriveDeadLetters(long subscriptionId, DeadLetterQuery q);
+
+    int discardDeadLetters(long subscriptionId, DeadLetterQuery q);
+  }
+
+  protected final DataSource dataSource;
+  protected final String schema;
+  protected final String prefix;
+  protected final String description;
+  protected final JdbcSql db;
+  protected final P parking;
+
+  /**
+   * @param parking makes the dialect's parking from the queries and a lookup of topic ids by name
+   */
+  SqlStore(
+      DataSource dataSource,
+      String schema,
+      String prefix,
+      String description,
+      JdbcSql db,
+      BiFunction<JdbcSql, ToLongFunction<TopicName>, P> parking) {
+    this.dataSource = dataSource;
+    this.schema = schema;
+    this.prefix = prefix;
+    this.description = description;
+    this.db = db;
+    this.parking = parking.apply(db, name -> findTopic(name).map(TopicInfo::id).orElse(-1L));
+  }
+
+  /** "version schema=… prefix=…": how a store describes itself ({@code label} names the schema). */
+  static String description(String version, String label, String schema, String prefix) {
+    return version + " " + label + "=" + schema + (prefix.isEmpty() ? "" : " prefix=" + prefix);
+  }
+
+  /** Reads a nullable time column. */
+  abstract Instant instant(ResultSet rs, int column) throws SQLException;
+
+  /** Binds a time parameter. */
+  abstract void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException;
+
+  /** Reads an event id column. */
+  abstract UUID uuid(ResultSet rs, int column) throws SQLException;
+
+  /**
+   * Runs the insert-unless-present statement {@code name}; returns the new row's id, or null when
+   * the row existed already.
+   */
+  abstract Long insertReturningId(Connection c, String name, JdbcSql.Binder binder)
+      throws SQLException;
+
+  /**
+   * Inserts the idempotency keys of {@code records} that are new; returns the owning event id of
+   * every key in the batch, by {@link #ownerKey}.
+   */
+  abstract Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records)
+      throws SQLException;
+
+  /** Inserts outbox rows (maybe none) in the producer's transaction. */
+  abstract void appendRows(Connection tx, List<OutboxRecord> rows) throws SQLException;
+
+  /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
+  String ownerKey(OutboxRecord r) {
+    return r.topicId() + "/" + r.idempotencyKey();
+  }
+
+  /** Runs an insert whose statement skips rows that exist already; returns the rows inserted. */
+  int insertUnlessPresent(PreparedStatement ps) throws SQLException {
+    return ps.executeUpdate();
+  }
+
+  /** Binds the partitions of a new topic to {@code insert_partitions} at parameter {@code at}. */
+  void bindPartitions(PreparedStatement ps, int at, int partitions) throws SQLException {
+    ps.setInt(at, partitions);
+  }
+
+  /** The schema was migrated by a newer Boxline ({@code kind} is what the dialect calls it). */
+  ValidationException newerSchema(String kind, int version, int known) {
+    return new ValidationException(
+        kind
+            + " "
+            + schema
+            + " is at version "
+            + version
+            + " but this Boxline knows only "
+            + known
+            + "; upgrade Boxline");
+  }
+
+  @Override
+  public String describe() {
+    return description;
+  }
+
+  String sql(String name) {
+    return db.sql(name);
+  }
+
+  StoreException fail(String name, SQLException e) {
+    return db.fail(name, e);
+  }
+
+  @Override
+  public Connection openTransaction() {
+    try {
+      Connection c = dataSource.getConnection();
+      c.setAutoCommit(false);
+      return c;
+    } catch (SQLException e) {
+      throw new StoreException("cannot open a connection: " + e.getMessage(), e);
+    }
+  }
+
+  // ------------------------------------------------------------------ admin
+  @Override
+  public void createNamespace(NamespacePath namespace) {
+    db.tx(
+        "insert_namespace",
+        c -> {
+          List<NamespacePath> chain = new ArrayList<>();
+          for (NamespacePath n = namespace; n != null; n = n.parent()) {
+            chain.add(0, n);
+          }
+          Long parent = null;
+          for (NamespacePath n : chain) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_namespace"))) {
+              ps.setString(1, n.toString());
+              ps.setObject(2, parent, Types.BIGINT);
+              insertUnlessPresent(ps);
+            }
+            parent = namespaceId(c, n.toString());
+          }
+          return null;
+        });
+  }
+
+  private Long namespaceId(Connection c, String path) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("namespace_id"))) {
+      ps.setString(1, path);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
+  }
+
+  @Override
+  public TopicInfo createTopic(TopicName topic, int partitions) {
+    return db.tx(
+        "insert_topic",
+        c -> {
+          Long ns = namespaceId(c, topic.namespace().toString());
+          if (ns == null) {
+            throw new NotFoundException(
+                "namespace '"
+                    + topic.namespace()
+                    + "' does not exist; create it with admin().createNamespace(NamespacePath.of(\""
+                    + topic.namespace()
+                    + "\"))");
+          }
+          Long id =
+              insertReturningId(
+                  c,
+                  "insert_topic",
+                  ps -> {
+                    ps.setLong(1, ns);
+                    ps.setString(2, topic.name());
+                    ps.setInt(3, partitions);
+                  });
+          if (id != null) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
+              ps.setLong(1, id);
+              bindPartitions(ps, 2, partitions);
+              ps.executeUpdate();
+            }
+          }
+          TopicInfo t = topicByName(c, topic).orElseThrow();
+          if (t.partitions() != partitions) {
+            throw new ValidationException(
+                "topic '"
+                    + topic
+                    + "' already exists with "
+                    + t.partitions()
+                    + " partitions, not "
+                    + partitions
+                    + "; partition counts never change because that would move keys");
+          }
+          return t;
+        });
+  }
+
+  private Optional<TopicInfo> topicByName(Connection c, TopicName topic) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("topic_by_name"))) {
+      ps.setString(1, topic.namespace().toString());
+      ps.setString(2, topic.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(topic(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  private TopicInfo topic(ResultSet rs) throws SQLException {
+    return new TopicInfo(
+        TopicName.of(rs.getString(2), rs.getString(3)),
+        rs.getLong(1),
+        rs.getInt(4),
+        instant(rs, 5));
+  }
+
+  @Override
+  public Optional<TopicInfo> findTopic(TopicName topic) {
+    try (Connection c = db.connect()) {
+      return topicByName(c, topic);
+    } catch (SQLException e) {
+      throw fail("topic_by_name", e);
+    }
+  }
+
+  @Override
+  public Optional<TopicInfo> findTopic(long topicId) {
+    return db.one("topic_by_id", ps -> ps.setLong(1, topicId), this::topic);
+  }
+
+  @Override
+  public List<TopicInfo> topics() {
+    return db.list("all_topics", ps -> {}, this::topic);
+  }
+
+  @Override
+  public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
+    return db.tx(
+        "insert_subscription",
+        c -> {
+          List<TopicInfo> topics = new ArrayList<>();
+          for (TopicName t : spec.topics()) {
+            topics.add(
+                topicByName(c, t)
+                    .orElseThrow(
+                        () ->
+                            new NotFoundException(
+                                "subscription '"
+                                    + spec.name()
+                                    + "' names topic '"
+                                    + t
+                                    + "', which does not exist; create the topic first")));
+          }
+          Long id = insertReturningId(c, "insert_subscription", ps -> ps.setString(1, spec.name()));
+          if (id == null) {
+            SubscriptionInfo existing = subscription(c, spec.name()).orElseThrow();
+            if (!new HashSet<>(existing.topics()).equals(new HashSet<>(spec.topics()))) {
+              throw new ValidationException(
+                  "subscription '"
+                      + spec.name()
+                      + "' already exists with topics "
+                      + existing.topics()
+                      + ", not "
+                      + spec.topics()
+                      + "; use another name");
+            }
+            return existing;
+          }
+          for (TopicInfo t : topics) {
+            try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription_topic"))) {
+              ps.setLong(1, id);
+              ps.setLong(2, t.id());
+              ps.executeUpdate();
+            }
+            StartPosition start = spec.start();
+            switch (start.kind()) {
+              case EARLIEST:
+              case LATEST:
+                try (PreparedStatement ps =
+                    c.prepareStatement(
+                        sql(
+                            start.kind() == StartPosition.Kind.EARLIEST
+                                ? "insert_cursors_earliest"
+                                : "insert_cursors_latest"))) {
+                  ps.setLong(1, id);
+                  ps.setLong(2, t.id());
+                  ps.executeUpdate();
+                }
+                break;
+              case TIMESTAMP:
+                try (PreparedStatement ps = c.prepareStatement(sql("insert_cursors_at"))) {
+                  ps.setLong(1, id);
+                  bindInstant(ps, 2, start.timestamp());
+                  ps.setLong(3, t.id());
+                  ps.executeUpdate();
+                }
+                break;
+              default:
+                throw new IllegalStateException(start.kind().name());
+            }
+          }
+          return subscription(c, spec.name()).orElseThrow();
+        });
+  }
+
+  private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
+    long id;
+    Instant created;
+    try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        id = rs.getLong(1);
+        created = instant(rs, 2);
+      }
+    }
+    List<TopicName> topics = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("subscription_topics"))) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          topics.add(TopicName.of(rs.getString(1), rs.getString(2)));
+        }
+      }
+    }
+    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created));
+  }
+
+  @Override
+  public Optional<SubscriptionInfo> findSubscription(String name) {
+    try (Connection c = db.connect()) {
+      return subscription(c, name);
+    } catch (SQLException e) {
+      throw fail("subscription_by_name", e);
+    }
+  }
+
+  @Override
+  public List<PartitionLag> lag(long subscriptionId) {
+    return db.list(
+        "lag",
+        ps -> ps.setLong(1, subscriptionId),
+        rs ->
+            new PartitionLag(
+                TopicName.of(rs.getString(1), rs.getString(2)),
+                rs.getInt(3),
+                rs.getLong(4),
+                rs.getLong(5)));
+  }
+
+  @Override
+  public List<PartitionLag> lagWithAge(long subscriptionId) {
+    return db.list(
+        "lag_with_age",
+        ps -> ps.setLong(1, subscriptionId),
+        rs ->
+            new PartitionLag(
+                TopicName.of(rs.getString(1), rs.getString(2)),
+                rs.getInt(3),
+                rs.getLong(4),
+                rs.getLong(5),
+                instant(rs, 6)));
+  }
+
+  @Override
+  public Map<String, List<PartitionLag>> lagBySubscription() {
+    Map<String, List<PartitionLag>> out = new LinkedHashMap<>();
+    db.list(
+            "lag_all",
+            ps -> {},
+            rs ->
+                Map.entry(
+                    rs.getString(1),
+                    new PartitionLag(
+                        TopicName.of(rs.getString(2), rs.getString(3)),
+                        rs.getInt(4),
+                        rs.getLong(5),
+                        rs.getLong(6),
+                        instant(rs, 7))))
+        .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
+    out.replaceAll((k, v) -> List.copyOf(v));
+    return out;
+  }
+
+  @Override
+  public io.boxline.OutboxBacklog outboxBacklog() {
+    return db.one(
+            "outbox_backlog",
+            ps -> {},
+            rs -> new io.boxline.OutboxBacklog(rs.getLong(1), instant(rs, 2)))
+        .orElseThrow();
+  }
+
+  // ------------------------------------------------------------------ publish
+  @Override
+  public List<UUID> append(Connection tx, List<OutboxRecord> records) {
+    List<UUID> existing = new ArrayList<>(records.size());
+    for (int i = 0; i < records.size(); i++) {
+      existing.add(null);
+    }
+    List<OutboxRecord> toStore = records;
+    String step = "claim_idempotency_keys";
+    try {
+      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
+        Map<String, UUID> owners = claimKeys(tx, records);
+        toStore = new ArrayList<>(records.size());
+        for (int i = 0; i < records.size(); i++) {
+          OutboxRecord r = records.get(i);
+          if (r.idempotencyKey() != null) {
+            UUID owner = owners.get(ownerKey(r));
+            if (!r.eventId().equals(owner)) {
+              existing.set(i, owner);
+              continue;
+            }
+          }
+          toStore.add(r);
+        }
+      }
+      step = "append";
+      appendRows(tx, toStore);
+      return existing;
+    } catch (SQLException e) {
+      throw fail(step, e);
+    }
+  }
+
+  // ------------------------------------------------------------------ consume
+  @Override
+  public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
+    return db.list(
+        "read",
+        ps -> {
+          ps.setLong(1, topicId);
+          ps.setInt(2, partition);
+          ps.setLong(3, afterSequence);
+          ps.setInt(4, limit);
+        },
+        rs ->
+            new StoredEvent(
+                uuid(rs, 2),
+                rs.getLong(1),
+                rs.getString(3),
+                rs.getString(4),
+                rs.getString(5),
+                rs.getString(6),
+                rs.getBytes(7),
+                Headers.fromJson(rs.getString(8)),
+                instant(rs, 9),
+                instant(rs, 10)));
+  }
+
+  /**
+   * Binds {@code commit_cursor}: the cursor moves to {@code position} if it is still at {@code
+   * epoch}.
+   */
+  static void bindCommitCursor(
+      PreparedStatement ps,
+      long subscriptionId,
+      long topicId,
+      int partition,
+      long position,
+      long epoch)
+      throws SQLException {
+    ps.setLong(1, position);
+    ps.setLong(2, subscriptionId);
+    ps.setLong(3, topicId);
+    ps.setInt(4, partition);
+    ps.setLong(5, epoch);
+  }
+
+  // ------------------------------------------------------------------ fenced transactions
+  @Override
+  public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
+    Connection c = openTransaction();
+    try {
+      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, epoch);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return c;
+          }
+        }
+      }
+      c.rollback();
+      c.close();
+      return null;
+    } catch (SQLException e) {
+      JdbcSql.closeQuietly(c);
+      throw fail("lock_cursor", e);
+    }
+  }
+
+  @Override
+  public void commitFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    String step = "park";
+    try {
+      if (!parks.isEmpty()) {
+        parking.insertParks(tx, subscriptionId, partition, parks);
+      }
+      step = "advance_locked_cursor";
+      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+        ps.setLong(1, position);
+        ps.setLong(2, subscriptionId);
+        ps.setLong(3, partition.topicId());
+        ps.setInt(4, partition.partition());
+        ps.executeUpdate();
+      }
+      step = "commit";
+      tx.commit();
+    } catch (SQLException e) {
+      rollbackAfter(tx, e);
+      throw fail(step, e);
+    } finally {
+      JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  @Override
+  public void finishParkedFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    try {
+      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, seq);
+        ps.executeUpdate();
+      }
+      tx.commit();
+    } catch (SQLException e) {
+      rollbackAfter(tx, e);
+      throw fail("parked_done_locked", e);
+    } finally {
+      JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  private static void rollbackAfter(Connection tx, SQLException failure) {
+    try {
+      tx.rollback();
+    } catch (SQLException suppressed) {
+      failure.addSuppressed(suppressed);
+    }
+  }
+
+  // ------------------------------------------------------------------ inbox, retention, parked
+  @Override
+  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    return parking.inboxClaim(tx, subscriptionId, key);
+  }
+
+  @Override
+  public boolean inboxSeen(long subscriptionId, String key) {
+    return parking.inboxSeen(subscriptionId, key);
+  }
+
+  @Override
+  public void inboxRecord(long subscriptionId, String key) {
+    try (Connection c = db.connect()) {
+      parking.inboxClaim(c, subscriptionId, key);
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  @Override
+  public void setRetention(long topicId, RetentionPolicy policy) {
+    parking.setRetention(topicId, policy);
+  }
+
+  @Override
+  public PurgeResult purge(
+      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
+    return parking.purge(inboxAge, deadLetterAge, idempotencyAge, batch);
+  }
+
+  @Override
+  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
+    return parking.parked(subscriptionId, partition, deadBlocks);
+  }
+
+  @Override
+  public List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
+    return parking.dueParked(subscriptionId, partition, deadBlocks, limit);
+  }
+
+  @Override
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution) {
+    return parking.resolveParked(subscriptionId, partition, epoch, Map.of(seq, resolution));
+  }
+
+  @Override
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
+    return parking.resolveParked(subscriptionId, partition, epoch, outcomes);
+  }
+
+  @Override
+  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
+    return parking.deadLetters(subscriptionId, q);
+  }
+
+  @Override
+  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    return parking.redriveDeadLetters(subscriptionId, q);
+  }
+
+  @Override
+  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    return parking.discardDeadLetters(subscriptionId, q);
+  }
+}
