@@ -8,6 +8,7 @@ import io.boxline.Event;
 import io.boxline.EventHandler;
 import io.boxline.GroupPolicy;
 import io.boxline.HandlerDecision;
+import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
@@ -892,12 +893,38 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         outcome =
             store.commitBatchIfLogHolds(
-                subscription.id(), p.key, position, p.epoch, List.copyOf(parks), sequences, ids);
+                subscription.id(),
+                p.key,
+                p.position,
+                position,
+                p.epoch,
+                List.copyOf(parks),
+                sequences,
+                ids);
       } else {
         outcome =
-            store.commitBatch(subscription.id(), p.key, position, p.epoch, List.copyOf(parks))
-                ? CommitOutcome.COMMITTED
-                : CommitOutcome.FENCED;
+            store.commitBatch(
+                subscription.id(), p.key, p.position, position, p.epoch, List.copyOf(parks));
+      }
+      if (outcome == CommitOutcome.CURSOR_MOVED) {
+        // A database crash lost cursor commits (they are asynchronous) and maybe the sequencer
+        // batches behind them, which are then sequenced again. Go back to the stored cursor, so
+        // that nothing sequenced anew behind this consumer's in-memory position is skipped.
+        stale = true;
+        long stored = storedPosition(p);
+        LOG.log(
+            Level.WARNING,
+            "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (database restarted and"
+                + " lost asynchronous commits?); delivering again from there",
+            id,
+            p.ref(),
+            stored,
+            p.position);
+        if (recent != null) {
+          recent.clear();
+        }
+        p.position = stored;
+        return false;
       }
       if (outcome == CommitOutcome.LOG_CHANGED) {
         // The database lost the sequencer batch these came from (a crash before its asynchronous
@@ -926,6 +953,16 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       parks.clear();
       return true;
     }
+  }
+
+  /** The partition's cursor as stored in the database. */
+  private long storedPosition(Partition p) {
+    for (PartitionLag lag : store.lag(subscription.id())) {
+      if (lag.topic().equals(p.topic.name()) && lag.partition() == p.key.partition()) {
+        return lag.position();
+      }
+    }
+    throw new IllegalStateException("no cursor for " + p.ref() + " of " + group);
   }
 
   /**

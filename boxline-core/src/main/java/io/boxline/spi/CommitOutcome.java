@@ -1,6 +1,6 @@
 package io.boxline.spi;
 
-/** What {@link Store#commitBatchIfLogHolds} did. */
+/** What {@link Store#commitBatch} or {@link Store#commitBatchIfLogHolds} did. */
 public enum CommitOutcome {
   /** The cursor moved (and the parks were written). */
   COMMITTED,
@@ -10,5 +10,10 @@ public enum CommitOutcome {
    * The log no longer holds those events at those sequences (a database crash lost a sequencer
    * batch that was handed over before it reached the disk); nothing was written.
    */
-  LOG_CHANGED
+  LOG_CHANGED,
+  /**
+   * The cursor no longer stands where the committer left it: a database crash lost an asynchronous
+   * cursor commit. Nothing was written; the committer goes back to the stored cursor.
+   */
+  CURSOR_MOVED
 }

@@ -133,12 +133,6 @@ public interface Store extends AutoCloseable {
 
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit);
 
-  /**
-   * Moves the cursor to {@code position} if {@code epoch} still matches. Returns false when fenced
-   * (another consumer claimed the partition).
-   */
-  boolean commitCursor(long subscriptionId, long topicId, int partition, long position, long epoch);
-
   // ---- parked events: retries and dead letters
   /**
    * Opens a transaction that holds the partition's cursor row locked, after checking that it still
@@ -159,11 +153,19 @@ public interface Store extends AutoCloseable {
       List<Park> parks);
 
   /**
-   * In one transaction: parks {@code parks} and moves the cursor to {@code position}, if {@code
-   * epoch} still matches. Returns false (and writes nothing) when fenced.
+   * In one transaction: parks {@code parks} and moves the cursor from {@code expectedPosition} to
+   * {@code position}, if {@code epoch} still matches and the cursor still stands at {@code
+   * expectedPosition}. Writes nothing otherwise: {@link CommitOutcome#FENCED} when the epoch is
+   * stale, {@link CommitOutcome#CURSOR_MOVED} when the cursor stands elsewhere (a database crash
+   * lost an earlier asynchronous cursor commit, so the caller must go back to the stored cursor).
    */
-  boolean commitBatch(
-      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks);
+  CommitOutcome commitBatch(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks);
 
   /**
    * Like {@link #commitBatch}, for events that did not come from {@link #read}: in the same
@@ -175,6 +177,7 @@ public interface Store extends AutoCloseable {
   default CommitOutcome commitBatchIfLogHolds(
       long subscriptionId,
       PartitionKey partition,
+      long expectedPosition,
       long position,
       long epoch,
       List<Park> parks,

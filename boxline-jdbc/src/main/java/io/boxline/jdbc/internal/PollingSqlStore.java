@@ -8,7 +8,6 @@ import io.boxline.ValidationException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
-import io.boxline.spi.Park;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
@@ -442,39 +441,6 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
         "backlogged",
         ps -> ps.setLong(1, subscriptionId),
         rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4)));
-  }
-
-  @Override
-  public boolean commitCursor(
-      long subscriptionId, long topicId, int partition, long position, long epoch) {
-    return db.update(
-            "commit_cursor",
-            ps -> bindCommitCursor(ps, subscriptionId, topicId, partition, position, epoch))
-        == 1;
-  }
-
-  @Override
-  public boolean commitBatch(
-      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
-    if (parks.isEmpty()) {
-      return commitCursor(
-          subscriptionId, partition.topicId(), partition.partition(), position, epoch);
-    }
-    return db.tx(
-        "park",
-        c -> {
-          // The cursor first: it locks the row at our epoch, or tells us we were fenced.
-          try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-            bindCommitCursor(
-                ps, subscriptionId, partition.topicId(), partition.partition(), position, epoch);
-            if (ps.executeUpdate() != 1) {
-              c.rollback(); // fenced: park nothing
-              return false;
-            }
-          }
-          parking.insertParks(c, subscriptionId, partition, parks);
-          return true;
-        });
   }
 
   @Override

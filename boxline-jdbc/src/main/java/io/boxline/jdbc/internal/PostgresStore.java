@@ -638,29 +638,44 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
   }
 
+  /**
+   * PostgreSQL's {@code commit_cursor} returns a row per moved cursor (it sets the async commit).
+   */
   @Override
-  public boolean commitCursor(
-      long subscriptionId, long topicId, int partition, long position, long epoch) {
-    return db.list(
-                "commit_cursor",
-                ps -> bindCommitCursor(ps, subscriptionId, topicId, partition, position, epoch),
-                rs -> Boolean.TRUE)
-            .size()
-        == 1;
+  protected int moveCursor(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long expected,
+      long position,
+      long epoch)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+      bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
+      int moved = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          moved++;
+        }
+      }
+      return moved;
+    }
   }
 
   @Override
   public CommitOutcome commitBatchIfLogHolds(
       long subscriptionId,
       PartitionKey partition,
+      long expectedPosition,
       long position,
       long epoch,
       List<Park> parks,
       long[] sequences,
       UUID[] eventIds) {
     if (parks.isEmpty()) {
-      try (Connection c = connect()) { // one auto-commit statement, as for commitCursor
-        return commitIfLogHolds(c, subscriptionId, partition, position, epoch, sequences, eventIds);
+      try (Connection c = connect()) { // one auto-commit statement
+        return commitIfLogHolds(
+            c, subscriptionId, partition, expectedPosition, position, epoch, sequences, eventIds);
       } catch (SQLException e) {
         throw fail("commit_cursor_if_log_holds", e);
       }
@@ -670,7 +685,15 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         c -> {
           parking.insertParks(c, subscriptionId, partition, parks);
           CommitOutcome outcome =
-              commitIfLogHolds(c, subscriptionId, partition, position, epoch, sequences, eventIds);
+              commitIfLogHolds(
+                  c,
+                  subscriptionId,
+                  partition,
+                  expectedPosition,
+                  position,
+                  epoch,
+                  sequences,
+                  eventIds);
           if (outcome != CommitOutcome.COMMITTED) {
             c.rollback(); // park nothing
           }
@@ -682,6 +705,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       Connection c,
       long subscriptionId,
       PartitionKey partition,
+      long expectedPosition,
       long position,
       long epoch,
       long[] sequences,
@@ -707,42 +731,18 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       ps.setLong(11, partition.topicId());
       ps.setInt(12, partition.partition());
       ps.setLong(13, epoch);
+      ps.setLong(14, expectedPosition);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return !rs.getBoolean(1)
-            ? CommitOutcome.LOG_CHANGED
-            : rs.getBoolean(2) ? CommitOutcome.COMMITTED : CommitOutcome.FENCED;
+        if (!rs.getBoolean(1)) {
+          return CommitOutcome.LOG_CHANGED;
+        }
+        if (rs.getBoolean(2)) {
+          return CommitOutcome.COMMITTED;
+        }
       }
     }
-  }
-
-  @Override
-  public boolean commitBatch(
-      long subscriptionId, PartitionKey partition, long position, long epoch, List<Park> parks) {
-    if (parks.isEmpty()) {
-      return commitCursor(
-          subscriptionId, partition.topicId(), partition.partition(), position, epoch);
-    }
-    return tx(
-        "park",
-        c -> {
-          parking.insertParks(c, subscriptionId, partition, parks);
-          try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-            bindCommitCursor(
-                ps, subscriptionId, partition.topicId(), partition.partition(), position, epoch);
-            int moved = 0;
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                moved++;
-              }
-            }
-            if (moved != 1) {
-              c.rollback(); // fenced: park nothing
-              return false;
-            }
-          }
-          return true;
-        });
+    return whyCursorStayed(c, subscriptionId, partition, epoch);
   }
 
   // ------------------------------------------------------------------ wake-ups

@@ -13,6 +13,7 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
+import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
@@ -518,22 +519,84 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   }
 
   /**
-   * Binds {@code commit_cursor}: the cursor moves to {@code position} if it is still at {@code
-   * epoch}.
+   * Binds {@code commit_cursor}: the cursor moves from {@code expected} to {@code position} if it
+   * is still at {@code epoch} and at {@code expected}.
    */
   static void bindCommitCursor(
       PreparedStatement ps,
       long subscriptionId,
-      long topicId,
-      int partition,
+      PartitionKey partition,
+      long expected,
       long position,
       long epoch)
       throws SQLException {
     ps.setLong(1, position);
     ps.setLong(2, subscriptionId);
-    ps.setLong(3, topicId);
-    ps.setInt(4, partition);
+    ps.setLong(3, partition.topicId());
+    ps.setInt(4, partition.partition());
     ps.setLong(5, epoch);
+    ps.setLong(6, expected);
+  }
+
+  /** Runs {@code commit_cursor} on {@code c}; returns how many cursor rows moved (0 or 1). */
+  protected int moveCursor(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long expected,
+      long position,
+      long epoch)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+      bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
+      return ps.executeUpdate();
+    }
+  }
+
+  @Override
+  public CommitOutcome commitBatch(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks) {
+    if (parks.isEmpty()) {
+      try (Connection c = dataSource.getConnection()) { // one auto-commit statement
+        return moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) == 1
+            ? CommitOutcome.COMMITTED
+            : whyCursorStayed(c, subscriptionId, partition, epoch);
+      } catch (SQLException e) {
+        throw fail("commit_cursor", e);
+      }
+    }
+    return db.tx(
+        "park",
+        c -> {
+          // The cursor first: it locks the row, or tells that the batch must not be recorded.
+          if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
+            CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+            c.rollback(); // park nothing
+            return why;
+          }
+          parking.insertParks(c, subscriptionId, partition, parks);
+          return CommitOutcome.COMMITTED;
+        });
+  }
+
+  /** After a cursor move that matched no row: fenced (another epoch) or moved (lost commits). */
+  protected CommitOutcome whyCursorStayed(
+      Connection c, long subscriptionId, PartitionKey partition, long epoch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("cursor_epoch"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getLong(1) == epoch
+            ? CommitOutcome.CURSOR_MOVED
+            : CommitOutcome.FENCED;
+      }
+    }
   }
 
   // ------------------------------------------------------------------ fenced transactions

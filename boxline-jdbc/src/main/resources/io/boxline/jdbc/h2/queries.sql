@@ -270,10 +270,14 @@ UPDATE ${schema}.${p}cursor
  WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ?
 
 -- Compare-and-set on the epoch. H2 counts matched rows, so 1 means "ours" even if the position is unchanged.
+-- Compare-and-set on the position the consumer left, as on PostgreSQL.
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor
    SET position = ?, updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
- WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ? AND epoch = ?
+ WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ? AND epoch = ? AND position = ?
+
+-- name: cursor_epoch
+SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ?
 
 -- Fencing locks the cursors that are behind the new epoch, one per execution in key order, then raises it.
 -- name: fence_lock

@@ -280,9 +280,13 @@ UPDATE ${schema}.${p}cursor SET position = ?, updated_at = UNIX_TIMESTAMP() * 10
  WHERE subscription_id = ? AND topic_id = ? AND `partition` = ?
 
 -- Compare-and-set on the epoch. The driver reports matched (not changed) rows, so 1 means "ours".
+-- Compare-and-set on the position the consumer left, as on PostgreSQL.
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
- WHERE subscription_id = ? AND topic_id = ? AND `partition` = ? AND epoch = ?
+ WHERE subscription_id = ? AND topic_id = ? AND `partition` = ? AND epoch = ? AND position = ?
+
+-- name: cursor_epoch
+SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = ? AND `partition` = ?
 
 -- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one. Two statements in
 -- one transaction (no UPDATE ... RETURNING): lock the cursors that are behind, in key order, then raise them.

@@ -306,11 +306,17 @@ UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
 
 -- A plain handler's progress commits asynchronously: losing it in a server crash only delivers those
 -- events again (at least once), and any later synchronous commit flushes it first (WAL order), so a
--- retention delete that relied on it can never outlive it. Saves an fsync per batch.
+-- retention delete that relied on it can never outlive it. Saves an fsync per batch. The move is a
+-- compare-and-set on the position the consumer left: after a crash that lost such commits the consumer
+-- must go back to the stored cursor, not write its in-memory position over it (see docs/architecture.md).
 -- name: commit_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
- WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND position = ?
 RETURNING set_config('synchronous_commit', 'off', true)
+
+-- Why a cursor move matched no row: another epoch (fenced) or another position (lost commits).
+-- name: cursor_epoch
+SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = ? AND partition = ?
 
 -- For events the sequencer handed over in memory (not read from the log): moves the cursor only if the log
 -- holds exactly these event ids at these sequences, which a database crash that lost the sequencer's
@@ -325,7 +331,8 @@ WITH held AS (
      AND l.event_id = (?::uuid[])[l.seq - ? + 1]
 ), moved AS (
   UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
-   WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND (SELECT same FROM held)
+   WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND position = ?
+     AND (SELECT same FROM held)
   RETURNING 1
 )
 SELECT (SELECT same FROM held), EXISTS (SELECT 1 FROM moved), set_config('synchronous_commit', 'off', true)

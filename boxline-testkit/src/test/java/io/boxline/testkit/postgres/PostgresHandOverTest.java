@@ -131,6 +131,55 @@ class PostgresHandOverTest {
     }
   }
 
+  @Test
+  void aConsumerWhoseCursorCommitsWereLostGoesBackToTheStoredCursor() throws Exception {
+    try (TestDatabase db = TestDatabase.create("lost_commits")) {
+      Boxline boxline = db.boxline(b -> b);
+      TopicName t = SuiteSupport.topic(boxline, "acme/lost/commits", 1);
+      SuiteSupport.subscribe(boxline, "sub", t);
+      List<Event> seen = new CopyOnWriteArrayList<>();
+      Consumer c = boxline.consumer("sub").handler(seen::add).start();
+      SuiteSupport.publish(boxline, t, "k", 3);
+      Await.until(WAIT, "three events handled", () -> c.handledCount() == 3);
+      Await.until(WAIT, "the cursor at 3", () -> cursor(db) == 3);
+
+      // What a server crash can leave behind: the cursor moves past 1 and the sequencer batch
+      // behind
+      // them lost, and other events sequenced at 2 and 3 since (a producer that committed while
+      // the lost batch was taken lands among them). The consumer still stands at 3 in memory.
+      UUID second = UUID.randomUUID();
+      UUID third = UUID.randomUUID();
+      try (Connection conn = db.dataSource().getConnection()) {
+        conn.setAutoCommit(false);
+        try (PreparedStatement ps =
+            conn.prepareStatement("UPDATE " + db.table("cursor") + " SET position = 1")) {
+          assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        try (PreparedStatement ps =
+            conn.prepareStatement(
+                "UPDATE " + db.table("log") + " SET event_id = ? WHERE seq = ?")) {
+          ps.setObject(1, second);
+          ps.setLong(2, 2);
+          assertThat(ps.executeUpdate()).isEqualTo(1);
+          ps.setObject(1, third);
+          ps.setLong(2, 3);
+          assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        conn.commit();
+      }
+
+      SuiteSupport.publish(boxline, t, "after", 1);
+      Await.until(
+          WAIT,
+          "the events now stored at 2 and 3 delivered",
+          () ->
+              seen.stream().anyMatch(e -> e.id().equals(second))
+                  && seen.stream().anyMatch(e -> e.id().equals(third)));
+      Await.until(WAIT, "the cursor at 4", () -> cursor(db) == 4);
+      c.close();
+    }
+  }
+
   private static long cursor(TestDatabase db) {
     try (Connection conn = db.dataSource().getConnection();
         PreparedStatement ps = conn.prepareStatement("SELECT position FROM " + db.table("cursor"));
