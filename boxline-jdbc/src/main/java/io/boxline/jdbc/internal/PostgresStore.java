@@ -638,30 +638,6 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
   }
 
-  /**
-   * PostgreSQL's {@code commit_cursor} returns a row per moved cursor (it sets the async commit).
-   */
-  @Override
-  protected int moveCursor(
-      Connection c,
-      long subscriptionId,
-      PartitionKey partition,
-      long expected,
-      long position,
-      long epoch)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
-      bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
-      int moved = 0;
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          moved++;
-        }
-      }
-      return moved;
-    }
-  }
-
   @Override
   public CommitOutcome commitBatchIfLogHolds(
       long subscriptionId,

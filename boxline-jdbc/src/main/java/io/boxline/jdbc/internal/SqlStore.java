@@ -539,7 +539,7 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   }
 
   /** Runs {@code commit_cursor} on {@code c}; returns how many cursor rows moved (0 or 1). */
-  protected int moveCursor(
+  private int moveCursor(
       Connection c,
       long subscriptionId,
       PartitionKey partition,
@@ -549,7 +549,17 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
       bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
-      return ps.executeUpdate();
+      if (!ps.execute()) {
+        return ps.getUpdateCount();
+      }
+      // PostgreSQL's returns a row per moved cursor (its RETURNING makes the commit asynchronous).
+      int moved = 0;
+      try (ResultSet rs = ps.getResultSet()) {
+        while (rs.next()) {
+          moved++;
+        }
+      }
+      return moved;
     }
   }
 

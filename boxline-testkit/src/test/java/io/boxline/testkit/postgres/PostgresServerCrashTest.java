@@ -43,11 +43,11 @@ import org.junit.jupiter.api.Test;
  * runs, restarts it on the same data directory, and checks the at-least-once contract across the
  * crash: every publish whose commit returned is delivered, the log is gap-free, the outbox drains.
  *
- * <p>The sequencer's and plain handlers' cursor commits are asynchronous. The server here runs with
- * {@code wal_writer_delay = 10s}, and each crash comes right after the consumer caught up with
- * producers that paused, so the last sequencer batches and cursor moves are still in the server's
- * WAL buffers when it dies: the crash loses them, which the test checks happened, and Boxline has
- * to sequence those events again and must not lose any.
+ * <p>The sequencer's and plain handlers' cursor commits are asynchronous. Before each crash the
+ * test stops the server's WAL writer (SIGSTOP) and lets the producers publish a few more events, so
+ * the last sequencer batches and cursor moves are still in the server's WAL buffers when it dies:
+ * the crash loses them, which the test checks happened, and Boxline has to sequence those events
+ * again and must not lose any.
  */
 class PostgresServerCrashTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
@@ -95,6 +95,17 @@ class PostgresServerCrashTest {
         int target = acknowledged.size() + 300;
         Await.until(WAIT, "300 more events published", () -> acknowledged.size() >= target);
         CountDownLatch resume = new CountDownLatch(1);
+        paused.set(resume);
+        awaitDelivered(pool, acknowledged, delivered, "before crash " + crash);
+        // From here on, what commits asynchronously stays in the server's WAL buffers: the WAL
+        // writer would otherwise write it out within milliseconds (producers flush their own
+        // commits). A short burst more, then the crash.
+        signal(walWriter(data), "STOP");
+        int burst = acknowledged.size() + 30;
+        paused.set(null);
+        resume.countDown();
+        Await.until(WAIT, "30 more events published", () -> acknowledged.size() >= burst);
+        resume = new CountDownLatch(1);
         paused.set(resume);
         awaitDelivered(pool, acknowledged, delivered, "before crash " + crash);
         long sequencedBefore = lastSequences(pool);
@@ -280,8 +291,35 @@ class PostgresServerCrashTest {
         .setServerConfig("fsync", "on")
         // Keep asynchronous commits in the WAL buffers long enough for the crash to lose them.
         .setServerConfig("wal_writer_delay", "10000ms")
-        .setServerConfig("wal_writer_flush_after", "0")
         .start();
+  }
+
+  private static long walWriter(Path data) throws IOException {
+    long pid = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).trim());
+    return ProcessHandle.of(pid)
+        .orElseThrow()
+        .children()
+        .filter(p -> processTitle(p.pid()).contains("walwriter"))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no walwriter process under " + pid))
+        .pid();
+  }
+
+  /** The title a PostgreSQL process gives itself ("postgres: walwriter"), from /proc. */
+  private static String processTitle(long pid) {
+    try {
+      return new String(
+          Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+          StandardCharsets.UTF_8);
+    } catch (IOException gone) {
+      return "";
+    }
+  }
+
+  private static void signal(long pid, String signal) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(kill.exitValue()).as("kill -%s %d", signal, pid).isZero();
   }
 
   /** SIGKILL to the postmaster and all its children: no shutdown checkpoint, no WAL flush. */
