@@ -572,7 +572,7 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
       long epoch,
       List<Park> parks) {
     if (parks.isEmpty()) {
-      try (Connection c = dataSource.getConnection()) { // one auto-commit statement
+      try (Connection c = db.connect()) { // one auto-commit statement
         return moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) == 1
             ? CommitOutcome.COMMITTED
             : whyCursorStayed(c, subscriptionId, partition, epoch);
