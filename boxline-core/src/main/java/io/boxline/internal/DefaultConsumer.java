@@ -19,6 +19,7 @@ import io.boxline.TransactionalHandler;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.CursorMove;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
@@ -152,6 +153,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private final WakeupBus bus;
   private final RecentEvents recent;
   private final SubscriptionInfo subscription;
+  private final CursorCommitter cursorCommits;
   private final Settings s;
   private final String id;
   private final String group;
@@ -206,6 +208,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     this.topics = topics;
     this.bus = bus;
     this.subscription = subscription;
+    this.cursorCommits =
+        new CursorCommitter(moves -> store.commitCursors(subscription.id(), moves));
     this.s = settings;
     this.id = settings.id();
     this.group = subscription.name();
@@ -882,7 +886,24 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
       CommitOutcome outcome;
       long position = batch.get(done - 1).sequence();
-      if (handedOver) {
+      if (parks.isEmpty()) {
+        // The common case: committed together with the other partitions' moves of this moment.
+        CursorMove move;
+        if (handedOver) {
+          int n = done - committed;
+          long[] sequences = new long[n];
+          UUID[] ids = new UUID[n];
+          for (int i = 0; i < n; i++) {
+            Event e = batch.get(committed + i);
+            sequences[i] = e.sequence();
+            ids[i] = e.id();
+          }
+          move = new CursorMove(p.key, p.position, position, p.epoch, sequences, ids);
+        } else {
+          move = CursorMove.read(p.key, p.position, position, p.epoch);
+        }
+        outcome = cursorCommits.commit(move);
+      } else if (handedOver) {
         int n = done - committed;
         long[] sequences = new long[n];
         UUID[] ids = new UUID[n];

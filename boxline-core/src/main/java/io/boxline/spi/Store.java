@@ -188,6 +188,39 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Several cursor moves of one subscription, none with parks, committed together: each as {@link
+   * #commitBatch} (or, for a move that {@link CursorMove#checksLog checks the log}, {@link
+   * #commitBatchIfLogHolds}) would, with the outcomes in input order. Each move stands on its own:
+   * one that is fenced or finds the log changed writes nothing and does not stop the others. At
+   * most one move per partition. The default commits them one by one; a store saves round trips and
+   * commits by doing them in one statement or transaction.
+   */
+  default List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    List<CommitOutcome> outcomes = new java.util.ArrayList<>(moves.size());
+    for (CursorMove m : moves) {
+      outcomes.add(
+          m.checksLog()
+              ? commitBatchIfLogHolds(
+                  subscriptionId,
+                  m.partition(),
+                  m.expectedPosition(),
+                  m.position(),
+                  m.epoch(),
+                  List.of(),
+                  m.heldSequences(),
+                  m.heldIds())
+              : commitBatch(
+                  subscriptionId,
+                  m.partition(),
+                  m.expectedPosition(),
+                  m.position(),
+                  m.epoch(),
+                  List.of()));
+    }
+    return outcomes;
+  }
+
+  /**
    * Keys with parked events and the next due time. With {@code deadBlocks}, a dead-lettered event
    * keeps blocking its key until it is redriven or discarded.
    */

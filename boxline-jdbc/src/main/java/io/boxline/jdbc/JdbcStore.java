@@ -79,6 +79,7 @@ public final class JdbcStore {
     private String schema = DEFAULT_SCHEMA;
     private String tablePrefix = "";
     private boolean vacuumWhenAutovacuumOff = true;
+    private int outboxVacuumEvery = PostgresStore.DEFAULT_OUTBOX_VACUUM_EVERY;
     private Duration fastestWakeupPoll = Duration.ofMillis(10);
     private Duration slowestWakeupPoll = Duration.ofSeconds(1);
 
@@ -109,6 +110,22 @@ public final class JdbcStore {
      */
     public Builder vacuumWhenAutovacuumOff(boolean vacuum) {
       this.vacuumWhenAutovacuumOff = vacuum;
+      return this;
+    }
+
+    /**
+     * PostgreSQL only: the sequencer vacuums the outbox after this many events (default 4,096; 0:
+     * never). Each batch scans the outbox's primary key from its start, and the index keeps the
+     * entries of sequenced (deleted) rows until a vacuum, so without it every batch gets slower
+     * until autovacuum comes by (once a minute at best). One such vacuum costs about 1 µs per
+     * event; the table owner must run it (anyone else gets a warning in the log).
+     */
+    public Builder outboxVacuumEvery(int events) {
+      if (events < 0) {
+        throw new ValidationException(
+            "outboxVacuumEvery must be 0 (never) or a number of events, not " + events);
+      }
+      this.outboxVacuumEvery = events;
       return this;
     }
 
@@ -158,7 +175,8 @@ public final class JdbcStore {
             schema,
             tablePrefix,
             product + " " + major + "." + minor,
-            vacuumWhenAutovacuumOff);
+            vacuumWhenAutovacuumOff,
+            outboxVacuumEvery);
       }
       boolean mariaDb =
           "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));

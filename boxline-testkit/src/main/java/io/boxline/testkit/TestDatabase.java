@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.EventTypes;
 import io.boxline.jdbc.JdbcStore;
+import io.boxline.spi.Store;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -123,15 +124,32 @@ public final class TestDatabase implements AutoCloseable {
     return server.uuidColumnType();
   }
 
+  /**
+   * A store on this database's schema, for tests that drive the SPI directly; migrated, and closed
+   * with the database.
+   */
+  public Store store() {
+    Store store = JdbcStore.builder(pool).schema(schema).build();
+    store.migrate();
+    owned.add(store);
+    return store;
+  }
+
   /** A started Boxline on this database with test-friendly defaults, closed with the database. */
   public Boxline boxline(EventTypes types) {
     return boxline(b -> b.eventTypes(types));
   }
 
   public Boxline boxline(UnaryOperator<Boxline.Builder> customize) {
+    return boxline(store -> store, customize);
+  }
+
+  /** Like {@link #boxline(UnaryOperator)}, with store settings too. */
+  public Boxline boxline(
+      UnaryOperator<JdbcStore.Builder> store, UnaryOperator<Boxline.Builder> customize) {
     Boxline.Builder b =
         Boxline.builder()
-            .store(JdbcStore.builder(pool).schema(schema).build())
+            .store(store.apply(JdbcStore.builder(pool).schema(schema)).build())
             .sequencerLease(Duration.ofSeconds(3));
     Boxline boxline = customize.apply(b).build().start();
     owned.add(boxline);

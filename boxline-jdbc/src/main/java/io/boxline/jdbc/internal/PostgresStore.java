@@ -4,6 +4,7 @@ import io.boxline.StoreException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.CursorMove;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
@@ -23,12 +24,14 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
@@ -41,27 +44,42 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   final String logChannel;
   private final PostgresCoordination coordination;
   private final boolean vacuumWhenAutovacuumOff;
+
+  /** Default of {@code JdbcStore.Builder.outboxVacuumEvery}. */
+  public static final int DEFAULT_OUTBOX_VACUUM_EVERY = 4096;
+
+  private final int outboxVacuumEvery;
+
+  /** Events sequenced since the outbox was last vacuumed. */
+  private final AtomicLong sequencedSinceVacuum = new AtomicLong();
+
+  private final AtomicLong outboxVacuums = new AtomicLong();
   private volatile PostgresListener listener;
   private final IdleConnection idle;
   private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
-    this(dataSource, schema, prefix, version, true);
+    this(dataSource, schema, prefix, version, true, DEFAULT_OUTBOX_VACUUM_EVERY);
   }
 
+  /**
+   * @param outboxVacuumEvery the sequencer vacuums the outbox after this many events (0: never)
+   */
   public PostgresStore(
       DataSource dataSource,
       String schema,
       String prefix,
       String version,
-      boolean vacuumWhenAutovacuumOff) {
+      boolean vacuumWhenAutovacuumOff,
+      int outboxVacuumEvery) {
     this(
         dataSource,
         schema,
         prefix,
         description(version, "schema", schema, prefix),
         SqlScript.named("postgresql", schema, prefix),
-        vacuumWhenAutovacuumOff);
+        vacuumWhenAutovacuumOff,
+        outboxVacuumEvery);
   }
 
   private PostgresStore(
@@ -70,7 +88,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       String prefix,
       String description,
       Map<String, String> q,
-      boolean vacuumWhenAutovacuumOff) {
+      boolean vacuumWhenAutovacuumOff,
+      int outboxVacuumEvery) {
     super(
         dataSource,
         schema,
@@ -80,6 +99,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         (db, topicIds) ->
             new PostgresParking(db, topicIds, logChannel(schema, prefix), vacuumWhenAutovacuumOff));
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
+    this.outboxVacuumEvery = outboxVacuumEvery;
     this.outboxChannel = schema + "_" + prefix + "outbox";
     this.logChannel = logChannel(schema, prefix);
     this.idle = new IdleConnection(dataSource);
@@ -334,11 +354,44 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
-    SequencedBatch fast = sequenceInOneStatement(owner, ttl, maxEvents, returnEvents);
-    if (fast != null) {
-      return fast;
+    SequencedBatch batch = sequenceInOneStatement(owner, ttl, maxEvents, returnEvents);
+    if (batch == null) {
+      batch = sequenceInSteps(owner, ttl, maxEvents, assigner);
     }
-    return sequenceInSteps(owner, ttl, maxEvents, assigner);
+    if (outboxVacuumEvery > 0
+        && batch.events() > 0
+        && sequencedSinceVacuum.addAndGet(batch.events()) >= outboxVacuumEvery) {
+      sequencedSinceVacuum.set(0);
+      vacuumOutbox();
+    }
+    return batch;
+  }
+
+  /**
+   * Every sequencer batch finds its rows by scanning the outbox's primary key from the start, and
+   * the rows it deleted stay in that index until a vacuum: without one the scan grows by every
+   * event sequenced (W1 measured 7 ms per batch after 150,000 events, autovacuum off) and even
+   * autovacuum only comes by once a minute. Vacuuming just the outbox this often keeps the scan
+   * short for about 1 µs per event. A vacuum that fails (say, the user does not own the table) only
+   * logs: sequencing goes on.
+   */
+  private void vacuumOutbox() {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute(sql("vacuum_outbox"));
+      outboxVacuums.incrementAndGet();
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "could not vacuum the outbox (sequencing goes on, but its batches slow down until"
+              + " autovacuum or the retention loop vacuums it): "
+              + e.getMessage());
+    }
+  }
+
+  /** How often the sequencer vacuumed the outbox (see {@link #vacuumOutbox}). */
+  public long outboxVacuums() {
+    return outboxVacuums.get();
   }
 
   /**
@@ -675,6 +728,62 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
           }
           return outcome;
         });
+  }
+
+  @Override
+  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    int n = moves.size();
+    Long[] topics = new Long[n];
+    Integer[] partitions = new Integer[n];
+    Long[] expected = new Long[n];
+    Long[] positions = new Long[n];
+    Long[] epochs = new Long[n];
+    Long[] firstSeqs = new Long[n];
+    Long[] lastSeqs = new Long[n];
+    Integer[] firstIds = new Integer[n];
+    List<UUID> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      CursorMove m = moves.get(i);
+      topics[i] = m.partition().topicId();
+      partitions[i] = m.partition().partition();
+      expected[i] = m.expectedPosition();
+      positions[i] = m.position();
+      epochs[i] = m.epoch();
+      if (m.checksLog()) {
+        long[] seqs = m.heldSequences();
+        firstSeqs[i] = seqs[0];
+        lastSeqs[i] = seqs[seqs.length - 1];
+        firstIds[i] = ids.size() + 1; // SQL arrays count from 1
+        ids.addAll(Arrays.asList(m.heldIds()));
+      }
+    }
+    try (Connection c = connect(); // one auto-commit statement
+        PreparedStatement ps = c.prepareStatement(sql("commit_cursors"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setArray(2, c.createArrayOf("bigint", topics));
+      ps.setArray(3, c.createArrayOf("integer", partitions));
+      ps.setArray(4, c.createArrayOf("bigint", expected));
+      ps.setArray(5, c.createArrayOf("bigint", positions));
+      ps.setArray(6, c.createArrayOf("bigint", epochs));
+      ps.setArray(7, c.createArrayOf("bigint", firstSeqs));
+      ps.setArray(8, c.createArrayOf("bigint", lastSeqs));
+      ps.setArray(9, c.createArrayOf("integer", firstIds));
+      ps.setArray(10, c.createArrayOf("uuid", ids.toArray()));
+      List<CommitOutcome> outcomes = new ArrayList<>(n);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          outcomes.add(
+              !rs.getBoolean(1)
+                  ? CommitOutcome.LOG_CHANGED
+                  : rs.getBoolean(2)
+                      ? CommitOutcome.COMMITTED
+                      : rs.getBoolean(3) ? CommitOutcome.CURSOR_MOVED : CommitOutcome.FENCED);
+        }
+      }
+      return outcomes;
+    } catch (SQLException e) {
+      throw fail("commit_cursors", e);
+    }
   }
 
   private CommitOutcome commitIfLogHolds(

@@ -23,7 +23,8 @@ public final class SqlScript {
           "V5__inbox_and_retention.sql",
           "V6__sequencer_fast_path.sql",
           "V7__policy_batch_size.sql",
-          "V8__retention_by_size.sql");
+          "V8__retention_by_size.sql",
+          "V9__kept_plans.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per

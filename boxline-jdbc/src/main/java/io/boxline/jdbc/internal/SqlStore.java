@@ -14,6 +14,7 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
@@ -591,6 +592,37 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
           }
           parking.insertParks(c, subscriptionId, partition, parks);
           return CommitOutcome.COMMITTED;
+        });
+  }
+
+  /**
+   * All moves in one transaction, so the server commits (and flushes) once for all of them. A move
+   * that matches no row wrote nothing, so the others still commit. Moves that check the log go one
+   * by one ({@link #commitBatchIfLogHolds}; only stores that hand events over have them).
+   */
+  @Override
+  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    if (moves.stream().anyMatch(CursorMove::checksLog)) {
+      return Store.super.commitCursors(subscriptionId, moves);
+    }
+    return db.tx(
+        "commit_cursor",
+        c -> {
+          List<CommitOutcome> outcomes = new ArrayList<>(moves.size());
+          for (CursorMove m : moves) {
+            outcomes.add(
+                moveCursor(
+                            c,
+                            subscriptionId,
+                            m.partition(),
+                            m.expectedPosition(),
+                            m.position(),
+                            m.epoch())
+                        == 1
+                    ? CommitOutcome.COMMITTED
+                    : whyCursorStayed(c, subscriptionId, m.partition(), m.epoch()));
+          }
+          return outcomes;
         });
   }
 

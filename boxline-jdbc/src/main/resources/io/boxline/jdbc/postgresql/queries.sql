@@ -155,7 +155,8 @@ SELECT i.topic_id, i.idempotency_key, i.event_id
 SELECT pg_notify(?, ?)
 
 -- Takes the lease when free or expired; renews it when already ours. The epoch counts changes of owner.
--- It also says whether the outbox holds anything, so an idle sequencer needs this one statement per poll.
+-- It also says whether the outbox holds anything, so an idle sequencer needs this one statement per poll
+-- (through the primary key: EXISTS over the table was a scan of every page, deleted rows included).
 -- SKIP LOCKED: while the leader is inside a sequencer transaction the row is locked; a standby must not
 -- queue behind it (a frozen leader would hold it up for good), it simply is "not acquired" this time.
 -- name: acquire_sequencer
@@ -166,7 +167,7 @@ UPDATE ${schema}.${p}sequencer_lease
  WHERE name = (SELECT name FROM ${schema}.${p}sequencer_lease
                 WHERE name = 'sequencer' AND (owner = ? OR owner IS NULL OR expires_at < now())
                 FOR UPDATE SKIP LOCKED)
-RETURNING EXISTS (SELECT 1 FROM ${schema}.${p}outbox)
+RETURNING (SELECT id FROM ${schema}.${p}outbox ORDER BY id LIMIT 1) IS NOT NULL
 
 -- name: release_sequencer
 UPDATE ${schema}.${p}sequencer_lease SET owner = NULL, expires_at = '-infinity'
@@ -185,7 +186,8 @@ UPDATE ${schema}.${p}sequencer_lease
 RETURNING set_config('synchronous_commit', 'off', true),
           set_config('idle_in_transaction_session_timeout', ?, true)
 
--- The whole sequencer batch in one statement and one transaction (run in auto-commit): renew the lease
+-- The whole sequencer batch in one statement and one transaction (run in auto-commit; the statement is the
+-- function of V9__kept_plans.sql): renew the lease
 -- (its row lock keeps sequencer transactions from overlapping; a lost lease takes nothing), take the
 -- oldest outbox rows up to the first one without a partition, number them per partition, advance each
 -- partition's last sequence (an UPDATE re-reads the newest row version, so the numbers continue the
@@ -194,66 +196,12 @@ RETURNING set_config('synchronous_commit', 'off', true),
 -- lease is ours, how many events moved, and the new heads; when the last parameter is true, also one row
 -- per appended event (kind 1), which the engine hands to consumers in the same process.
 -- name: sequence_batch
-WITH lease AS (
-  UPDATE ${schema}.${p}sequencer_lease
-     SET expires_at = now() + make_interval(secs => ?)
-   WHERE name = 'sequencer' AND owner = ?
-  RETURNING set_config('synchronous_commit', 'off', true) AS async
-), taken AS (
-  DELETE FROM ${schema}.${p}outbox o
-   WHERE o.id IN (SELECT id FROM ${schema}.${p}outbox
-                   WHERE EXISTS (SELECT 1 FROM lease)
-                     AND id < coalesce((SELECT min(id) FROM ${schema}.${p}outbox WHERE partition IS NULL),
-                                       9223372036854775807)
-                   ORDER BY id LIMIT ?)
-  RETURNING o.*
-), numbered AS (
-  SELECT t.*, row_number() OVER (PARTITION BY t.topic_id, t.partition ORDER BY t.id) AS rn
-    FROM taken t
-), counts AS (
-  SELECT topic_id, partition, count(*) AS n FROM taken GROUP BY topic_id, partition
-), advanced AS (
-  UPDATE ${schema}.${p}partition p
-     SET last_seq = p.last_seq + c.n
-    FROM counts c
-   WHERE p.topic_id = c.topic_id AND p.partition = c.partition
-  RETURNING p.topic_id, p.partition, p.last_seq, c.n
-), appended AS (
-  INSERT INTO ${schema}.${p}log
-    (topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers,
-     created_at, deliver_at)
-  SELECT m.topic_id, m.partition, a.last_seq - a.n + m.rn, m.event_id, m.event_key, m.event_type, m.source,
-         m.content_type, m.payload, m.headers, m.created_at, m.deliver_at
-    FROM numbered m
-    JOIN advanced a ON a.topic_id = m.topic_id AND a.partition = m.partition
-  RETURNING topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers,
-            created_at, deliver_at
-), heads AS (
-  SELECT string_agg(topic_id || ':' || partition || ':' || last_seq, ',') AS list FROM advanced
-)
-SELECT 0 AS kind,
-       EXISTS (SELECT 1 FROM lease),
-       (SELECT count(*) FROM taken),
-       EXISTS (SELECT 1 FROM ${schema}.${p}outbox WHERE partition IS NULL),
-       h.list,
-       (CASE WHEN h.list IS NULL THEN NULL
-             ELSE pg_notify(?, CASE WHEN length(h.list) > ? THEN '*' ELSE h.list END) END)::text,
-       CASE WHEN (SELECT count(*) FROM appended) <> (SELECT count(*) FROM taken)
-            THEN ${schema}.${p}sequencer_abort('outbox holds events for a partition that does not exist'
-                 || ' (topic deleted or rows written by hand?)') END,
-       NULL::bigint, NULL::integer, NULL::bigint, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::text,
-       NULL::bytea, NULL::text, NULL::timestamptz, NULL::timestamptz
-  FROM heads h
-UNION ALL
-SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL,
-       a.topic_id, a.partition, a.seq, a.event_id, a.event_key, a.event_type, a.source, a.content_type,
-       a.payload, a.headers::text, a.created_at, a.deliver_at
-  FROM appended a
- WHERE ?
+SELECT * FROM ${schema}.${p}sequence_batch(?, ?, ?, ?, ?, ?)
 
+-- By primary key (= ANY of an array): IN (subquery) was planned as a hash join over the whole outbox heap.
 -- name: take_outbox
 DELETE FROM ${schema}.${p}outbox
- WHERE id IN (SELECT id FROM ${schema}.${p}outbox ORDER BY id LIMIT ?)
+ WHERE id = ANY (ARRAY(SELECT id FROM ${schema}.${p}outbox ORDER BY id LIMIT ?))
 RETURNING id, event_id, topic_id, partition, event_key, event_type, source, content_type, payload,
           headers::text, created_at, deliver_at
 
@@ -336,6 +284,16 @@ WITH held AS (
   RETURNING 1
 )
 SELECT (SELECT same FROM held), EXISTS (SELECT 1 FROM moved), set_config('synchronous_commit', 'off', true)
+
+-- Several cursor moves of one subscription in one statement (a consumer's group commit, see CursorCommitter):
+-- each move is commit_cursor, or commit_cursor_if_log_holds where first_seq is set (its ids are the slice of
+-- the last array that starts at first_id). Moves stand alone: a fenced one or one whose events the log no
+-- longer holds changes nothing and does not stop the others. Returns per move, in input order: whether the
+-- log held its events, whether the cursor moved, and whether the stored epoch is still the move's (not
+-- moved with the same epoch: the cursor stands elsewhere, lost commits; another epoch: fenced). The SQL is
+-- the function of V9__kept_plans.sql.
+-- name: commit_cursors
+SELECT * FROM ${schema}.${p}commit_cursors(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 -- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one.
 -- name: fence_cursors
@@ -632,6 +590,11 @@ SELECT current_setting('autovacuum')::boolean
 VACUUM (ANALYZE) ${schema}.${p}outbox, ${schema}.${p}log, ${schema}.${p}partition, ${schema}.${p}cursor,
        ${schema}.${p}sequencer_lease, ${schema}.${p}member, ${schema}.${p}lease, ${schema}.${p}parked,
        ${schema}.${p}inbox, ${schema}.${p}idempotency
+
+-- Run by the sequencer every few thousand events (PostgresStore.vacuumOutbox): the index entries of
+-- sequenced rows are only removed by a vacuum, and every batch scans the index from its start.
+-- name: vacuum_outbox
+VACUUM (INDEX_CLEANUP ON, SKIP_LOCKED) ${schema}.${p}outbox
 
 -- name: purge_inbox
 DELETE FROM ${schema}.${p}inbox

@@ -14,6 +14,7 @@ import io.boxline.Event;
 import io.boxline.EventType;
 import io.boxline.EventTypes;
 import io.boxline.OutgoingEvent;
+import io.boxline.PartitionLag;
 import io.boxline.Partitioner;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
@@ -21,6 +22,10 @@ import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
 import io.boxline.TypedHandlers;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Store;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.suite.SuiteSupport.Recorder;
@@ -75,6 +80,58 @@ public abstract class FoundationBehaviour {
 
   private Boxline boxline() {
     return db.boxline(EventTypes.empty());
+  }
+
+  /**
+   * A consumer commits the cursor moves of several partitions together ({@code
+   * Store.commitCursors}); a fenced move or one that finds the cursor elsewhere writes nothing and
+   * does not hold back the others.
+   */
+  @Test
+  void cursorMovesCommittedTogetherStandOnTheirOwn() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/cursors/moves", 4);
+    subscribe(boxline, "sub", t);
+    Store store = db.store();
+    long sub = store.findSubscription("sub").orElseThrow().id();
+    long topicId = store.findTopic(t).orElseThrow().id();
+    List<PartitionKey> parts = new ArrayList<>();
+    for (int p = 0; p < 4; p++) {
+      parts.add(PartitionKey.of(topicId, p));
+    }
+    long epoch = 7;
+    assertThat(store.fenceCursors(sub, parts, new long[] {epoch, epoch, epoch, epoch}, "me"))
+        .containsExactly(0, 0, 0, 0);
+
+    List<CommitOutcome> outcomes =
+        store.commitCursors(
+            sub,
+            List.of(
+                CursorMove.read(parts.get(0), 0, 3, epoch),
+                CursorMove.read(parts.get(1), 0, 2, epoch - 1), // an older lease
+                CursorMove.read(parts.get(2), 1, 2, epoch), // the cursor is not at 1
+                CursorMove.read(parts.get(3), 0, 1, epoch)));
+
+    assertThat(outcomes)
+        .containsExactly(
+            CommitOutcome.COMMITTED,
+            CommitOutcome.FENCED,
+            CommitOutcome.CURSOR_MOVED,
+            CommitOutcome.COMMITTED);
+    Map<Integer, Long> positions = new HashMap<>();
+    for (PartitionLag lag : store.lag(sub)) {
+      positions.put(lag.partition(), lag.position());
+    }
+    assertThat(positions).containsExactlyInAnyOrderEntriesOf(Map.of(0, 3L, 1, 0L, 2, 0L, 3, 1L));
+
+    // The next moves start where the committed ones left the cursors.
+    assertThat(
+            store.commitCursors(
+                sub,
+                List.of(
+                    CursorMove.read(parts.get(0), 3, 5, epoch),
+                    CursorMove.read(parts.get(3), 0, 2, epoch))))
+        .containsExactly(CommitOutcome.COMMITTED, CommitOutcome.CURSOR_MOVED);
   }
 
   @Test

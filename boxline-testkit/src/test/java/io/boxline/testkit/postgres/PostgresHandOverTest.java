@@ -5,7 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.Event;
+import io.boxline.PartitionLag;
 import io.boxline.TopicName;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Store;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.suite.SuiteSupport;
@@ -177,6 +182,67 @@ class PostgresHandOverTest {
                   && seen.stream().anyMatch(e -> e.id().equals(third)));
       Await.until(WAIT, "the cursor at 4", () -> cursor(db) == 4);
       c.close();
+    }
+  }
+
+  /**
+   * The group commit of handed-over events checks each move's events against the log on its own:
+   * the move whose events the log no longer holds writes nothing, the others commit.
+   */
+  @Test
+  void groupCommittedMovesCheckTheLogEachOnItsOwn() throws Exception {
+    try (TestDatabase db = TestDatabase.create("group_commit")) {
+      Boxline boxline = db.boxline(b -> b);
+      TopicName t = SuiteSupport.topic(boxline, "acme/group/commit", 2);
+      SuiteSupport.subscribe(boxline, "sub", t);
+      SuiteSupport.publish(boxline, t, "k", 20); // keys k0..k6 land in both partitions
+      Store store = db.store();
+      long sub = store.findSubscription("sub").orElseThrow().id();
+      long topicId = store.findTopic(t).orElseThrow().id();
+      Await.until(
+          WAIT,
+          "20 events sequenced",
+          () -> store.lag(sub).stream().mapToLong(PartitionLag::lastSequence).sum() == 20);
+      PartitionKey p0 = PartitionKey.of(topicId, 0);
+      PartitionKey p1 = PartitionKey.of(topicId, 1);
+      long epoch = 3;
+      store.fenceCursors(sub, List.of(p0, p1), new long[] {epoch, epoch}, "me");
+      UUID[] ids0 = ids(db, 0, 2);
+      UUID[] ids1 = ids(db, 1, 2);
+      ids1[1] = UUID.randomUUID(); // the log holds another event at partition 1, sequence 2
+
+      List<CommitOutcome> outcomes =
+          store.commitCursors(
+              sub,
+              List.of(
+                  new CursorMove(p0, 0, 2, epoch, new long[] {1, 2}, ids0),
+                  new CursorMove(p1, 0, 2, epoch, new long[] {1, 2}, ids1)));
+
+      assertThat(outcomes).containsExactly(CommitOutcome.COMMITTED, CommitOutcome.LOG_CHANGED);
+      Map<Integer, Long> positions = new ConcurrentHashMap<>();
+      store.lag(sub).forEach(l -> positions.put(l.partition(), l.position()));
+      assertThat(positions).containsExactlyInAnyOrderEntriesOf(Map.of(0, 2L, 1, 0L));
+    }
+  }
+
+  /** The ids of the first {@code n} events of a partition, in sequence order. */
+  private static UUID[] ids(TestDatabase db, int partition, int n) throws Exception {
+    try (Connection conn = db.dataSource().getConnection();
+        PreparedStatement ps =
+            conn.prepareStatement(
+                "SELECT event_id FROM "
+                    + db.table("log")
+                    + " WHERE partition = ? AND seq <= ? ORDER BY seq")) {
+      ps.setInt(1, partition);
+      ps.setLong(2, n);
+      List<UUID> ids = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getObject(1, UUID.class));
+        }
+      }
+      assertThat(ids).as("events in partition %d", partition).hasSize(n);
+      return ids.toArray(new UUID[0]);
     }
   }
 

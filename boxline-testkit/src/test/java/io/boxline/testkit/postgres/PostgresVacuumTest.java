@@ -62,7 +62,10 @@ class PostgresVacuumTest {
     // Migrate first, then switch autovacuum off for the outbox whatever the server's setting is.
     JdbcStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
     execute("ALTER TABLE " + db.schema() + ".outbox SET (autovacuum_enabled = false)");
-    Boxline boxline = db.boxline(b -> b.retentionInterval(Duration.ofMillis(300)));
+    // The sequencer's own outbox vacuum (next test) is off: this one is about the retention loop.
+    Boxline boxline =
+        db.boxline(
+            store -> store.outboxVacuumEvery(0), b -> b.retentionInterval(Duration.ofMillis(300)));
     TopicName t = SuiteSupport.topic(boxline, "acme/vacuum/events", 4);
     List<Object> batch = new ArrayList<>();
     for (int i = 0; i < 2_000; i++) {
@@ -87,5 +90,41 @@ class PostgresVacuumTest {
     // An empty, vacuumed outbox is truncated back to (almost) nothing.
     assertThat(query("SELECT pg_relation_size('" + db.schema() + ".outbox')"))
         .isLessThan(64 * 1024);
+  }
+
+  /**
+   * The sequencer vacuums the outbox every {@code outboxVacuumEvery} events, whatever autovacuum
+   * does: each batch scans the outbox's primary key from its start, past the entries of every row
+   * sequenced since the last vacuum.
+   */
+  @Test
+  void theSequencerVacuumsTheOutboxEveryFewThousandEvents() {
+    JdbcStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
+    execute("ALTER TABLE " + db.schema() + ".outbox SET (autovacuum_enabled = false)");
+    Boxline boxline =
+        db.boxline(
+            store -> store.outboxVacuumEvery(1_000).vacuumWhenAutovacuumOff(false),
+            b -> b.retentionInterval(Duration.ofHours(1)));
+    TopicName t = SuiteSupport.topic(boxline, "acme/vacuum/sequencer", 4);
+    List<Object> batch = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      batch.add(OutgoingEvent.builder(t).type("t").key("k" + i).payload(new byte[200]).build());
+    }
+    for (int round = 0; round < 10; round++) {
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+    }
+    Await.until(
+        Duration.ofSeconds(30),
+        "the sequencer emptied the outbox",
+        () -> query("SELECT count(*) FROM " + db.schema() + ".outbox") == 0);
+    String stats =
+        "FROM pg_stat_user_tables WHERE schemaname = '" + db.schema() + "' AND relname = 'outbox'";
+    // 5,000 events: a vacuum after every 1,000 (batches are up to 500 events, so 3 to 5 of them).
+    Await.until(
+        Duration.ofSeconds(30),
+        "the outbox vacuumed by the sequencer",
+        () -> query("SELECT vacuum_count " + stats) >= 3);
+    assertThat(query("SELECT vacuum_count " + stats)).isLessThanOrEqualTo(5);
+    assertThat(query("SELECT autovacuum_count " + stats)).isZero();
   }
 }

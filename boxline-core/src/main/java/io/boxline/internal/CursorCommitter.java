@@ -1,0 +1,166 @@
+package io.boxline.internal;
+
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.PartitionKey;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * Group commit of one consumer's cursor moves. The workers of a consumer finish their partitions'
+ * batches at nearly the same moment (one sequencer batch usually feeds several partitions), and
+ * each used to commit its cursor in its own round trip. Here a worker that finds no commit running
+ * becomes the leader and commits every move waiting at that moment in one {@link
+ * io.boxline.spi.Store#commitCursors} call; moves that arrive meanwhile wait and go together in the
+ * next call, committed by one of their own workers. Nothing waits for company: a lone move commits
+ * at once.
+ *
+ * <p>Each worker still waits for its own outcome before it goes on, so fencing and the
+ * compare-and-set on the cursor keep their meaning. A failed call fails every move in it.
+ */
+final class CursorCommitter {
+  private final Function<List<CursorMove>, List<CommitOutcome>> commitAll;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final List<Request> waiting = new ArrayList<>();
+  private boolean committing;
+  private final AtomicLong calls = new AtomicLong();
+  private final AtomicLong moves = new AtomicLong();
+
+  /**
+   * @param commitAll commits moves together, outcomes in input order (Store#commitCursors)
+   */
+  CursorCommitter(Function<List<CursorMove>, List<CommitOutcome>> commitAll) {
+    this.commitAll = commitAll;
+  }
+
+  private static final class Request {
+    final CursorMove move;
+    CommitOutcome outcome;
+    RuntimeException failure;
+    boolean done;
+
+    Request(CursorMove move) {
+      this.move = move;
+    }
+  }
+
+  /** Commits {@code move} together with whatever else is waiting; blocks until it is decided. */
+  CommitOutcome commit(CursorMove move) {
+    Request mine = new Request(move);
+    lock.lock();
+    try {
+      waiting.add(mine);
+      while (true) {
+        while (!mine.done && committing) {
+          changed.awaitUninterruptibly();
+        }
+        if (mine.done) {
+          return result(mine);
+        }
+        committing = true; // this worker leads the next call
+        List<Request> batch = takeBatch();
+        lock.unlock();
+        try {
+          run(batch);
+        } finally {
+          lock.lock();
+          committing = false;
+          changed.signalAll();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** At most one move per partition per call (a partition's next move needs this one's result). */
+  private List<Request> takeBatch() {
+    List<Request> batch = new ArrayList<>(waiting.size());
+    List<Request> later = new ArrayList<>();
+    Set<PartitionKey> seen = new HashSet<>();
+    for (Request r : waiting) {
+      (seen.add(r.move.partition()) ? batch : later).add(r);
+    }
+    waiting.clear();
+    waiting.addAll(later);
+    // One lock order for every caller, so two calls never wait on each other's cursor rows.
+    batch.sort(
+        Comparator.comparingLong((Request r) -> r.move.partition().topicId())
+            .thenComparingInt(r -> r.move.partition().partition()));
+    return batch;
+  }
+
+  private void run(List<Request> batch) {
+    List<CursorMove> list = new ArrayList<>(batch.size());
+    for (Request r : batch) {
+      list.add(r.move);
+    }
+    List<CommitOutcome> outcomes = null;
+    RuntimeException failure = null;
+    try {
+      outcomes = commitAll.apply(list);
+      if (outcomes.size() != list.size()) {
+        failure =
+            new IllegalStateException(
+                "the store's commitCursors returned "
+                    + outcomes.size()
+                    + " outcomes for "
+                    + list.size()
+                    + " moves");
+      }
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    calls.incrementAndGet();
+    moves.addAndGet(list.size());
+    lock.lock(); // the waiting workers read their request under the lock
+    try {
+      for (int i = 0; i < batch.size(); i++) {
+        Request r = batch.get(i);
+        if (failure != null) {
+          r.failure = failure;
+        } else {
+          r.outcome = outcomes.get(i);
+        }
+        r.done = true;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static CommitOutcome result(Request r) {
+    if (r.failure != null) {
+      throw r.failure;
+    }
+    return r.outcome;
+  }
+
+  /** Moves waiting for a call (for tests). */
+  int waiting() {
+    lock.lock();
+    try {
+      return waiting.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Store calls made so far. */
+  long calls() {
+    return calls.get();
+  }
+
+  /** Cursor moves committed (or refused) through those calls. */
+  long moves() {
+    return moves.get();
+  }
+}

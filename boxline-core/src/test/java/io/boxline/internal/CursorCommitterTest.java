@@ -1,0 +1,167 @@
+package io.boxline.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.PartitionKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class CursorCommitterTest {
+  private final ExecutorService workers = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopWorkers() throws InterruptedException {
+    workers.shutdownNow();
+    assertThat(workers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  private static CursorMove move(int partition, long position) {
+    return CursorMove.read(PartitionKey.of(1, partition), position - 1, position, 1);
+  }
+
+  /** A store double: records each call's moves; the first call waits for {@code release}. */
+  private static final class Calls {
+    final List<List<CursorMove>> calls = new CopyOnWriteArrayList<>();
+    final CountDownLatch firstEntered = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final Map<PartitionKey, CommitOutcome> outcomes = new ConcurrentHashMap<>();
+
+    List<CommitOutcome> commit(List<CursorMove> moves) {
+      calls.add(List.copyOf(moves));
+      if (calls.size() == 1) {
+        firstEntered.countDown();
+        try {
+          assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      List<CommitOutcome> out = new ArrayList<>();
+      for (CursorMove m : moves) {
+        out.add(outcomes.getOrDefault(m.partition(), CommitOutcome.COMMITTED));
+      }
+      return out;
+    }
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("timed out waiting for " + what).isLessThan(deadline);
+      Thread.sleep(1);
+    }
+  }
+
+  @Test
+  void aLoneMoveCommitsAtOnceInItsOwnCall() {
+    Calls store = new Calls();
+    store.release.countDown();
+    CursorCommitter committer = new CursorCommitter(store::commit);
+
+    assertThat(committer.commit(move(0, 5))).isEqualTo(CommitOutcome.COMMITTED);
+
+    assertThat(store.calls).containsExactly(List.of(move(0, 5)));
+    assertThat(committer.calls()).isEqualTo(1);
+    assertThat(committer.moves()).isEqualTo(1);
+  }
+
+  @Test
+  void movesThatArriveDuringACallGoTogetherInTheNextWithTheirOwnOutcomes() throws Exception {
+    Calls store = new Calls();
+    store.outcomes.put(PartitionKey.of(1, 2), CommitOutcome.FENCED);
+    store.outcomes.put(PartitionKey.of(1, 4), CommitOutcome.CURSOR_MOVED);
+    CursorCommitter committer = new CursorCommitter(store::commit);
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
+    assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    List<Future<CommitOutcome>> later = new ArrayList<>();
+    for (int p = 4; p >= 1; p--) { // out of partition order on purpose
+      int partition = p;
+      later.add(workers.submit(() -> committer.commit(move(partition, 10 + partition))));
+    }
+    await("four moves waiting", () -> committer.waiting() == 4);
+    store.release.countDown();
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(later.get(0).get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.CURSOR_MOVED); // 4
+    assertThat(later.get(1).get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED); // 3
+    assertThat(later.get(2).get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.FENCED); // 2
+    assertThat(later.get(3).get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED); // 1
+    assertThat(store.calls).hasSize(2);
+    assertThat(store.calls.get(1))
+        .as("one call, in partition order")
+        .containsExactly(move(1, 11), move(2, 12), move(3, 13), move(4, 14));
+    assertThat(committer.calls()).isEqualTo(2);
+    assertThat(committer.moves()).isEqualTo(5);
+  }
+
+  @Test
+  void twoMovesOfOnePartitionNeverShareACall() throws Exception {
+    Calls store = new Calls();
+    CursorCommitter committer = new CursorCommitter(store::commit);
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
+    assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    Future<CommitOutcome> a = workers.submit(() -> committer.commit(move(7, 2)));
+    await("one move waiting", () -> committer.waiting() == 1);
+    Future<CommitOutcome> b = workers.submit(() -> committer.commit(move(7, 3)));
+    await("two moves waiting", () -> committer.waiting() == 2);
+    store.release.countDown();
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(a.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(b.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.calls)
+        .containsExactly(List.of(move(0, 1)), List.of(move(7, 2)), List.of(move(7, 3)));
+  }
+
+  @Test
+  void aFailedCallFailsEveryMoveInItAndTheNextCallRunsAgain() throws Exception {
+    Calls store = new Calls();
+    IllegalStateException down = new IllegalStateException("database down");
+    CursorCommitter committer =
+        new CursorCommitter(
+            moves -> {
+              List<CommitOutcome> out = store.commit(moves);
+              if (store.calls.size() == 2) {
+                throw down;
+              }
+              return out;
+            });
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
+    assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    Future<CommitOutcome> a = workers.submit(() -> committer.commit(move(1, 2)));
+    Future<CommitOutcome> b = workers.submit(() -> committer.commit(move(2, 2)));
+    await("two moves waiting", () -> committer.waiting() == 2);
+    store.release.countDown();
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    for (Future<CommitOutcome> f : List.of(a, b)) {
+      assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS)).hasCause(down);
+    }
+    assertThat(committer.commit(move(1, 2))).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.calls).hasSize(3);
+  }
+
+  @Test
+  void aStoreThatAnswersTheWrongNumberOfOutcomesFailsTheMoves() {
+    CursorCommitter committer = new CursorCommitter(moves -> List.of());
+    assertThatThrownBy(() -> committer.commit(move(0, 1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("returned 0 outcomes for 1 moves");
+  }
+}
