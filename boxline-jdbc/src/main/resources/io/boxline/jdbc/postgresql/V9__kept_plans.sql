@@ -87,9 +87,10 @@ END
 $$;
 
 -- A consumer's group commit of cursor moves; see commit_cursors in queries.sql. Parallel arrays, one element
--- per move; p_first_seq is NULL for events read from the log, else the move's handed-over events are
--- p_first_seq..p_last_seq with ids p_ids[p_first_id ...]. One primary-key statement per move: a single
--- UPDATE ... FROM unnest() got a generic plan that hash-joined every cursor of the subscription.
+-- per move; p_first_seq is 0 for events read from the log (sequences start at 1), else the move's
+-- handed-over events are p_first_seq..p_last_seq with ids p_ids[p_first_id ...]. One primary-key statement
+-- per move: a single UPDATE ... FROM unnest() got a generic plan that hash-joined every cursor of the
+-- subscription.
 CREATE FUNCTION ${schema}.${p}commit_cursors(p_subscription bigint, p_topic bigint[], p_partition integer[],
                                              p_expected bigint[], p_position bigint[], p_epoch bigint[],
                                              p_first_seq bigint[], p_last_seq bigint[], p_first_id integer[],
@@ -102,7 +103,7 @@ BEGIN
   PERFORM set_config('plan_cache_mode', 'force_generic_plan', true),
           set_config('synchronous_commit', 'off', true);
   FOR i IN 1 .. coalesce(array_length(p_topic, 1), 0) LOOP
-    held := p_first_seq[i] IS NULL
+    held := p_first_seq[i] = 0
             OR (SELECT count(*) FROM ${schema}.${p}log l
                  WHERE l.topic_id = p_topic[i] AND l.partition = p_partition[i]
                    AND l.seq BETWEEN p_first_seq[i] AND p_last_seq[i]

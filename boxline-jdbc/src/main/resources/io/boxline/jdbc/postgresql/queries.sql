@@ -286,7 +286,7 @@ WITH held AS (
 SELECT (SELECT same FROM held), EXISTS (SELECT 1 FROM moved), set_config('synchronous_commit', 'off', true)
 
 -- Several cursor moves of one subscription in one statement (a consumer's group commit, see CursorCommitter):
--- each move is commit_cursor, or commit_cursor_if_log_holds where first_seq is set (its ids are the slice of
+-- each move is commit_cursor, or commit_cursor_if_log_holds where first_seq is not 0 (its ids are the slice of
 -- the last array that starts at first_id). Moves stand alone: a fenced one or one whose events the log no
 -- longer holds changes nothing and does not stop the others. Returns per move, in input order: whether the
 -- log held its events, whether the cursor moved, and whether the stored epoch is still the move's (not
