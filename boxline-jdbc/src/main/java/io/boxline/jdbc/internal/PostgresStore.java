@@ -31,6 +31,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -54,6 +55,12 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   private final AtomicLong sequencedSinceVacuum = new AtomicLong();
 
   private final AtomicLong outboxVacuums = new AtomicLong();
+  private final AtomicBoolean vacuuming = new AtomicBoolean();
+  private volatile Thread vacuumThread;
+
+  /** How long {@link #close} waits for a running outbox vacuum. */
+  private static final long VACUUM_CLOSE_WAIT_MILLIS = 10_000;
+
   private volatile PostgresListener listener;
   private final IdleConnection idle;
   private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
@@ -360,9 +367,15 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
     if (outboxVacuumEvery > 0
         && batch.events() > 0
-        && sequencedSinceVacuum.addAndGet(batch.events()) >= outboxVacuumEvery) {
+        && sequencedSinceVacuum.addAndGet(batch.events()) >= outboxVacuumEvery
+        && vacuuming.compareAndSet(false, true)) {
       sequencedSinceVacuum.set(0);
-      vacuumOutbox();
+      // On a thread of its own: under load a vacuum can wait seconds for the pages producers are
+      // inserting into (W1 saw 1.5 s), and sequencing must not wait with it.
+      Thread t = new Thread(this::vacuumOutbox, "boxline-outbox-vacuum-" + schema + "." + prefix);
+      t.setDaemon(true);
+      vacuumThread = t;
+      t.start();
     }
     return batch;
   }
@@ -386,6 +399,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
           "could not vacuum the outbox (sequencing goes on, but its batches slow down until"
               + " autovacuum or the retention loop vacuums it): "
               + e.getMessage());
+    } finally {
+      vacuuming.set(false);
     }
   }
 
@@ -848,6 +863,21 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     if (listener != null) {
       listener.stop();
       listener = null;
+    }
+    Thread vacuum = vacuumThread;
+    if (vacuum != null) {
+      try {
+        vacuum.join(VACUUM_CLOSE_WAIT_MILLIS); // it holds a pooled connection the caller may close
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (vacuum.isAlive()) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "closing while the outbox vacuum still runs after "
+                + VACUUM_CLOSE_WAIT_MILLIS
+                + " ms; it ends with its connection");
+      }
     }
     idle.close();
   }
