@@ -209,11 +209,12 @@ public interface Boxline extends AutoCloseable {
     }
 
     /**
-     * Shortest time from the end of one sequencer batch to the start of the next, 0 to 100 ms
-     * (default 1 ms); a batch that came back full drains again at once. Under load, events that
-     * commit meanwhile travel in one batch: one statement, one wake-up and one cursor commit per
-     * consumer partition instead of one each. A publish that finds the sequencer idle for longer is
-     * sequenced at once, so it costs latency only under load, and at most this much.
+     * Shortest time from the end of a sequencer batch that carried more than one event to the start
+     * of the next, 0 to 100 ms (default 1 ms); a batch that came back full drains again at once.
+     * Under load, events that commit meanwhile travel in one batch: one statement, one wake-up and
+     * one group commit of cursors instead of one each. After a batch of one event (commits coming
+     * one at a time) nothing is held back, and a publish that finds the sequencer idle for longer
+     * is sequenced at once: it costs latency only under load, and at most this much.
      */
     public Builder sequencerBatchSpacing(Duration spacing) {
       this.sequencerBatchSpacing = Objects.requireNonNull(spacing, "spacing");

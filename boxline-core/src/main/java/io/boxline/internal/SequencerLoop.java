@@ -177,9 +177,11 @@ final class SequencerLoop implements WakeupListener {
             continue;
           }
         }
-        spacedSinceNanos = 0;
-        pending = false;
         if (work) {
+          // Only a batch ends the spacing: a look that finds nothing to do yet (a hint's tail not
+          // due) must not, or spacing never applied to plain publish(conn, ...) producers.
+          spacedSinceNanos = 0;
+          pending = false;
           long started = System.nanoTime();
           SequencedBatch batch = store.sequence(owner, ttl, batchSize, assigner, recent.wanted());
           if (!batch.leaseHeld()) {
@@ -202,7 +204,9 @@ final class SequencerLoop implements WakeupListener {
               pending = true; // more waiting: drain again at once
               continue;
             }
-            spacedSinceNanos = spacingNanos == 0 ? 0 : System.nanoTime();
+            // Space the next batch only when commits already arrive faster than one per batch: a
+            // lone event (a quiet system, or 200/s) is never held back.
+            spacedSinceNanos = spacingNanos == 0 || batch.events() < 2 ? 0 : System.nanoTime();
             if (System.nanoTime() - lastUncertainNanos < UNCERTAIN_WINDOW_NANOS) {
               // Stragglers that commit just after this batch: look again shortly, backing off.
               tailStepNanos = TAIL_FIRST_NANOS;

@@ -8,35 +8,64 @@ import io.boxline.testkit.Await;
 import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.suite.SuiteSupport;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Commits that arrive within the batch spacing after a batch travel together in the next one. */
+/**
+ * Under load (a batch carried more than one event), commits that arrive within the batch spacing
+ * after a batch travel together in the next one; commits that come one at a time are not held.
+ */
 class PostgresSequencerSpacingTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  @Test
-  void commitsWithinTheSpacingAfterABatchAreSequencedTogether() {
+  /**
+   * Batches the sequencer needs for 4 threads × 25 commits, with the given spacing, and the
+   * milliseconds the commits took.
+   */
+  private static long[] batchesFor100ConcurrentCommits(Duration spacing) throws Exception {
     try (TestDatabase db = TestDatabase.create("spacing")) {
-      Boxline boxline = db.boxline(b -> b.sequencerBatchSpacing(Duration.ofMillis(100)));
+      Boxline boxline = db.boxline(b -> b.sequencerBatchSpacing(spacing));
       TopicName t = SuiteSupport.topic(boxline, "acme/spacing/events", 1);
       SuiteSupport.publish(boxline, t, "first", 1);
       Await.until(WAIT, "the first event sequenced", () -> boxline.stats().eventsSequenced() == 1);
       long batchesBefore = boxline.stats().sequencerBatches();
 
       long started = System.nanoTime();
-      SuiteSupport.publish(boxline, t, "k", 10); // ten transactions, each reporting its commit
+      ExecutorService producers = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+          String key = "p" + p;
+          done.add(producers.submit(() -> SuiteSupport.publish(boxline, t, key, 25)));
+        }
+        for (Future<?> f : done) {
+          f.get(30, TimeUnit.SECONDS);
+        }
+      } finally {
+        producers.shutdownNow();
+      }
       long elapsedMillis = (System.nanoTime() - started) / 1_000_000;
-      Await.until(WAIT, "all eleven sequenced", () -> boxline.stats().eventsSequenced() == 11);
-
-      // Without spacing each commit starts a batch of its own (about ten). With it, the commits
-      // gather into one batch per 100 ms window (the most spacing allows) that the publishing
-      // touched: the first may find the sequencer idle and go at once, and the windows need not
-      // start when the publishing does.
-      long batches = boxline.stats().sequencerBatches() - batchesBefore;
-      assertThat(batches)
-          .as("batches for 10 commits made in %d ms", elapsedMillis)
-          .isLessThanOrEqualTo(3 + elapsedMillis / 100)
-          .isLessThan(10);
+      Await.until(WAIT, "all 101 sequenced", () -> boxline.stats().eventsSequenced() == 101);
+      return new long[] {boxline.stats().sequencerBatches() - batchesBefore, elapsedMillis};
     }
+  }
+
+  @Test
+  void concurrentCommitsGatherIntoFewBatches() throws Exception {
+    // Spacing 100 ms (the most allowed): once a batch carries two events, the commits of the next
+    // 100 ms wait and travel together, so 100 commits made in T ms need about T / 100 batches
+    // (plus the one-event batches before load showed). Without spacing each batch takes what has
+    // committed at that moment: dozens of batches.
+    long[] spaced = batchesFor100ConcurrentCommits(Duration.ofMillis(100));
+    long[] unspaced = batchesFor100ConcurrentCommits(Duration.ZERO);
+    assertThat(spaced[0])
+        .as("batches with spacing, commits made in %d ms", spaced[1])
+        .isLessThanOrEqualTo(5 + spaced[1] / 100);
+    assertThat(unspaced[0]).as("batches without spacing").isGreaterThan(spaced[0]);
   }
 }
