@@ -44,6 +44,12 @@ final class SequencerLoop implements WakeupListener {
   private final long idlePollNanos;
   private final long spacingNanos;
 
+  /** The spacing after the last batch: a share of {@link #spacingNanos} by how full it was. */
+  private long currentSpacingNanos;
+
+  /** Events beyond the first that earn the whole spacing. */
+  private static final int SPACING_STEPS = 4;
+
   /**
    * When the last batch that moved events but was not full ended; 0 when spacing does not apply.
    */
@@ -171,7 +177,7 @@ final class SequencerLoop implements WakeupListener {
         boolean work = pending || (tailStepNanos != 0 && System.nanoTime() >= tailDueNanos);
         if (work && spacedSinceNanos != 0) {
           // Under load, let the commits of the next moment gather into one batch.
-          long early = spacedSinceNanos + spacingNanos - System.nanoTime();
+          long early = spacedSinceNanos + currentSpacingNanos - System.nanoTime();
           if (early > 0) {
             signal.await(early);
             continue;
@@ -204,9 +210,13 @@ final class SequencerLoop implements WakeupListener {
               pending = true; // more waiting: drain again at once
               continue;
             }
-            // Space the next batch only when commits already arrive faster than one per batch: a
-            // lone event (a quiet system, or 200/s) is never held back.
-            spacedSinceNanos = spacingNanos == 0 || batch.events() < 2 ? 0 : System.nanoTime();
+            // Space the next batch only when commits already arrive faster than one per batch (a
+            // lone event, a quiet system or 200/s, is never held back), and the longer the more
+            // events came together: a quarter of the spacing per event beyond the first, up to all
+            // of it from five events on. Larger batches cost less per event.
+            int extra = Math.min(batch.events() - 1, SPACING_STEPS);
+            currentSpacingNanos = spacingNanos * extra / SPACING_STEPS;
+            spacedSinceNanos = currentSpacingNanos == 0 ? 0 : System.nanoTime();
             if (System.nanoTime() - lastUncertainNanos < UNCERTAIN_WINDOW_NANOS) {
               // Stragglers that commit just after this batch: look again shortly, backing off.
               tailStepNanos = TAIL_FIRST_NANOS;
