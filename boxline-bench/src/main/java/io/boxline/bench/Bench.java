@@ -175,10 +175,11 @@ public final class Bench {
     for (String w : args[0].toLowerCase(Locale.ROOT).split(",")) {
       if (w.equals("all")) {
         workloads.addAll(List.of("w1", "w2", "w3"));
-      } else if (List.of("w1", "w2", "w3").contains(w)) {
+      } else if (List.of("w1", "w2", "w3", "w1-parts").contains(w)) {
         workloads.add(w);
       } else {
-        throw new IllegalArgumentException("unknown workload " + w + "; use w1, w2, w3 or all");
+        throw new IllegalArgumentException(
+            "unknown workload " + w + "; use w1, w2, w3, all or w1-parts");
       }
     }
     Options o = Options.parse(Arrays.asList(args).subList(1, args.length));
@@ -217,6 +218,13 @@ public final class Bench {
             report.append(Report.w2(o, r));
           }
           case "w3" -> report.append(Report.w3(o, new W3Idle(o, db, runSchema).run()));
+          case "w1-parts" -> {
+            List<W1Parts.Part> r;
+            try (HikariDataSource pool = db.pool("bench-w1-parts", o.pool, null)) {
+              r = new W1Parts(o, db, pool, runSchema).run();
+            }
+            report.append(Report.w1Parts(o, r));
+          }
           default -> throw new IllegalStateException(w);
         }
         flush(report);

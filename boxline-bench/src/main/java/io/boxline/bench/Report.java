@@ -197,6 +197,51 @@ final class Report {
     return t.toString();
   }
 
+  static String w1Parts(Bench.Options o, List<W1Parts.Part> parts) {
+    StringBuilder sb = new StringBuilder();
+    sb.append(
+        Stats.f(
+            "## W1 taken apart%n%n%d producer threads, %d events per mode, one event per"
+                + " transaction, %d partitions; raw = plain tables, outbox = publish only (no"
+                + " sequencer), sequencer = plus sequencing, full = plus a no-op consumer"
+                + " (concurrency %d, batch %d). CPU from /proc (whole machine; this JVM is the"
+                + " producers and Boxline, the rest mostly the database).%n%n",
+            o.w1Threads, o.w1Events, o.partitions, o.w1ConsumerConcurrency, o.w1ConsumerBatch));
+    Table t =
+        new Table(
+            "Round",
+            "Mode",
+            "Events/s",
+            "vs raw",
+            "CPU µs/event",
+            "this JVM µs/event",
+            "transactions/event",
+            "WAL bytes/event",
+            "WAL records/event",
+            "events/sequencer batch",
+            "events/consumer batch");
+    double raw = Double.NaN;
+    for (W1Parts.Part p : parts) {
+      if (p.mode().equals("raw")) {
+        raw = p.eventsPerSecond();
+      }
+      t.row(
+          p.round(),
+          p.mode(),
+          Stats.rate(p.eventsPerSecond()),
+          Stats.f("%.2f×", p.eventsPerSecond() / raw),
+          Stats.f("%.0f", p.cpuMicrosPerEvent()),
+          Stats.f("%.0f", p.jvmMicrosPerEvent()),
+          Stats.f("%.2f", p.transactionsPerEvent()),
+          Stats.f("%.0f", p.walBytesPerEvent()),
+          Stats.f("%.1f", p.walRecordsPerEvent()),
+          p.eventsPerSequencerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerSequencerBatch()),
+          p.eventsPerConsumerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerConsumerBatch()));
+    }
+    sb.append(t).append('\n');
+    return sb.toString();
+  }
+
   static String w3(Bench.Options o, List<W3Idle.Result> results) {
     StringBuilder sb = new StringBuilder();
     sb.append(

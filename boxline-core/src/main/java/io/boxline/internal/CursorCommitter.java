@@ -23,7 +23,9 @@ import java.util.function.Function;
  * at once.
  *
  * <p>Each worker still waits for its own outcome before it goes on, so fencing and the
- * compare-and-set on the cursor keep their meaning. A failed call fails every move in it.
+ * compare-and-set on the cursor keep their meaning. A failed call fails every move in it. The wait
+ * ignores interrupts (a stopping consumer abandons no commit halfway); it is bounded by the store
+ * call under way.
  */
 final class CursorCommitter {
   private final Function<List<CursorMove>, List<CommitOutcome>> commitAll;
@@ -118,22 +120,28 @@ final class CursorCommitter {
       }
     } catch (RuntimeException e) {
       failure = e;
-    }
-    calls.incrementAndGet();
-    moves.addAndGet(list.size());
-    lock.lock(); // the waiting workers read their request under the lock
-    try {
-      for (int i = 0; i < batch.size(); i++) {
-        Request r = batch.get(i);
-        if (failure != null) {
-          r.failure = failure;
-        } else {
-          r.outcome = outcomes.get(i);
-        }
-        r.done = true;
-      }
     } finally {
-      lock.unlock();
+      // Even when an Error escapes: every request of the call is decided, or its worker, no
+      // longer in the waiting list, would wait for good.
+      if (outcomes == null && failure == null) {
+        failure = new IllegalStateException("the cursor commit failed with an error");
+      }
+      calls.incrementAndGet();
+      moves.addAndGet(list.size());
+      lock.lock(); // the waiting workers read their request under the lock
+      try {
+        for (int i = 0; i < batch.size(); i++) {
+          Request r = batch.get(i);
+          if (failure != null) {
+            r.failure = failure;
+          } else {
+            r.outcome = outcomes.get(i);
+          }
+          r.done = true;
+        }
+      } finally {
+        lock.unlock();
+      }
     }
   }
 

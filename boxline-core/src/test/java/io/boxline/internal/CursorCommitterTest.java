@@ -158,6 +158,45 @@ class CursorCommitterTest {
   }
 
   @Test
+  void anErrorInTheCallStillDecidesTheWaitingMoves() throws Exception {
+    Calls store = new Calls();
+    CursorCommitter committer =
+        new CursorCommitter(
+            moves -> {
+              List<CommitOutcome> out = store.commit(moves);
+              if (store.calls.size() == 2) {
+                throw new StackOverflowError("simulated");
+              }
+              return out;
+            });
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
+    assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    Future<CommitOutcome> a = workers.submit(() -> committer.commit(move(1, 2)));
+    Future<CommitOutcome> b = workers.submit(() -> committer.commit(move(2, 2)));
+    await("two moves waiting", () -> committer.waiting() == 2);
+    store.release.countDown();
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    // The leader of the second call gets the Error, the other move a failure: neither hangs.
+    int errors = 0;
+    int failures = 0;
+    for (Future<CommitOutcome> f : List.of(a, b)) {
+      try {
+        f.get(10, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof StackOverflowError) {
+          errors++;
+        } else if (e.getCause() instanceof IllegalStateException) {
+          failures++;
+        }
+      }
+    }
+    assertThat(errors).isEqualTo(1);
+    assertThat(failures).isEqualTo(1);
+    assertThat(committer.commit(move(3, 1))).isEqualTo(CommitOutcome.COMMITTED);
+  }
+
+  @Test
   void aStoreThatAnswersTheWrongNumberOfOutcomesFailsTheMoves() {
     CursorCommitter committer = new CursorCommitter(moves -> List.of());
     assertThatThrownBy(() -> committer.commit(move(0, 1)))
