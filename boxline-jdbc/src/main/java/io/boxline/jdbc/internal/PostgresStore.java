@@ -369,10 +369,10 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         && batch.events() > 0
         && sequencedSinceVacuum.addAndGet(batch.events()) >= outboxVacuumEvery
         && vacuuming.compareAndSet(false, true)) {
-      sequencedSinceVacuum.set(0);
       // On a thread of its own: under load a vacuum can wait seconds for the pages producers are
       // inserting into (W1 saw 1.5 s), and sequencing must not wait with it.
-      Thread t = new Thread(this::vacuumOutbox, "boxline-outbox-vacuum-" + schema + "." + prefix);
+      Thread t =
+          new Thread(this::vacuumOutboxWhileDue, "boxline-outbox-vacuum-" + schema + "." + prefix);
       t.setDaemon(true);
       vacuumThread = t;
       t.start();
@@ -388,19 +388,30 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
    * short for about 1 µs per event. A vacuum that fails (say, the user does not own the table) only
    * logs: sequencing goes on.
    */
+  private void vacuumOutboxWhileDue() {
+    while (true) {
+      sequencedSinceVacuum.set(0);
+      vacuumOutbox();
+      vacuuming.set(false);
+      // A batch that reached the threshold while this ran could not start a vacuum: do it here
+      // (or that batch's next sibling does, if it wins the flag).
+      if (sequencedSinceVacuum.get() < outboxVacuumEvery || !vacuuming.compareAndSet(false, true)) {
+        return;
+      }
+    }
+  }
+
   private void vacuumOutbox() {
     try (Connection c = connect();
         Statement st = c.createStatement()) {
       st.execute(sql("vacuum_outbox"));
       outboxVacuums.incrementAndGet();
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException e) {
       LOG.log(
           System.Logger.Level.WARNING,
           "could not vacuum the outbox (sequencing goes on, but its batches slow down until"
               + " autovacuum or the retention loop vacuums it): "
               + e.getMessage());
-    } finally {
-      vacuuming.set(false);
     }
   }
 
