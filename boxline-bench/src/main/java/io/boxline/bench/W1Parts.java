@@ -14,15 +14,12 @@ import io.boxline.jdbc.JdbcStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 
 /**
@@ -144,29 +141,33 @@ final class W1Parts {
       long cpu0 = machineTicks();
       long jvm0 = jvmTicks();
       long t0 = System.nanoTime();
-      produce(
-          events,
-          (c, index, key) -> {
-            try (PreparedStatement ps = c.prepareStatement(business)) {
-              ps.setString(1, "customer-" + (index % 977));
-              ps.setLong(2, 1000 + index % 90000);
-              ps.executeUpdate();
-            }
-            if (publisher == null) {
-              int partition = Partitioner.kafkaCompatible().partition(key, o.partitions);
-              db.kind.insertPlainEvents(c, plain, index, new String[] {key}, new int[] {partition});
-            } else {
-              publisher.publish(
-                  c,
-                  OutgoingEvent.builder(topic)
-                      .id(Payloads.id(index))
-                      .type("order.placed")
-                      .key(key)
-                      .contentType("application/json")
-                      .payload(Payloads.payload(index))
-                      .build());
-            }
-          });
+      new W1Throughput(o, db, pool, runSchema)
+          .produce(
+              1,
+              events,
+              (c, index, keys) -> {
+                String key = keys[0];
+                try (PreparedStatement ps = c.prepareStatement(business)) {
+                  ps.setString(1, "customer-" + (index % 977));
+                  ps.setLong(2, 1000 + index % 90000);
+                  ps.executeUpdate();
+                }
+                if (publisher == null) {
+                  int partition = Partitioner.kafkaCompatible().partition(key, o.partitions);
+                  db.kind.insertPlainEvents(
+                      c, plain, index, new String[] {key}, new int[] {partition});
+                } else {
+                  publisher.publish(
+                      c,
+                      OutgoingEvent.builder(topic)
+                          .id(Payloads.id(index))
+                          .type("order.placed")
+                          .key(key)
+                          .contentType("application/json")
+                          .payload(Payloads.payload(index))
+                          .build());
+                }
+              });
       if (consumer != null && !handled.await(120, TimeUnit.SECONDS)) {
         throw new BenchFailure("W1 parts: the consumer did not handle " + events + " events");
       }
@@ -197,52 +198,6 @@ final class W1Parts {
         boxline.close();
       }
       db.dropSchema(schema);
-    }
-  }
-
-  @FunctionalInterface
-  private interface Txn {
-    void write(Connection c, long index, String key) throws SQLException;
-  }
-
-  /** W1's producers: {@code o.w1Threads} threads, one event per transaction. */
-  private void produce(int events, Txn body) throws Exception {
-    int threads = o.w1Threads;
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    List<Thread> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      int me = t;
-      Thread w =
-          new Thread(
-              () -> {
-                try {
-                  for (int i = me; i < events && failure.get() == null; i += threads) {
-                    String key =
-                        "customer-" + (me + threads * (i % W1Throughput.KEYS_PER_PRODUCER));
-                    try (Connection c = pool.getConnection()) {
-                      c.setAutoCommit(false);
-                      try {
-                        body.write(c, i, key);
-                        c.commit();
-                      } catch (SQLException | RuntimeException e) {
-                        c.rollback();
-                        throw e;
-                      }
-                    }
-                  }
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
-                }
-              },
-              "parts-producer-" + t);
-      workers.add(w);
-      w.start();
-    }
-    for (Thread w : workers) {
-      w.join();
-    }
-    if (failure.get() != null) {
-      throw new BenchFailure("W1 parts: a producer failed: " + failure.get());
     }
   }
 

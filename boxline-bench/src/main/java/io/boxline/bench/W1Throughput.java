@@ -253,7 +253,7 @@ final class W1Throughput {
    * keys of its own, so the per-key order it produces is checkable at the consumer. Returns the
    * System.nanoTime() at start and after the last commit.
    */
-  private long[] produce(int txnSize, int events, TxnBody body) throws Exception {
+  long[] produce(int txnSize, int events, TxnBody body) throws Exception {
     int threads = o.w1Threads;
     int txns = events / txnSize;
     if (txns * txnSize != events) {

@@ -886,32 +886,25 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
       CommitOutcome outcome;
       long position = batch.get(done - 1).sequence();
-      if (parks.isEmpty()) {
-        // The common case: committed together with the other partitions' moves of this moment.
-        CursorMove move;
-        if (handedOver) {
-          int n = done - committed;
-          long[] sequences = new long[n];
-          UUID[] ids = new UUID[n];
-          for (int i = 0; i < n; i++) {
-            Event e = batch.get(committed + i);
-            sequences[i] = e.sequence();
-            ids[i] = e.id();
-          }
-          move = new CursorMove(p.key, p.position, position, p.epoch, sequences, ids);
-        } else {
-          move = CursorMove.read(p.key, p.position, position, p.epoch);
-        }
-        outcome = cursorCommits.commit(move);
-      } else if (handedOver) {
+      // Handed-over events commit only if the log still holds them: name them.
+      long[] sequences = null;
+      UUID[] ids = null;
+      if (handedOver) {
         int n = done - committed;
-        long[] sequences = new long[n];
-        UUID[] ids = new UUID[n];
+        sequences = new long[n];
+        ids = new UUID[n];
         for (int i = 0; i < n; i++) {
           Event e = batch.get(committed + i);
           sequences[i] = e.sequence();
           ids[i] = e.id();
         }
+      }
+      if (parks.isEmpty()) {
+        // The common case: committed together with the other partitions' moves of this moment.
+        outcome =
+            cursorCommits.commit(
+                new CursorMove(p.key, p.position, position, p.epoch, sequences, ids));
+      } else if (handedOver) {
         outcome =
             store.commitBatchIfLogHolds(
                 subscription.id(),
