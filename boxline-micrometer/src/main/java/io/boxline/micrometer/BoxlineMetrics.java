@@ -9,7 +9,9 @@ import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.ValidationException;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -71,6 +73,7 @@ public final class BoxlineMetrics implements BoxlineObserver {
   private Boxline boxline;
   private Thread collector;
   private Gauge leaderGauge;
+  private final List<Meter> handOverMeters = new java.util.ArrayList<>();
   private volatile boolean running;
 
   /** Query-based gauges this instance registered, by (subscription, topic, partition). */
@@ -121,6 +124,18 @@ public final class BoxlineMetrics implements BoxlineObserver {
               .description("1 while this instance holds the sequencer lease (and collects gauges)")
               .strongReference(true)
               .register(registry);
+      for (boolean hit : new boolean[] {true, false}) {
+        handOverMeters.add(
+            FunctionCounter.builder(
+                    "boxline.handover",
+                    boxline,
+                    b -> hit ? b.stats().handOverHits() : b.stats().handOverMisses())
+                .tag("result", hit ? "hit" : "miss")
+                .description(
+                    "consumer batches taken from the sequencer's in-memory hand-over (hit) or read"
+                        + " from the log because the hand-over did not hold them (miss)")
+                .register(registry));
+      }
       running = true;
       collector = new Thread(this::collect, "boxline-metrics-" + boxline.instanceId());
       collector.setDaemon(true);
@@ -153,6 +168,8 @@ public final class BoxlineMetrics implements BoxlineObserver {
         registry.remove(leaderGauge);
         leaderGauge = null;
       }
+      handOverMeters.forEach(registry::remove);
+      handOverMeters.clear();
     }
   }
 

@@ -92,6 +92,10 @@ class BoxlineMetricsTest {
       assertThat(count(registry, "boxline.events.published")).isEqualTo(20);
       assertThat(registry.get("boxline.sequencer.events").counter().count()).isEqualTo(20);
       assertThat(registry.get("boxline.sequencer.batch.duration").timer().count()).isPositive();
+      assertThat(registry.get("boxline.handover").tag("result", "hit").functionCounter().count())
+          .isEqualTo(boxline.stats().handOverHits());
+      assertThat(registry.get("boxline.handover").tag("result", "miss").functionCounter().count())
+          .isEqualTo(boxline.stats().handOverMisses());
       // Each poison event: 3 attempts, each failing; the first two are followed by a retry.
       assertThat(count(registry, "boxline.events.failed", "poison")).isEqualTo(9);
       assertThat(count(registry, "boxline.events.retried", "poison")).isEqualTo(6);
@@ -134,6 +138,7 @@ class BoxlineMetricsTest {
       boxline.close();
       assertThat(registry.find("boxline.subscription.backlog").gauges()).isEmpty();
       assertThat(registry.find("boxline.sequencer.leader").gauges()).isEmpty();
+      assertThat(registry.find("boxline.handover").functionCounters()).isEmpty();
     }
   }
 
