@@ -1,6 +1,9 @@
 package io.boxline.spi;
 
-/** What {@link Store#commitBatch} or {@link Store#commitBatchIfLogHolds} did. */
+/**
+ * What {@link Store#commitBatch}, {@link Store#commitBatchIfLogHolds} or one move of {@link
+ * Store#commitCursors} did.
+ */
 public enum CommitOutcome {
   /** The cursor moved (and the parks were written). */
   COMMITTED,
