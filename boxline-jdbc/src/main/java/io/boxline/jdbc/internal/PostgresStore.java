@@ -717,6 +717,10 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
   }
 
+  /**
+   * The same check of the log as the group commit, through the same function: one move, and in a
+   * transaction with its parks when it has some.
+   */
   @Override
   public CommitOutcome commitBatchIfLogHolds(
       long subscriptionId,
@@ -727,28 +731,16 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       List<Park> parks,
       long[] sequences,
       UUID[] eventIds) {
+    List<CursorMove> move =
+        List.of(new CursorMove(partition, expectedPosition, position, epoch, sequences, eventIds));
     if (parks.isEmpty()) {
-      try (Connection c = connect()) { // one auto-commit statement
-        return commitIfLogHolds(
-            c, subscriptionId, partition, expectedPosition, position, epoch, sequences, eventIds);
-      } catch (SQLException e) {
-        throw fail("commit_cursor_if_log_holds", e);
-      }
+      return commitCursors(subscriptionId, move).get(0);
     }
     return tx(
-        "commit_cursor_if_log_holds",
+        "commit_cursors",
         c -> {
           parking.insertParks(c, subscriptionId, partition, parks);
-          CommitOutcome outcome =
-              commitIfLogHolds(
-                  c,
-                  subscriptionId,
-                  partition,
-                  expectedPosition,
-                  position,
-                  epoch,
-                  sequences,
-                  eventIds);
+          CommitOutcome outcome = commitCursors(c, subscriptionId, move).get(0);
           if (outcome != CommitOutcome.COMMITTED) {
             c.rollback(); // park nothing
           }
@@ -758,6 +750,15 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
 
   @Override
   public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    try (Connection c = connect()) { // one auto-commit statement
+      return commitCursors(c, subscriptionId, moves);
+    } catch (SQLException e) {
+      throw fail("commit_cursors", e);
+    }
+  }
+
+  private List<CommitOutcome> commitCursors(
+      Connection c, long subscriptionId, List<CursorMove> moves) throws SQLException {
     // Primitive arrays travel in pgjdbc's binary array format: building ten text arrays with
     // createArrayOf was most of a worker's time in W1. A first sequence of 0 (sequences start at 1)
     // marks a move over events read from the log.
@@ -786,8 +787,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         ids.addAll(Arrays.asList(m.heldIds()));
       }
     }
-    try (Connection c = connect(); // one auto-commit statement
-        PreparedStatement ps = c.prepareStatement(sql("commit_cursors"))) {
+    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursors"))) {
       ps.setLong(1, subscriptionId);
       ps.setObject(2, topics);
       ps.setObject(3, partitions);
@@ -810,53 +810,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         }
       }
       return outcomes;
-    } catch (SQLException e) {
-      throw fail("commit_cursors", e);
     }
-  }
-
-  private CommitOutcome commitIfLogHolds(
-      Connection c,
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      long[] sequences,
-      UUID[] eventIds)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor_if_log_holds"))) {
-      long first = sequences[0];
-      long last = sequences[sequences.length - 1];
-      if (last - first + 1 != sequences.length) {
-        throw new IllegalArgumentException(
-            "handed-over events must have consecutive sequences: " + first + ".." + last);
-      }
-      ps.setLong(1, last);
-      ps.setLong(2, first);
-      ps.setLong(3, partition.topicId());
-      ps.setInt(4, partition.partition());
-      ps.setLong(5, first);
-      ps.setLong(6, last);
-      ps.setArray(7, c.createArrayOf("uuid", eventIds));
-      ps.setLong(8, first);
-      ps.setLong(9, position);
-      ps.setLong(10, subscriptionId);
-      ps.setLong(11, partition.topicId());
-      ps.setInt(12, partition.partition());
-      ps.setLong(13, epoch);
-      ps.setLong(14, expectedPosition);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        if (!rs.getBoolean(1)) {
-          return CommitOutcome.LOG_CHANGED;
-        }
-        if (rs.getBoolean(2)) {
-          return CommitOutcome.COMMITTED;
-        }
-      }
-    }
-    return whyCursorStayed(c, subscriptionId, partition, epoch);
   }
 
   // ------------------------------------------------------------------ wake-ups

@@ -266,32 +266,15 @@ RETURNING set_config('synchronous_commit', 'off', true)
 -- name: cursor_epoch
 SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = ? AND partition = ?
 
--- For events the sequencer handed over in memory (not read from the log): moves the cursor only if the log
--- holds exactly these event ids at these sequences, which a database crash that lost the sequencer's
--- asynchronous commit would have changed. Returns whether the log held them and whether the cursor moved.
--- The events are the consecutive sequences first..last, ids in that order: a range scan of the primary key
--- (a join with unnest() was planned as a scan of the whole partition).
--- name: commit_cursor_if_log_holds
-WITH held AS (
-  SELECT count(*) = ? - ? + 1 AS same
-    FROM ${schema}.${p}log l
-   WHERE l.topic_id = ? AND l.partition = ? AND l.seq BETWEEN ? AND ?
-     AND l.event_id = (?::uuid[])[l.seq - ? + 1]
-), moved AS (
-  UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
-   WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND position = ?
-     AND (SELECT same FROM held)
-  RETURNING 1
-)
-SELECT (SELECT same FROM held), EXISTS (SELECT 1 FROM moved), set_config('synchronous_commit', 'off', true)
-
 -- Several cursor moves of one subscription in one statement (a consumer's group commit, see CursorCommitter):
--- each move is commit_cursor, or commit_cursor_if_log_holds where first_seq is not 0 (its ids are the slice of
--- the last array that starts at first_id). Moves stand alone: a fenced one or one whose events the log no
--- longer holds changes nothing and does not stop the others. Returns per move, in input order: whether the
--- log held its events, whether the cursor moved, and whether the stored epoch is still the move's (not
--- moved with the same epoch: the cursor stands elsewhere, lost commits; another epoch: fenced). The SQL is
--- the function of V9__kept_plans.sql.
+-- each move is commit_cursor, or, where first_seq is not 0, moves the cursor only if the log holds exactly the
+-- handed-over events first_seq..last_seq with the ids of the last array from first_id on (a database crash
+-- that lost the sequencer's asynchronous commit would have changed them; a primary-key range scan). Moves stand
+-- alone: a fenced one or one whose events the log no longer holds changes nothing and does not stop the others.
+-- Returns per move, in input order: whether the log held its events, whether the cursor moved, and whether the
+-- stored epoch is still the move's (not moved with the same epoch: the cursor stands elsewhere, lost commits;
+-- another epoch: fenced). The SQL is the function of V9__kept_plans.sql. commitBatchIfLogHolds (a batch with
+-- parks) runs it too, for one move, in the transaction that writes the parks.
 -- name: commit_cursors
 SELECT * FROM ${schema}.${p}commit_cursors(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 

@@ -68,4 +68,27 @@ class PostgresSequencerSpacingTest {
         .isLessThanOrEqualTo(5 + spaced[1] / 100);
     assertThat(unspaced[0]).as("batches without spacing").isGreaterThan(spaced[0]);
   }
+
+  @Test
+  void commitsThatComeOneAtATimeAreNotHeld() {
+    try (TestDatabase db = TestDatabase.create("spacing_lone")) {
+      Boxline boxline = db.boxline(b -> b.sequencerBatchSpacing(Duration.ofMillis(100)));
+      TopicName t = SuiteSupport.topic(boxline, "acme/spacing/lone", 1);
+      SuiteSupport.publish(boxline, t, "warm", 1);
+      Await.until(WAIT, "the first event sequenced", () -> boxline.stats().eventsSequenced() == 1);
+
+      // Each commit waits for the one before it to be sequenced, so every batch carries one event
+      // and none may be spaced. Were they, each would wait up to 100 ms after the batch before it:
+      // about 2 s for 20. Sequenced at once they take a few milliseconds each.
+      long started = System.nanoTime();
+      for (int i = 1; i <= 20; i++) {
+        SuiteSupport.publish(boxline, t, "k", 1);
+        long expected = 1 + i;
+        Await.until(
+            WAIT, "event " + i + " sequenced", () -> boxline.stats().eventsSequenced() == expected);
+      }
+      long elapsedMillis = (System.nanoTime() - started) / 1_000_000;
+      assertThat(elapsedMillis).as("20 lone commits sequenced one by one").isLessThan(1_000);
+    }
+  }
 }
