@@ -54,7 +54,6 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   /** Events sequenced since the outbox was last vacuumed. */
   private final AtomicLong sequencedSinceVacuum = new AtomicLong();
 
-  private final AtomicLong outboxVacuums = new AtomicLong();
   private final AtomicBoolean vacuuming = new AtomicBoolean();
   private volatile Thread vacuumThread;
 
@@ -405,7 +404,6 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     try (Connection c = connect();
         Statement st = c.createStatement()) {
       st.execute(sql("vacuum_outbox"));
-      outboxVacuums.incrementAndGet();
     } catch (SQLException | RuntimeException e) {
       LOG.log(
           System.Logger.Level.WARNING,
@@ -413,11 +411,6 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
               + " autovacuum or the retention loop vacuums it): "
               + e.getMessage());
     }
-  }
-
-  /** How often the sequencer vacuumed the outbox (see {@link #vacuumOutbox}). */
-  public long outboxVacuums() {
-    return outboxVacuums.get();
   }
 
   /**
