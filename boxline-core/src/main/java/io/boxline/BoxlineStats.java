@@ -13,6 +13,13 @@ package io.boxline;
  * @param handOverHits batches that local consumers took from the events this instance's sequencer
  *     had just appended, without reading the log (PostgreSQL)
  * @param handOverMisses batches that local plain or batch consumers had to read from the log
+ * @param cursorCommitCalls store calls of the consumers' group commit of cursor moves (batches
+ *     without retried or dead-lettered events, handlers without a transaction of their own)
+ * @param cursorMovesCommitted cursor moves those calls carried (moved or refused); divided by the
+ *     calls, how many moves one call gathers
+ * @param outboxVacuums vacuums of the outbox started by this instance's sequencer that succeeded
+ *     (PostgreSQL; see {@code JdbcStore.Builder.outboxVacuumEvery})
+ * @param outboxVacuumFailures such vacuums that failed (logged; sequencing goes on, slower)
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -23,4 +30,8 @@ public record BoxlineStats(
     long retentionRuns,
     long retentionDeleted,
     long handOverHits,
-    long handOverMisses) {}
+    long handOverMisses,
+    long cursorCommitCalls,
+    long cursorMovesCommitted,
+    long outboxVacuums,
+    long outboxVacuumFailures) {}

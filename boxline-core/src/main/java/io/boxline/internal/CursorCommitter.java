@@ -33,14 +33,27 @@ final class CursorCommitter {
   private final Condition changed = lock.newCondition();
   private final List<Request> waiting = new ArrayList<>();
   private boolean committing;
-  private final AtomicLong calls = new AtomicLong();
-  private final AtomicLong moves = new AtomicLong();
+  private final AtomicLong calls;
+  private final AtomicLong moves;
 
   /**
    * @param commitAll commits moves together, outcomes in input order (Store#commitCursors)
    */
   CursorCommitter(Function<List<CursorMove>, List<CommitOutcome>> commitAll) {
+    this(commitAll, new AtomicLong(), new AtomicLong());
+  }
+
+  /**
+   * @param calls counts the store calls made (shared by the consumers of one instance)
+   * @param moves counts the moves those calls carried
+   */
+  CursorCommitter(
+      Function<List<CursorMove>, List<CommitOutcome>> commitAll,
+      AtomicLong calls,
+      AtomicLong moves) {
     this.commitAll = commitAll;
+    this.calls = calls;
+    this.moves = moves;
   }
 
   private static final class Request {
@@ -162,7 +175,7 @@ final class CursorCommitter {
     }
   }
 
-  /** Store calls made so far. */
+  /** Store calls made so far (by every committer sharing the counter). */
   long calls() {
     return calls.get();
   }

@@ -36,6 +36,7 @@ import io.boxline.TransactionalHandler;
 import io.boxline.ValidationException;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
+import io.boxline.spi.StoreStats;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -49,6 +50,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** The engine behind {@link Boxline}. */
 public final class DefaultBoxline implements Boxline {
@@ -91,6 +93,11 @@ public final class DefaultBoxline implements Boxline {
   private final Tasks tasks = new DefaultTasks(this);
   private final RetentionLoop retention;
   private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
+
+  /** The consumers' group commits of cursors: store calls, and the moves they carried. */
+  private final AtomicLong cursorCommitCalls = new AtomicLong();
+
+  private final AtomicLong cursorMovesCommitted = new AtomicLong();
   private final AtomicInteger consumerCounter = new AtomicInteger();
   private final Object lifecycle = new Object();
   private boolean started;
@@ -252,6 +259,7 @@ public final class DefaultBoxline implements Boxline {
 
   @Override
   public BoxlineStats stats() {
+    StoreStats storeStats = store.stats();
     return new BoxlineStats(
         sequencer != null && sequencer.isLeader(),
         sequencer == null ? 0 : sequencer.batches.get(),
@@ -261,7 +269,11 @@ public final class DefaultBoxline implements Boxline {
         retention == null ? 0 : retention.runs.get(),
         retention == null ? 0 : retention.deleted.get(),
         recent.hits.get(),
-        recent.misses.get());
+        recent.misses.get(),
+        cursorCommitCalls.get(),
+        cursorMovesCommitted.get(),
+        storeStats.outboxVacuums(),
+        storeStats.outboxVacuumFailures());
   }
 
   @Override
@@ -589,6 +601,8 @@ public final class DefaultBoxline implements Boxline {
                   observers.hooks(subscription.name(), hooks),
                   inboxKey,
                   observers),
+              cursorCommitCalls,
+              cursorMovesCommitted,
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

@@ -199,6 +199,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       RecentEvents recent,
       SubscriptionInfo subscription,
       Settings settings,
+      AtomicLong commitCalls,
+      AtomicLong commitMoves,
       Runnable onClose) {
     this.store = store;
     // A transactional handler commits its cursor inside its own transaction, where the check that
@@ -209,7 +211,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     this.bus = bus;
     this.subscription = subscription;
     this.cursorCommits =
-        new CursorCommitter(moves -> store.commitCursors(subscription.id(), moves));
+        new CursorCommitter(
+            moves -> store.commitCursors(subscription.id(), moves), commitCalls, commitMoves);
     this.s = settings;
     this.id = settings.id();
     this.group = subscription.name();

@@ -292,6 +292,11 @@ public interface Store extends AutoCloseable {
    */
   boolean listen(WakeupListener listener);
 
+  /** Counters of the store's own background work; the default has none. */
+  default StoreStats stats() {
+    return StoreStats.NONE;
+  }
+
   /** Stops the listener and releases resources. Safe to call twice. */
   @Override
   void close();

@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +79,24 @@ class CursorCommitterTest {
     assertThat(store.calls).containsExactly(List.of(move(0, 5)));
     assertThat(committer.calls()).isEqualTo(1);
     assertThat(committer.moves()).isEqualTo(1);
+  }
+
+  @Test
+  void theCommittersOfOneInstanceCountIntoTheSameCounters() {
+    Calls store = new Calls();
+    store.release.countDown();
+    AtomicLong calls = new AtomicLong();
+    AtomicLong moves = new AtomicLong();
+    CursorCommitter first = new CursorCommitter(store::commit, calls, moves);
+    CursorCommitter second = new CursorCommitter(store::commit, calls, moves);
+
+    first.commit(move(0, 5));
+    second.commit(move(1, 7));
+    second.commit(move(1, 9));
+
+    assertThat(calls).hasValue(3);
+    assertThat(moves).hasValue(3);
+    assertThat(first.calls()).isEqualTo(3);
   }
 
   @Test

@@ -73,7 +73,7 @@ public final class BoxlineMetrics implements BoxlineObserver {
   private Boxline boxline;
   private Thread collector;
   private Gauge leaderGauge;
-  private final List<Meter> handOverMeters = new java.util.ArrayList<>();
+  private final List<Meter> statsMeters = new java.util.ArrayList<>();
   private volatile boolean running;
 
   /** Query-based gauges this instance registered, by (subscription, topic, partition). */
@@ -125,7 +125,7 @@ public final class BoxlineMetrics implements BoxlineObserver {
               .strongReference(true)
               .register(registry);
       for (boolean hit : new boolean[] {true, false}) {
-        handOverMeters.add(
+        statsMeters.add(
             FunctionCounter.builder(
                     "boxline.handover",
                     boxline,
@@ -134,6 +134,30 @@ public final class BoxlineMetrics implements BoxlineObserver {
                 .description(
                     "consumer batches taken from the sequencer's in-memory hand-over (hit) or read"
                         + " from the log because the hand-over did not hold them (miss)")
+                .register(registry));
+      }
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.cursor.commit.calls", boxline, b -> b.stats().cursorCommitCalls())
+              .description(
+                  "store calls of the consumers' group commit of cursor moves; the moves per call"
+                      + " are boxline.cursor.commit.moves divided by this")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.cursor.commit.moves", boxline, b -> b.stats().cursorMovesCommitted())
+              .description("cursor moves carried by those calls (moved or refused)")
+              .register(registry));
+      for (boolean ok : new boolean[] {true, false}) {
+        statsMeters.add(
+            FunctionCounter.builder(
+                    "boxline.outbox.vacuums",
+                    boxline,
+                    b -> ok ? b.stats().outboxVacuums() : b.stats().outboxVacuumFailures())
+                .tag("result", ok ? "ok" : "failed")
+                .description(
+                    "vacuums of the outbox started by this instance's sequencer (PostgreSQL); a"
+                        + " failed one is logged and sequencing slows until one succeeds")
                 .register(registry));
       }
       running = true;
@@ -168,8 +192,8 @@ public final class BoxlineMetrics implements BoxlineObserver {
         registry.remove(leaderGauge);
         leaderGauge = null;
       }
-      handOverMeters.forEach(registry::remove);
-      handOverMeters.clear();
+      statsMeters.forEach(registry::remove);
+      statsMeters.clear();
     }
   }
 

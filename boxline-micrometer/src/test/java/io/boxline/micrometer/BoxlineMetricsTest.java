@@ -96,6 +96,16 @@ class BoxlineMetricsTest {
           .isEqualTo(boxline.stats().handOverHits());
       assertThat(registry.get("boxline.handover").tag("result", "miss").functionCounter().count())
           .isEqualTo(boxline.stats().handOverMisses());
+      assertThat(
+              registry.get("boxline.outbox.vacuums").tag("result", "ok").functionCounter().count())
+          .isEqualTo(boxline.stats().outboxVacuums());
+      assertThat(
+              registry
+                  .get("boxline.outbox.vacuums")
+                  .tag("result", "failed")
+                  .functionCounter()
+                  .count())
+          .isZero();
       // Each poison event: 3 attempts, each failing; the first two are followed by a retry.
       assertThat(count(registry, "boxline.events.failed", "poison")).isEqualTo(9);
       assertThat(count(registry, "boxline.events.retried", "poison")).isEqualTo(6);
@@ -134,11 +144,21 @@ class BoxlineMetricsTest {
       Await.until(WAIT, "lag back to 0 after catching up", () -> maxLag(registry), v -> v == 0);
       assertThat(count(registry, "boxline.events.published")).isEqualTo(25);
       assertThat(count(registry, "boxline.events.dead.lettered", "poison")).isEqualTo(3);
+      // Batches with dead letters commit with their parks; the last five came through the group
+      // commit of cursors.
+      Await.until(WAIT, "group commits counted", () -> boxline.stats().cursorCommitCalls() > 0);
+      assertThat(registry.get("boxline.cursor.commit.calls").functionCounter().count())
+          .isEqualTo(boxline.stats().cursorCommitCalls());
+      assertThat(registry.get("boxline.cursor.commit.moves").functionCounter().count())
+          .isEqualTo(boxline.stats().cursorMovesCommitted())
+          .isGreaterThanOrEqualTo(boxline.stats().cursorCommitCalls());
 
       boxline.close();
       assertThat(registry.find("boxline.subscription.backlog").gauges()).isEmpty();
       assertThat(registry.find("boxline.sequencer.leader").gauges()).isEmpty();
       assertThat(registry.find("boxline.handover").functionCounters()).isEmpty();
+      assertThat(registry.find("boxline.cursor.commit.calls").functionCounters()).isEmpty();
+      assertThat(registry.find("boxline.outbox.vacuums").functionCounters()).isEmpty();
     }
   }
 

@@ -12,6 +12,7 @@ import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.StoreStats;
 import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.sql.Array;
@@ -55,6 +56,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   private final AtomicLong sequencedSinceVacuum = new AtomicLong();
 
   private final AtomicBoolean vacuuming = new AtomicBoolean();
+  private final AtomicLong outboxVacuums = new AtomicLong();
+  private final AtomicLong outboxVacuumFailures = new AtomicLong();
   private volatile Thread vacuumThread;
 
   /** How long {@link #close} waits for a running outbox vacuum. */
@@ -404,13 +407,20 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     try (Connection c = connect();
         Statement st = c.createStatement()) {
       st.execute(sql("vacuum_outbox"));
+      outboxVacuums.incrementAndGet();
     } catch (SQLException | RuntimeException e) {
+      outboxVacuumFailures.incrementAndGet();
       LOG.log(
           System.Logger.Level.WARNING,
           "could not vacuum the outbox (sequencing goes on, but its batches slow down until"
               + " autovacuum or the retention loop vacuums it): "
               + e.getMessage());
     }
+  }
+
+  @Override
+  public StoreStats stats() {
+    return new StoreStats(outboxVacuums.get(), outboxVacuumFailures.get());
   }
 
   /**

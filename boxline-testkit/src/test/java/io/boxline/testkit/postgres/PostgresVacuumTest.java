@@ -126,7 +126,13 @@ class PostgresVacuumTest {
           Duration.ofSeconds(30),
           "vacuum number " + round + " of the outbox by the sequencer",
           () -> query("SELECT vacuum_count " + stats) >= expected);
+      // The vacuum thread counts after its statement returns, a moment after the server does.
+      Await.until(
+          Duration.ofSeconds(30),
+          "outbox vacuum number " + round + " counted",
+          () -> boxline.stats().outboxVacuums() >= expected);
     }
     assertThat(query("SELECT autovacuum_count " + stats)).isZero();
+    assertThat(boxline.stats().outboxVacuumFailures()).isZero();
   }
 }
