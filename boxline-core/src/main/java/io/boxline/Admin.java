@@ -29,6 +29,23 @@ public interface Admin {
   Optional<SubscriptionInfo> subscription(String name);
 
   /**
+   * Moves every cursor of a subscription to {@code to}, back or forward: {@link
+   * StartPosition#earliest()} delivers everything still in the log again, {@link
+   * StartPosition#at(java.time.Instant)} the events created from then on, {@link
+   * StartPosition#latest()} skips the backlog. Positions are computed as for a new subscription.
+   * Retries, waiting events and dead letters of the subscription after the new positions are
+   * dropped, since they will be delivered again; those before stay. A consumer with an inbox skips
+   * events it recorded.
+   *
+   * <p>The subscription must have no live consumers (as with Kafka's offset reset): close them
+   * first, rewind, start them again. Returns the new positions.
+   *
+   * @throws BusySubscriptionException when a consumer of the subscription is live
+   * @throws NotFoundException when the subscription does not exist
+   */
+  List<PartitionLag> rewind(String subscription, StartPosition to);
+
+  /**
    * Position, backlog and (where the store reports it) age of the oldest unhandled event of every
    * partition of a subscription.
    */

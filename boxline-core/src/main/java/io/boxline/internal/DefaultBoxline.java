@@ -6,6 +6,7 @@ import io.boxline.Boxline;
 import io.boxline.BoxlineException;
 import io.boxline.BoxlineObserver;
 import io.boxline.BoxlineStats;
+import io.boxline.BusySubscriptionException;
 import io.boxline.Consumer;
 import io.boxline.ConsumerBuilder;
 import io.boxline.ConsumerHooks;
@@ -25,6 +26,7 @@ import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
 import io.boxline.RetentionPolicy;
 import io.boxline.RetryPolicy;
+import io.boxline.StartPosition;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
@@ -353,6 +355,20 @@ public final class DefaultBoxline implements Boxline {
               .orElseThrow(
                   () ->
                       new NotFoundException("subscription '" + subscription + "' does not exist"));
+      return store.lagWithAge(s.id());
+    }
+
+    @Override
+    public List<PartitionLag> rewind(String subscription, StartPosition to) {
+      Objects.requireNonNull(to, "to");
+      SubscriptionInfo s = existing(subscription);
+      // A running consumer would carry on from the position it holds in memory.
+      List<String> live = settings.coordination().liveMembers(s.name());
+      if (!live.isEmpty()) {
+        throw new BusySubscriptionException(s.name(), live, "rewind");
+      }
+      store.rewindCursors(s.id(), to);
+      LOG.log(Level.INFO, "subscription {0} rewound to {1}", s.name(), to);
       return store.lagWithAge(s.id());
     }
 

@@ -931,8 +931,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         long stored = storedPosition(p);
         LOG.log(
             Level.WARNING,
-            "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (database restarted and"
-                + " lost asynchronous commits?); delivering again from there",
+            "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (rewound while it ran,"
+                + " or the database restarted and lost asynchronous commits); delivering again from"
+                + " there",
             id,
             p.ref(),
             stored,

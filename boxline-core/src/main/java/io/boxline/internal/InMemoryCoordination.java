@@ -160,6 +160,22 @@ public final class InMemoryCoordination implements CoordinationStore {
   }
 
   @Override
+  public synchronized List<String> liveMembers(String group) {
+    long now = clock.millis();
+    List<String> live = new ArrayList<>();
+    group(group)
+        .members
+        .forEach(
+            (id, m) -> {
+              if (m[1] > now) {
+                live.add(id);
+              }
+            });
+    live.sort(null);
+    return live;
+  }
+
+  @Override
   public synchronized int forceRelease(String group, Collection<PartitionKey> partitions) {
     int n = 0;
     for (PartitionKey k : partitions) {

@@ -66,6 +66,14 @@ public interface CoordinationStore extends AutoCloseable {
    */
   void setPolicy(Optional<String> group, Optional<GroupPolicy> policy);
 
+  /**
+   * The ids of the group's live members (checked in and not expired), sorted; operator actions that
+   * need an idle group ask this. The default throws {@link UnsupportedOperationException}.
+   */
+  default List<String> liveMembers(String group) {
+    throw new UnsupportedOperationException(describe() + " cannot list live members");
+  }
+
   /** Frees leases of these partitions regardless of owner (operator action; tests). */
   default int forceRelease(String group, Collection<PartitionKey> partitions) {
     throw new UnsupportedOperationException(describe() + " cannot force-release leases");

@@ -43,6 +43,16 @@ public interface Store extends AutoCloseable {
 
   SubscriptionInfo createSubscription(SubscriptionSpec spec);
 
+  /**
+   * Moves every cursor of the subscription to {@code to} (computed as when a subscription is
+   * created there) and drops its parked events after the new positions, in one transaction; returns
+   * the number of cursors. The caller makes sure no consumer runs. The default throws {@link
+   * UnsupportedOperationException}.
+   */
+  default int rewindCursors(long subscriptionId, io.boxline.StartPosition to) {
+    throw new UnsupportedOperationException(describe() + " cannot rewind subscriptions");
+  }
+
   Optional<SubscriptionInfo> findSubscription(String name);
 
   List<PartitionLag> lag(long subscriptionId);

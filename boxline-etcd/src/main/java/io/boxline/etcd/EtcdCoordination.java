@@ -487,6 +487,21 @@ public final class EtcdCoordination implements CoordinationStore {
   }
 
   @Override
+  public List<String> liveMembers(String group) {
+    String op = "liveMembers(group " + group + ")";
+    ensureOpen(op);
+    // Member keys live on etcd leases: a key that exists belongs to a member that is alive.
+    ByteSequence prefix = Keys.bytes(keys.membersPath(group));
+    GetResponse r = calls.await(op, kv.get(prefix, prefixRange(prefix)));
+    List<String> live = new ArrayList<>();
+    for (KeyValue e : r.getKvs()) {
+      live.add(Values.member(e).id());
+    }
+    live.sort(null);
+    return live;
+  }
+
+  @Override
   public int forceRelease(String group, Collection<PartitionKey> partitions) {
     String op = "forceRelease(group " + group + ")";
     Set<PartitionKey> chosen = Set.copyOf(partitions);

@@ -195,6 +195,23 @@ final class PostgresCoordination implements CoordinationStore {
   }
 
   @Override
+  public List<String> liveMembers(String group) {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(q.get("live_members"))) {
+      ps.setString(1, group);
+      List<String> live = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          live.add(rs.getString(1));
+        }
+      }
+      return live;
+    } catch (SQLException e) {
+      throw fail("live_members", e);
+    }
+  }
+
+  @Override
   public int forceRelease(String group, Collection<PartitionKey> partitions) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(q.get("force_release"))) {

@@ -237,6 +237,24 @@ abstract class SqlCoordination implements CoordinationStore {
   }
 
   @Override
+  public List<String> liveMembers(String group) {
+    return run(
+        "live_members",
+        c -> {
+          List<String> live = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(db.sql("live_members"))) {
+            ps.setString(1, group);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                live.add(rs.getString(1));
+              }
+            }
+          }
+          return live;
+        });
+  }
+
+  @Override
   public int forceRelease(String group, Collection<PartitionKey> partitions) {
     if (partitions.isEmpty()) {
       return 0;

@@ -371,6 +371,34 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
         });
   }
 
+  @Override
+  public int rewindCursors(long subscriptionId, StartPosition to) {
+    String statement =
+        switch (to.kind()) {
+          case EARLIEST -> "rewind_cursors_earliest";
+          case LATEST -> "rewind_cursors_latest";
+          case TIMESTAMP -> "rewind_cursors_at";
+        };
+    return db.tx(
+        statement,
+        c -> {
+          int cursors;
+          try (PreparedStatement ps = c.prepareStatement(sql(statement))) {
+            int at = 1;
+            if (to.kind() == StartPosition.Kind.TIMESTAMP) {
+              bindInstant(ps, at++, to.timestamp());
+            }
+            ps.setLong(at, subscriptionId);
+            cursors = ps.executeUpdate();
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql("unpark_after_cursors"))) {
+            ps.setLong(1, subscriptionId);
+            ps.executeUpdate();
+          }
+          return cursors;
+        });
+  }
+
   private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
     long id;
     Instant created;

@@ -98,6 +98,38 @@ SELECT ?, p.topic_id, p.partition,
        CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
   FROM ${schema}.${p}partition p WHERE p.topic_id = ?
 
+
+-- Rewinding a subscription (Admin.rewind; its group has no live consumers): every cursor moves to the start
+-- position, computed as at creation (insert_cursors_*), in one transaction with unpark_after_cursors.
+-- name: rewind_cursors_earliest
+UPDATE ${schema}.${p}cursor SET position = 0, updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
+ WHERE subscription_id = ?
+
+-- name: rewind_cursors_latest
+UPDATE ${schema}.${p}cursor c
+   SET position = (SELECT p.last_seq FROM ${schema}.${p}partition p
+                    WHERE p.topic_id = c.topic_id AND p."PARTITION" = c."PARTITION"),
+       updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
+ WHERE c.subscription_id = ?
+
+-- Parameters: the timestamp, then the subscription.
+-- name: rewind_cursors_at
+UPDATE ${schema}.${p}cursor c
+   SET position = COALESCE((SELECT MIN(l.seq) - 1 FROM ${schema}.${p}log l
+                             WHERE l.topic_id = c.topic_id AND l."PARTITION" = c."PARTITION" AND l.created_at >= ?),
+                           (SELECT p.last_seq FROM ${schema}.${p}partition p
+                             WHERE p.topic_id = c.topic_id AND p."PARTITION" = c."PARTITION")),
+       updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
+ WHERE c.subscription_id = ?
+
+-- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
+-- name: unpark_after_cursors
+DELETE FROM ${schema}.${p}parked k
+ WHERE k.subscription_id = ?
+   AND k.seq > (SELECT c.position FROM ${schema}.${p}cursor c
+                 WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
+                   AND c."PARTITION" = k."PARTITION")
+
 -- name: lag
 SELECT n.path, t.name, c.partition, c.position, p.last_seq
   FROM ${schema}.${p}cursor c
@@ -296,6 +328,10 @@ UPDATE ${schema}.${p}cursor
 MERGE INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at) KEY (group_name, member_id)
 VALUES (?, ?, ?, CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT),
         CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) + ?)
+
+-- The group's live members, for operator actions that need an idle group (Admin.rewind).
+-- name: live_members
+SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) ORDER BY member_id
 
 -- name: check_in
 SELECT 'm' AS kind, member_id AS who, weight, CAST(NULL AS BIGINT) AS topic_id, CAST(NULL AS INT) AS part,

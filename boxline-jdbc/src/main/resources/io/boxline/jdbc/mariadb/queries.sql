@@ -99,6 +99,39 @@ SELECT ?, p.topic_id, p.`partition`,
        UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
   FROM ${schema}.${p}partition p WHERE p.topic_id = ?
 
+
+-- Rewinding a subscription (Admin.rewind; its group has no live consumers): every cursor moves to the start
+-- position, computed as at creation (insert_cursors_*), in one transaction with unpark_after_cursors.
+-- name: rewind_cursors_earliest
+UPDATE ${schema}.${p}cursor SET position = 0, updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+ WHERE subscription_id = ?
+
+-- name: rewind_cursors_latest
+UPDATE ${schema}.${p}cursor c
+  JOIN ${schema}.${p}partition p ON p.topic_id = c.topic_id AND p.`partition` = c.`partition`
+   SET c.position = p.last_seq, c.updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+ WHERE c.subscription_id = ?
+
+-- Parameters: the timestamp, then the subscription.
+-- name: rewind_cursors_at
+UPDATE ${schema}.${p}cursor c
+  JOIN ${schema}.${p}partition p ON p.topic_id = c.topic_id AND p.`partition` = c.`partition`
+   SET c.position = COALESCE((SELECT MIN(l.seq) - 1 FROM ${schema}.${p}log l
+                               WHERE l.topic_id = c.topic_id AND l.`partition` = c.`partition` AND l.created_at >= ?),
+                             p.last_seq),
+       c.updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+ WHERE c.subscription_id = ?
+
+-- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
+-- (Not DELETE alias FROM ... JOIN: MariaDB resolves a multi-table DELETE's alias in the default database.)
+-- name: unpark_after_cursors
+DELETE FROM ${schema}.${p}parked
+ WHERE subscription_id = ?
+   AND seq > (SELECT c.position FROM ${schema}.${p}cursor c
+               WHERE c.subscription_id = ${schema}.${p}parked.subscription_id
+                 AND c.topic_id = ${schema}.${p}parked.topic_id
+                 AND c.`partition` = ${schema}.${p}parked.`partition`)
+
 -- name: lag
 SELECT n.path, t.name, c.`partition`, c.position, p.last_seq
   FROM ${schema}.${p}cursor c
@@ -315,6 +348,10 @@ VALUES (?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),
         UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) + ?)
 ON DUPLICATE KEY UPDATE weight = VALUES(weight), heartbeat_at = VALUES(heartbeat_at),
                         expires_at = VALUES(expires_at)
+
+-- The group's live members, for operator actions that need an idle group (Admin.rewind).
+-- name: live_members
+SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) ORDER BY member_id
 
 -- name: check_in
 SELECT 'm' AS kind, member_id AS who, weight, NULL AS topic_id, NULL AS part, NULL AS epoch,

@@ -84,6 +84,34 @@ SELECT ?, p.topic_id, p.partition,
                 p.last_seq)
   FROM ${schema}.${p}partition p WHERE p.topic_id = ?
 
+
+-- Rewinding a subscription (Admin.rewind; its group has no live consumers): every cursor moves to the start
+-- position, computed as at creation (insert_cursors_*), in one transaction with unpark_after_cursors.
+-- name: rewind_cursors_earliest
+UPDATE ${schema}.${p}cursor SET position = 0, updated_at = now() WHERE subscription_id = ?
+
+-- name: rewind_cursors_latest
+UPDATE ${schema}.${p}cursor c SET position = p.last_seq, updated_at = now()
+  FROM ${schema}.${p}partition p
+ WHERE c.subscription_id = ? AND p.topic_id = c.topic_id AND p.partition = c.partition
+
+-- Parameters: the timestamp, then the subscription.
+-- name: rewind_cursors_at
+UPDATE ${schema}.${p}cursor c
+   SET position = coalesce((SELECT min(l.seq) - 1 FROM ${schema}.${p}log l
+                             WHERE l.topic_id = c.topic_id AND l.partition = c.partition AND l.created_at >= ?),
+                           p.last_seq),
+       updated_at = now()
+  FROM ${schema}.${p}partition p
+ WHERE c.subscription_id = ? AND p.topic_id = c.topic_id AND p.partition = c.partition
+
+-- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
+-- name: unpark_after_cursors
+DELETE FROM ${schema}.${p}parked k
+ USING ${schema}.${p}cursor c
+ WHERE k.subscription_id = ? AND c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
+   AND c.partition = k.partition AND k.seq > c.position
+
 -- name: lag
 SELECT n.path, t.name, c.partition, c.position, p.last_seq
   FROM ${schema}.${p}cursor c
@@ -286,6 +314,10 @@ UPDATE ${schema}.${p}cursor c
  WHERE c.subscription_id = ? AND c.topic_id = v.topic_id AND c.partition = v.partition
    AND c.epoch < v.epoch
 RETURNING c.topic_id, c.partition, c.position
+
+-- The group's live members, for operator actions that need an idle group (Admin.rewind).
+-- name: live_members
+SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > now() ORDER BY member_id
 
 -- ---------------------------------------------------------------- consumer-group coordination
 -- One round trip per check-in: the heartbeat upsert runs even though the query does not read it.

@@ -71,6 +71,22 @@ public abstract class CoordinationBehaviour {
   }
 
   @Test
+  void liveMembersListsTheCheckedInMembersUntilTheyLeaveOrExpire() {
+    assertThat(store.liveMembers(group)).isEmpty();
+    store.checkIn(group, "b", 1, Duration.ofSeconds(30));
+    store.checkIn(group, "a", 1, Duration.ofSeconds(30));
+    store.checkIn(group, "short", 1, Duration.ofMillis(300));
+    store.checkIn(group + "-other", "x", 1, Duration.ofSeconds(30));
+    assertThat(store.liveMembers(group)).containsExactly("a", "b", "short");
+    store.leave(group, "b");
+    io.boxline.testkit.Await.until(
+        Duration.ofSeconds(10),
+        "short expires",
+        () -> store.liveMembers(group),
+        m -> m.equals(List.of("a")));
+  }
+
+  @Test
   void acquireIsACompareAndSetAndEpochsOnlyGrow() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     long[] first = store.acquire(group, List.of(p(0), p(1)), "a");

@@ -7,17 +7,22 @@ import static io.boxline.testkit.suite.SuiteSupport.raw;
 import static io.boxline.testkit.suite.SuiteSupport.subscribe;
 import static io.boxline.testkit.suite.SuiteSupport.topic;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.Boxline;
+import io.boxline.BusySubscriptionException;
 import io.boxline.Consumer;
+import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
 import io.boxline.EventType;
 import io.boxline.EventTypes;
+import io.boxline.NotFoundException;
 import io.boxline.OutgoingEvent;
 import io.boxline.PartitionLag;
 import io.boxline.Partitioner;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
+import io.boxline.RetryPolicy;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
@@ -46,6 +51,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -556,6 +562,113 @@ public abstract class FoundationBehaviour {
     assertThat(boxline.admin().createSubscription(SubscriptionSpec.of("latest", t)).name())
         .isEqualTo("latest");
     assertThat(SuiteSupport.totalPosition(boxline.admin().lag("latest"))).isEqualTo(10);
+  }
+
+  @Test
+  void rewindDeliversAgainFromEarliestOrATimestampOrSkipsToLatest() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/rewind", 2);
+    subscribe(boxline, "s", t);
+    publish(boxline, t, "a", 6);
+    Recorder first = new Recorder();
+    Consumer running = boxline.consumer("s").handler(first::record).start();
+    Await.until(WAIT, "6 events", () -> first.size() >= 6);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThatThrownBy(() -> boxline.admin().rewind("s", StartPosition.earliest()))
+        .isInstanceOf(BusySubscriptionException.class)
+        .hasMessageContaining("live consumers")
+        .hasMessageContaining("close them");
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isEqualTo(6);
+    running.close();
+
+    List<PartitionLag> rewound = boxline.admin().rewind("s", StartPosition.earliest());
+    assertThat(SuiteSupport.totalPosition(rewound)).isZero();
+    assertThat(rewound.stream().mapToLong(PartitionLag::backlog).sum()).isEqualTo(6);
+    Recorder again = new Recorder();
+    Consumer c = boxline.consumer("s").handler(again::record).start();
+    Await.until(WAIT, "6 events again", () -> again.size() >= 6);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    c.close();
+    assertThat(again.all).hasSize(6).allMatch(e -> body(e).startsWith("a"));
+
+    Instant between = db.databaseNow();
+    publish(boxline, t, "b", 4);
+    Recorder third = new Recorder();
+    c = boxline.consumer("s").handler(third::record).start();
+    Await.until(WAIT, "4 new events", () -> third.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    c.close();
+    assertThat(SuiteSupport.totalPosition(boxline.admin().rewind("s", StartPosition.at(between))))
+        .isEqualTo(6);
+    Recorder fromThen = new Recorder();
+    c = boxline.consumer("s").handler(fromThen::record).start();
+    Await.until(WAIT, "the 4 events since then", () -> fromThen.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    c.close();
+    assertThat(fromThen.all).hasSize(4).allMatch(e -> body(e).startsWith("b"));
+
+    // Forward: the backlog is skipped.
+    publish(boxline, t, "skipped", 3);
+    Await.until(
+        WAIT,
+        "3 more sequenced",
+        () -> boxline.admin().lag("s").stream().mapToLong(PartitionLag::backlog).sum() == 3);
+    List<PartitionLag> skipped = boxline.admin().rewind("s", StartPosition.latest());
+    assertThat(SuiteSupport.totalPosition(skipped)).isEqualTo(13);
+    assertThat(skipped.stream().mapToLong(PartitionLag::backlog).sum()).isZero();
+    Recorder latest = new Recorder();
+    boxline.consumer("s").handler(latest::record).start();
+    publish(boxline, t, "d", 2);
+    Await.until(WAIT, "2 new events", () -> latest.size() >= 2);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(latest.all).hasSize(2).allMatch(e -> body(e).startsWith("d"));
+
+    assertThatThrownBy(() -> boxline.admin().rewind("nope", StartPosition.earliest()))
+        .isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void rewindDropsTheDeadLettersItWillDeliverAgain() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/rewind/dead", 1);
+    subscribe(boxline, "s", t);
+    publish(boxline, t, "k", 5);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    Recorder handled = new Recorder();
+    Consumer c =
+        boxline
+            .consumer("s")
+            .retryPolicy(
+                RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                    .inPlaceAttempts(1)
+                    .maxAttempts(1))
+            .handler(
+                e -> {
+                  if (body(e).equals("k-2") && broken.get()) {
+                    throw new IllegalStateException("k-2 fails");
+                  }
+                  handled.record(e);
+                })
+            .start();
+    Await.until(
+        WAIT,
+        "k-2 dead-lettered",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
+    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    c.close();
+
+    boxline.admin().rewind("s", StartPosition.earliest());
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s"))).isEmpty();
+    broken.set(false);
+    Recorder again = new Recorder();
+    boxline.consumer("s").handler(again::record).start();
+    Await.until(WAIT, "all 5 again", () -> again.size() >= 5);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(again.all)
+        .extracting(SuiteSupport::body)
+        .containsExactly("k-0", "k-1", "k-2", "k-3", "k-4");
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s"))).isEmpty();
   }
 
   @Test
