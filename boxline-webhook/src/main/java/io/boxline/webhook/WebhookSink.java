@@ -9,6 +9,7 @@ import io.boxline.webhook.internal.HttpDelivery;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,7 +47,8 @@ import java.util.regex.Pattern;
  *
  * <p><b>Signature.</b> With a signing secret every request carries {@code X-Boxline-Signature:
  * sha256=<hex>} (header name configurable), the HMAC-SHA256 of the exact body bytes; receivers
- * check it with {@link WebhookSignature#verify}.
+ * check it with {@link WebhookSignature#verify}. With {@link Builder#standardWebhooksSecret} it is
+ * also signed as Standard Webhooks specify, with a timestamp that bounds replays.
  */
 public final class WebhookSink implements Sink {
   /** How events are grouped into requests. */
@@ -100,6 +102,8 @@ public final class WebhookSink implements Sink {
     private final Map<String, String> headers = new LinkedHashMap<>();
     private byte[] secret;
     private String signatureHeader = DEFAULT_SIGNATURE_HEADER;
+    private byte[] standardKey;
+    private Clock clock = Clock.systemUTC();
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private HttpClient client;
@@ -178,6 +182,27 @@ public final class WebhookSink implements Sink {
       return signingSecret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Signs every request the <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> way
+     * as well (default: not): headers {@code webhook-id} (the event id; for a batch request an id
+     * derived from its events' ids), {@code webhook-timestamp} (unix seconds at each attempt) and
+     * {@code webhook-signature} ({@code v1,<base64 HMAC-SHA256 of id.timestamp.body>}). Receivers
+     * verify with any Standard Webhooks library, or {@link WebhookSignature#verifyStandard}, and
+     * refuse requests whose timestamp is too old (replays).
+     *
+     * @param secret {@code whsec_} and the key in base64, as those libraries generate it
+     */
+    public Builder standardWebhooksSecret(String secret) {
+      this.standardKey = WebhookSignature.standardKey(secret);
+      return this;
+    }
+
+    /** Clock of the {@code webhook-timestamp} header (default the system clock; for tests). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
     /** Header that carries the signature (default {@value #DEFAULT_SIGNATURE_HEADER}). */
     public Builder signatureHeader(String name) {
       if (name == null || !TOKEN.matcher(name).matches()) {
@@ -245,6 +270,8 @@ public final class WebhookSink implements Sink {
               Map.copyOf(headers),
               secret,
               signatureHeader,
+              standardKey,
+              clock,
               requestTimeout));
     }
 

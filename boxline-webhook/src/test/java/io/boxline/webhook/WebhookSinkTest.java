@@ -119,6 +119,90 @@ class WebhookSinkTest {
     }
   }
 
+  @Test
+  void signsTheStandardWebhooksWayWithTheEventIdAndTheSameIdWhenABatchIsSentAgain()
+      throws IOException {
+    String secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    java.time.Clock clock =
+        java.time.Clock.fixed(
+            java.time.Instant.ofEpochSecond(1_800_000_000), java.time.ZoneOffset.UTC);
+    AtomicInteger unverified = new AtomicInteger();
+    try (TestEndpoint endpoint =
+        new TestEndpoint(
+                r -> {
+                  requests.incrementAndGet();
+                  if (!WebhookSignature.verifyStandard(
+                          secret,
+                          r.header("webhook-id"),
+                          r.header("webhook-timestamp"),
+                          r.body(),
+                          r.header("webhook-signature"),
+                          Duration.ofMinutes(5),
+                          clock)
+                      || !r.header("webhook-id").equals(r.header("ce-id"))
+                      || !"1800000000".equals(r.header("webhook-timestamp"))) {
+                    unverified.incrementAndGet();
+                  }
+                  recordBinary(r);
+                  return TestEndpoint.Response.OK;
+                })
+            .start()) {
+      List<UUID> ids = fx.publish(20, 5, 10);
+      WebhookSink sink =
+          WebhookSink.builder()
+              .url(endpoint.url())
+              .signingSecret(SECRET)
+              .standardWebhooksSecret(secret)
+              .clock(clock)
+              .build();
+      try (Relay relay = relay(sink).start()) {
+        Await.until(WAIT, "20 events posted", check::distinct, n -> n >= 20);
+        Await.until(WAIT, "cursor past every event", () -> fx.backlog() == 0);
+      }
+      assertThat(check.missing(ids)).isEmpty();
+      assertThat(unverified).hasValue(0);
+      assertThat(badSignatures).hasValue(0);
+    }
+
+    // Batch delivery: the first attempt fails, the retry carries the same webhook-id.
+    List<String> batchIds = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicInteger attempts = new AtomicInteger();
+    try (TestEndpoint endpoint =
+        new TestEndpoint(
+                r -> {
+                  batchIds.add(r.header("webhook-id"));
+                  if (!WebhookSignature.verifyStandard(
+                      secret,
+                      r.header("webhook-id"),
+                      r.header("webhook-timestamp"),
+                      r.body(),
+                      r.header("webhook-signature"),
+                      Duration.ofMinutes(5),
+                      clock)) {
+                    unverified.incrementAndGet();
+                  }
+                  return attempts.incrementAndGet() == 1
+                      ? new TestEndpoint.Response(503, "busy")
+                      : TestEndpoint.Response.OK;
+                })
+            .start()) {
+      fx.publish(20, 1, 1, 1);
+      WebhookSink sink =
+          WebhookSink.builder()
+              .url(endpoint.url())
+              .delivery(WebhookSink.Delivery.BATCH)
+              .standardWebhooksSecret(secret)
+              .clock(clock)
+              .build();
+      try (Relay relay = relay(sink).start()) {
+        Await.until(WAIT, "the batch delivered on its second attempt", () -> fx.backlog() == 0);
+      }
+      assertThat(batchIds).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(batchIds.get(0)).startsWith("batch-").isEqualTo(batchIds.get(1));
+      assertThat(unverified).hasValue(0);
+    }
+  }
+
   /** Events answered 503, 429, 408 or too late on their first request (n % 50 == 4 hangs). */
   private static boolean failsOnce(long n) {
     long m = n % 25;

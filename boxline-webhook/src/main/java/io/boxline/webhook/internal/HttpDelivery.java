@@ -12,9 +12,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /** Builds, signs and sends the requests of a {@code WebhookSink}, and classifies the outcomes. */
 public final class HttpDelivery {
@@ -27,6 +29,8 @@ public final class HttpDelivery {
   private final Map<String, String> headers;
   private final byte[] secret;
   private final String signatureHeader;
+  private final byte[] standardKey;
+  private final Clock clock;
   private final Duration requestTimeout;
   private volatile boolean closed;
 
@@ -38,6 +42,8 @@ public final class HttpDelivery {
       Map<String, String> headers,
       byte[] secret,
       String signatureHeader,
+      byte[] standardKey,
+      Clock clock,
       Duration requestTimeout) {
     this.client = client;
     this.url = url;
@@ -46,6 +52,8 @@ public final class HttpDelivery {
     this.headers = headers;
     this.secret = secret;
     this.signatureHeader = signatureHeader;
+    this.standardKey = standardKey;
+    this.clock = clock;
     this.requestTimeout = requestTimeout;
   }
 
@@ -69,7 +77,12 @@ public final class HttpDelivery {
       sendOneByOne(events, false);
       return;
     }
-    Outcome o = post(mapping.toJsonBatch(events), CloudEventsMapping.JSON_BATCH_CONTENT_TYPE, null);
+    Outcome o =
+        post(
+            batchId(events),
+            mapping.toJsonBatch(events),
+            CloudEventsMapping.JSON_BATCH_CONTENT_TYPE,
+            null);
     if (o.ok()) {
       return;
     }
@@ -113,19 +126,36 @@ public final class HttpDelivery {
   }
 
   private Outcome postBatchOfOne(Event e) {
-    return post(mapping.toJsonBatch(List.of(e)), CloudEventsMapping.JSON_BATCH_CONTENT_TYPE, null);
+    return post(
+        batchId(List.of(e)),
+        mapping.toJsonBatch(List.of(e)),
+        CloudEventsMapping.JSON_BATCH_CONTENT_TYPE,
+        null);
   }
 
   private Outcome postEvent(Event e) {
     if (mapping.mode() == CloudEventsMapping.Mode.STRUCTURED) {
-      return post(mapping.toJson(e), CloudEventsMapping.JSON_CONTENT_TYPE, null);
+      return post(e.id().toString(), mapping.toJson(e), CloudEventsMapping.JSON_CONTENT_TYPE, null);
     }
     String contentType = e.contentType() == null ? "application/octet-stream" : e.contentType();
     byte[] body = e.payload() == null ? new byte[0] : e.payload();
-    return post(body, contentType, mapping.binaryAttributes(e));
+    return post(e.id().toString(), body, contentType, mapping.binaryAttributes(e));
   }
 
-  private Outcome post(byte[] body, String contentType, Map<String, String> ceAttributes) {
+  /**
+   * The {@code webhook-id} of a batch request: the same for the same events, so a receiver
+   * recognises a batch sent again.
+   */
+  private static String batchId(List<Event> events) {
+    StringBuilder ids = new StringBuilder();
+    for (Event e : events) {
+      ids.append(e.id()).append(',');
+    }
+    return "batch-" + UUID.nameUUIDFromBytes(ids.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  private Outcome post(
+      String messageId, byte[] body, String contentType, Map<String, String> ceAttributes) {
     HttpRequest.Builder rb =
         HttpRequest.newBuilder(url)
             .timeout(requestTimeout)
@@ -137,6 +167,15 @@ public final class HttpDelivery {
     }
     if (secret != null) {
       rb.header(signatureHeader, WebhookSignature.sign(secret, body));
+    }
+    if (standardKey != null) {
+      // Signed at each attempt: a retry carries a fresh timestamp and the same id.
+      long timestamp = clock.instant().getEpochSecond();
+      rb.header("webhook-id", messageId);
+      rb.header("webhook-timestamp", Long.toString(timestamp));
+      rb.header(
+          "webhook-signature",
+          WebhookSignature.signStandard(standardKey, messageId, timestamp, body));
     }
     HttpRequest request;
     try {
