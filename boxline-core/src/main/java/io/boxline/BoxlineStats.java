@@ -20,6 +20,8 @@ package io.boxline;
  * @param outboxVacuums vacuums of the outbox started by this instance's sequencer that succeeded
  *     (PostgreSQL; see {@code JdbcStore.Builder.outboxVacuumEvery})
  * @param outboxVacuumFailures such vacuums that failed (logged; sequencing goes on, slower)
+ * @param longTransactionWarnings warnings logged about a transaction open so long that the outbox
+ *     cannot be vacuumed (PostgreSQL; see {@code JdbcStore.Builder.longTransactionWarning})
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -34,4 +36,5 @@ public record BoxlineStats(
     long cursorCommitCalls,
     long cursorMovesCommitted,
     long outboxVacuums,
-    long outboxVacuumFailures) {}
+    long outboxVacuumFailures,
+    long longTransactionWarnings) {}

@@ -275,7 +275,8 @@ public final class DefaultBoxline implements Boxline {
         cursorCommitCalls.get(),
         cursorMovesCommitted.get(),
         storeStats.outboxVacuums(),
-        storeStats.outboxVacuumFailures());
+        storeStats.outboxVacuumFailures(),
+        storeStats.longTransactionWarnings());
   }
 
   @Override

@@ -80,6 +80,7 @@ public final class JdbcStore {
     private String tablePrefix = "";
     private boolean vacuumWhenAutovacuumOff = true;
     private int outboxVacuumEvery = PostgresStore.DEFAULT_OUTBOX_VACUUM_EVERY;
+    private Duration longTransactionWarning = PostgresStore.DEFAULT_LONG_TRANSACTION_WARNING;
     private Duration fastestWakeupPoll = Duration.ofMillis(10);
     private Duration slowestWakeupPoll = Duration.ofSeconds(1);
 
@@ -130,6 +131,23 @@ public final class JdbcStore {
     }
 
     /**
+     * PostgreSQL only: after each outbox vacuum, warn in the log (at most every five minutes) when
+     * a transaction of this database has been open longer than this (default 1 min; {@link
+     * Duration#ZERO}: never). Such a transaction holds back the server's xmin horizon, so no vacuum
+     * can remove the outbox's dead index entries and every sequencer batch gets slower until it
+     * ends; the warning names its process id, application, state and statement.
+     */
+    public Builder longTransactionWarning(Duration age) {
+      if (age == null || age.isNegative()) {
+        throw new ValidationException(
+            "longTransactionWarning must be a positive duration, or Duration.ZERO for never; got "
+                + age);
+      }
+      this.longTransactionWarning = age;
+      return this;
+    }
+
+    /**
      * MariaDB/MySQL and H2 only (they have no LISTEN/NOTIFY): the interval of the wake-up poll
      * right after activity (default 10 ms) and when idle (default 1 s, the poll's whole idle cost:
      * one primary-key read per interval per Boxline instance). In-process signals never wait for
@@ -176,7 +194,8 @@ public final class JdbcStore {
             tablePrefix,
             product + " " + major + "." + minor,
             vacuumWhenAutovacuumOff,
-            outboxVacuumEvery);
+            outboxVacuumEvery,
+            longTransactionWarning);
       }
       boolean mariaDb =
           "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));

@@ -160,6 +160,15 @@ public final class BoxlineMetrics implements BoxlineObserver {
                         + " failed one is logged and sequencing slows until one succeeds")
                 .register(registry));
       }
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.long.transaction.warnings",
+                  boxline,
+                  b -> b.stats().longTransactionWarnings())
+              .description(
+                  "warnings about a transaction open so long that the outbox cannot be vacuumed"
+                      + " and sequencing slows (PostgreSQL, at most one per 5 minutes)")
+              .register(registry));
       running = true;
       collector = new Thread(this::collect, "boxline-metrics-" + boxline.instanceId());
       collector.setDaemon(true);

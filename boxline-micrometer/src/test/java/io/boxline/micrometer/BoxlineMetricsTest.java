@@ -106,6 +106,8 @@ class BoxlineMetricsTest {
                   .functionCounter()
                   .count())
           .isZero();
+      assertThat(registry.get("boxline.long.transaction.warnings").functionCounter().count())
+          .isEqualTo(boxline.stats().longTransactionWarnings());
       // Each poison event: 3 attempts, each failing; the first two are followed by a retry.
       assertThat(count(registry, "boxline.events.failed", "poison")).isEqualTo(9);
       assertThat(count(registry, "boxline.events.retried", "poison")).isEqualTo(6);

@@ -58,7 +58,20 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   private final AtomicBoolean vacuuming = new AtomicBoolean();
   private final AtomicLong outboxVacuums = new AtomicLong();
   private final AtomicLong outboxVacuumFailures = new AtomicLong();
+  private final AtomicLong longTransactionWarnings = new AtomicLong();
   private volatile Thread vacuumThread;
+
+  /** Default of {@code JdbcStore.Builder.longTransactionWarning}. */
+  public static final Duration DEFAULT_LONG_TRANSACTION_WARNING = Duration.ofMinutes(1);
+
+  /**
+   * At most one long-transaction warning per this interval, however often the outbox is vacuumed.
+   */
+  private static final long LONG_TRANSACTION_WARNING_EVERY_NANOS = Duration.ofMinutes(5).toNanos();
+
+  private final Duration longTransactionWarning;
+  private long lastLongTransactionWarningNanos;
+  private boolean warnedOfLongTransaction;
 
   /** How long {@link #close} waits for a running outbox vacuum. */
   private static final long VACUUM_CLOSE_WAIT_MILLIS = 10_000;
@@ -68,11 +81,20 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
 
   public PostgresStore(DataSource dataSource, String schema, String prefix, String version) {
-    this(dataSource, schema, prefix, version, true, DEFAULT_OUTBOX_VACUUM_EVERY);
+    this(
+        dataSource,
+        schema,
+        prefix,
+        version,
+        true,
+        DEFAULT_OUTBOX_VACUUM_EVERY,
+        DEFAULT_LONG_TRANSACTION_WARNING);
   }
 
   /**
    * @param outboxVacuumEvery the sequencer vacuums the outbox after this many events (0: never)
+   * @param longTransactionWarning after an outbox vacuum, warn about transactions open longer than
+   *     this (zero: never)
    */
   public PostgresStore(
       DataSource dataSource,
@@ -80,7 +102,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       String prefix,
       String version,
       boolean vacuumWhenAutovacuumOff,
-      int outboxVacuumEvery) {
+      int outboxVacuumEvery,
+      Duration longTransactionWarning) {
     this(
         dataSource,
         schema,
@@ -88,7 +111,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         description(version, "schema", schema, prefix),
         SqlScript.named("postgresql", schema, prefix),
         vacuumWhenAutovacuumOff,
-        outboxVacuumEvery);
+        outboxVacuumEvery,
+        longTransactionWarning);
   }
 
   private PostgresStore(
@@ -98,7 +122,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       String description,
       Map<String, String> q,
       boolean vacuumWhenAutovacuumOff,
-      int outboxVacuumEvery) {
+      int outboxVacuumEvery,
+      Duration longTransactionWarning) {
     super(
         dataSource,
         schema,
@@ -109,6 +134,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
             new PostgresParking(db, topicIds, logChannel(schema, prefix), vacuumWhenAutovacuumOff));
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
     this.outboxVacuumEvery = outboxVacuumEvery;
+    this.longTransactionWarning = longTransactionWarning;
     this.outboxChannel = schema + "_" + prefix + "outbox";
     this.logChannel = logChannel(schema, prefix);
     this.idle = new IdleConnection(dataSource);
@@ -394,6 +420,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     while (true) {
       sequencedSinceVacuum.set(0);
       vacuumOutbox();
+      warnOfLongTransaction();
       vacuuming.set(false);
       // A batch that reached the threshold while this ran could not start a vacuum: do it here
       // (or that batch's next sibling does, if it wins the flag).
@@ -418,9 +445,51 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
   }
 
+  /**
+   * Runs on the vacuum thread, one at a time (the vacuuming flag). A transaction that stays open
+   * keeps every row version newer than its snapshot, so the vacuum that just ran could not clear
+   * the outbox's index, and sequencing slows until that transaction ends: say who it is.
+   */
+  private void warnOfLongTransaction() {
+    if (longTransactionWarning.isZero()) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (warnedOfLongTransaction
+        && now - lastLongTransactionWarningNanos < LONG_TRANSACTION_WARNING_EVERY_NANOS) {
+      return;
+    }
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql("oldest_open_transaction"))) {
+      ps.setDouble(1, longTransactionWarning.toMillis() / 1000.0);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          warnedOfLongTransaction = true;
+          lastLongTransactionWarningNanos = now;
+          longTransactionWarnings.incrementAndGet();
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "a transaction has been open for {0} s in this database (pid {1}, application"
+                  + " ''{2}'', state ''{3}'', statement: {4}): while it lasts no vacuum can clear"
+                  + " the outbox, and each sequencer batch gets slower. End it (or set"
+                  + " idle_in_transaction_session_timeout); this warning repeats at most every"
+                  + " 5 minutes",
+              String.format(java.util.Locale.ROOT, "%.1f", rs.getDouble(4)),
+              String.valueOf(rs.getInt(1)),
+              rs.getString(2),
+              rs.getString(3),
+              rs.getString(5));
+        }
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "could not look for long transactions: " + e.getMessage());
+    }
+  }
+
   @Override
   public StoreStats stats() {
-    return new StoreStats(outboxVacuums.get(), outboxVacuumFailures.get());
+    return new StoreStats(
+        outboxVacuums.get(), outboxVacuumFailures.get(), longTransactionWarnings.get());
   }
 
   /**

@@ -608,6 +608,19 @@ VACUUM (ANALYZE) ${schema}.${p}outbox, ${schema}.${p}log, ${schema}.${p}partitio
 
 -- Run by the sequencer every few thousand events (PostgresStore.vacuumOutbox): the index entries of
 -- sequenced rows are only removed by a vacuum, and every batch scans the index from its start.
+-- The oldest transaction of this database open longer than ? seconds that holds back the xmin horizon
+-- (after an outbox vacuum; see PostgresStore.warnOfLongTransaction). Other users' statements read as
+-- '<insufficient privilege>' unless the user has pg_read_all_stats.
+-- name: oldest_open_transaction
+SELECT pid, coalesce(application_name, ''), coalesce(state, ''),
+       extract(epoch FROM now() - xact_start)::double precision, left(coalesce(query, ''), 200)
+  FROM pg_stat_activity
+ WHERE datname = current_database() AND pid <> pg_backend_pid()
+   AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
+   AND xact_start < now() - make_interval(secs => ?)
+ ORDER BY xact_start
+ LIMIT 1
+
 -- name: vacuum_outbox
 VACUUM (INDEX_CLEANUP ON, SKIP_LOCKED) ${schema}.${p}outbox
 

@@ -135,4 +135,95 @@ class PostgresVacuumTest {
     assertThat(query("SELECT autovacuum_count " + stats)).isZero();
     assertThat(boxline.stats().outboxVacuumFailures()).isZero();
   }
+
+  /**
+   * A transaction left open keeps the outbox's dead index entries alive whatever vacuums: after the
+   * next outbox vacuum the store says which one it is.
+   */
+  @Test
+  void aTransactionLeftOpenIsNamedAfterTheNextOutboxVacuum() throws Exception {
+    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Logger logger =
+        java.util.logging.Logger.getLogger("io.boxline.jdbc.internal.PostgresStore");
+    java.util.logging.Handler handler =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel() == java.util.logging.Level.WARNING) {
+              warnings.add(new java.util.logging.SimpleFormatter().formatMessage(r));
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    logger.addHandler(handler);
+    Boxline boxline =
+        db.boxline(
+            store -> store.outboxVacuumEvery(100).longTransactionWarning(Duration.ofMillis(300)),
+            b -> b);
+    TopicName t = SuiteSupport.topic(boxline, "acme/vacuum/open", 2);
+    List<Object> batch = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      batch.add(OutgoingEvent.builder(t).type("t").key("k" + i).payload(new byte[10]).build());
+    }
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      open.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      long pid;
+      try (Statement st = open.createStatement();
+          ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+        rs.next();
+        pid = rs.getLong(1); // the snapshot taken here is held until the transaction ends
+      }
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (boxline.stats().longTransactionWarnings() == 0) {
+        assertThat(System.nanoTime())
+            .as("no long-transaction warning in 30 s")
+            .isLessThan(deadline);
+        long vacuums = boxline.stats().outboxVacuums();
+        boxline.inTransaction(x -> boxline.publisher().publishAll(x, batch));
+        Await.until(
+            Duration.ofSeconds(30),
+            "the next outbox vacuum",
+            () -> boxline.stats().outboxVacuums() > vacuums);
+      }
+      Await.until(Duration.ofSeconds(5), "the warning logged", () -> !warnings.isEmpty());
+      assertThat(warnings)
+          .anySatisfy(
+              w ->
+                  assertThat(w)
+                      .contains("pid " + pid)
+                      .contains("no vacuum can clear the outbox")
+                      .contains("idle in transaction"));
+      // At most one warning per five minutes, however many vacuums follow.
+      long vacuums = boxline.stats().outboxVacuums();
+      boxline.inTransaction(x -> boxline.publisher().publishAll(x, batch));
+      Await.until(
+          Duration.ofSeconds(30),
+          "one more outbox vacuum",
+          () -> boxline.stats().outboxVacuums() > vacuums);
+      assertThat(boxline.stats().longTransactionWarnings()).isEqualTo(1);
+      open.rollback();
+    } finally {
+      logger.removeHandler(handler);
+    }
+  }
+
+  @Test
+  void theVacuumSettingsRefuseBadValuesWithTheirRule() {
+    JdbcStore.Builder b = JdbcStore.builder(db.dataSource());
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> b.longTransactionWarning(Duration.ofSeconds(-1)))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessage(
+            "longTransactionWarning must be a positive duration, or Duration.ZERO for never; got"
+                + " PT-1S");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> b.outboxVacuumEvery(-1))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessage("outboxVacuumEvery must be 0 (never) or a number of events, not -1");
+  }
 }
