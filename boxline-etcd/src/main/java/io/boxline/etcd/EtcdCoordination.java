@@ -15,6 +15,7 @@ import io.boxline.spi.Member;
 import io.boxline.spi.PartitionKey;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
@@ -33,6 +34,8 @@ import io.grpc.ClientInterceptor;
 import io.grpc.MethodDescriptor;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -130,16 +133,31 @@ public final class EtcdCoordination implements CoordinationStore {
     this.clock = Clock.systemUTC();
     this.description = "etcd coordination (" + endpoints + ", prefix " + keys.prefix() + ")";
     try {
-      this.client =
+      ClientBuilder cb =
           Client.builder()
               .endpoints(b.endpoints.toArray(String[]::new))
               .connectTimeout(b.connectTimeout)
               .retryMaxDuration(b.requestTimeout)
               .interceptor(deadline(b.requestTimeout))
               // A check-in reads the whole group; leave room beyond gRPC's 4 MiB default.
-              .maxInboundMessageSize(MAX_RESPONSE_BYTES)
-              .build();
-    } catch (RuntimeException e) {
+              .maxInboundMessageSize(MAX_RESPONSE_BYTES);
+      if (b.user != null) {
+        cb.user(ByteSequence.from(b.user, StandardCharsets.UTF_8))
+            .password(ByteSequence.from(b.password, StandardCharsets.UTF_8));
+      }
+      if (b.tls) {
+        cb.sslContext(
+            ssl -> {
+              if (b.trustedCertificates != null) {
+                ssl.trustManager(b.trustedCertificates.toFile());
+              }
+              if (b.clientCertificate != null) {
+                ssl.keyManager(b.clientCertificate.toFile(), b.clientKey.toFile());
+              }
+            });
+      }
+      this.client = cb.build();
+    } catch (javax.net.ssl.SSLException | RuntimeException e) {
       throw new StoreException(calls.message("connect", String.valueOf(e.getMessage())), e);
     }
     this.kv = client.getKVClient();
@@ -171,12 +189,18 @@ public final class EtcdCoordination implements CoordinationStore {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+    private String user;
+    private String password;
+    private boolean tls;
+    private Path trustedCertificates;
+    private Path clientCertificate;
+    private Path clientKey;
 
     private Builder() {}
 
     /**
-     * Client URLs of the etcd cluster, e.g. {@code http://127.0.0.1:2379}; a comma-separated list
-     * in one string is accepted too. Plain HTTP only for now (no TLS, no authentication).
+     * Client URLs of the etcd cluster, e.g. {@code http://127.0.0.1:2379}, or {@code https://…} for
+     * TLS (then all of them); a comma-separated list in one string is accepted too.
      */
     public Builder endpoints(String... urls) {
       return endpoints(Arrays.asList(urls));
@@ -218,13 +242,64 @@ public final class EtcdCoordination implements CoordinationStore {
       return this;
     }
 
+    /**
+     * Authenticates as this etcd user (etcd's {@code auth enable}); use it with TLS, or the
+     * password crosses the network in clear text. The user needs read and write permission on the
+     * key prefix.
+     */
+    public Builder user(String name, String password) {
+      if (name == null || name.isBlank() || password == null || password.isEmpty()) {
+        throw new ValidationException("etcd user name and password must not be empty");
+      }
+      this.user = name;
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * PEM file of the certificate authorities that sign the etcd servers' certificates (with {@code
+     * https://} endpoints; default: the JVM's trusted authorities).
+     */
+    public Builder trustedCertificates(Path pemFile) {
+      this.trustedCertificates = readable("trustedCertificates", pemFile);
+      return this;
+    }
+
+    /**
+     * The client's own certificate chain and PKCS#8 private key (PEM files), for etcd servers that
+     * require client certificates ({@code --client-cert-auth}); with {@code https://} endpoints.
+     */
+    public Builder clientCertificate(Path certificateChain, Path privateKey) {
+      this.clientCertificate = readable("clientCertificate", certificateChain);
+      this.clientKey = readable("clientCertificate's private key", privateKey);
+      return this;
+    }
+
     /** A client for these settings; it connects lazily, on the first call. */
     public EtcdCoordination build() {
       if (endpoints.isEmpty()) {
         throw new ValidationException(
             "etcd coordination needs at least one endpoint, e.g. http://127.0.0.1:2379");
       }
+      long secure = endpoints.stream().filter(u -> u.startsWith("https:")).count();
+      if (secure != 0 && secure != endpoints.size()) {
+        throw new ValidationException(
+            "etcd endpoints must all be http:// or all https://, got " + endpoints);
+      }
+      tls = secure != 0;
+      if (!tls && (trustedCertificates != null || clientCertificate != null)) {
+        throw new ValidationException(
+            "trustedCertificates and clientCertificate need https:// etcd endpoints, got "
+                + endpoints);
+      }
       return new EtcdCoordination(this);
+    }
+
+    private static Path readable(String name, Path file) {
+      if (file == null || !Files.isReadable(file)) {
+        throw new ValidationException(name + " must be a readable PEM file, got " + file);
+      }
+      return file;
     }
 
     private static Duration positive(String name, Duration d) {
@@ -241,9 +316,9 @@ public final class EtcdCoordination implements CoordinationStore {
       } catch (IllegalArgumentException e) {
         throw new ValidationException("etcd endpoint is not a URL: '" + url + "'");
       }
-      if (!"http".equals(uri.getScheme())) {
+      if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
         throw new ValidationException(
-            "etcd endpoint must be an http:// URL (TLS is not supported yet), got '" + url + "'");
+            "etcd endpoint must be an http:// or https:// URL, got '" + url + "'");
       }
       if (uri.getHost() == null || uri.getPort() < 0) {
         throw new ValidationException(

@@ -220,7 +220,7 @@ public final class EtcdServer {
             + tail(log));
   }
 
-  private static void stop(Process process, Path dataDir, Path log) {
+  static void stop(Process process, Path dataDir, Path log) {
     process.destroy();
     try {
       if (!process.waitFor(5, TimeUnit.SECONDS)) {
@@ -236,7 +236,7 @@ public final class EtcdServer {
   }
 
   /** A free loopback port, away from etcd's usual 2379/2380 and the range 35672-35682. */
-  private static int freePort(int not) {
+  static int freePort(int not) {
     for (int i = 0; i < 100; i++) {
       try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
         int p = s.getLocalPort();
@@ -307,7 +307,7 @@ public final class EtcdServer {
     return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
   }
 
-  private static Path findOnPath(String name) {
+  static Path findOnPath(String name) {
     String path = System.getenv("PATH");
     List<String> dirs = new ArrayList<>();
     if (path != null) {
@@ -326,7 +326,7 @@ public final class EtcdServer {
     return null;
   }
 
-  private static String tail(Path log) {
+  static String tail(Path log) {
     try {
       List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));

@@ -102,7 +102,25 @@ public final class Calls {
 
   private static String describe(Throwable t) {
     String m = t.getMessage();
-    return m == null || m.isBlank() ? t.getClass().getName() : m;
+    String text = m == null || m.isBlank() ? t.getClass().getName() : m;
+    // gRPC says only UNAUTHENTICATED; etcd's own reason is further down the causes.
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof StatusRuntimeException se) {
+        Status.Code code = se.getStatus().getCode();
+        String detail = se.getStatus().getDescription();
+        if (detail != null && detail.startsWith("etcdserver: auth")) {
+          return text
+              + " ("
+              + detail
+              + "; check EtcdCoordination.builder().user(name, password) and the user's"
+              + " permissions on the key prefix)";
+        }
+        if (code == Status.Code.PERMISSION_DENIED) {
+          return text + " (the etcd user may not read or write the key prefix)";
+        }
+      }
+    }
+    return text;
   }
 
   /** Whether {@code t} (or a cause) says that an etcd lease does not exist (any more). */
