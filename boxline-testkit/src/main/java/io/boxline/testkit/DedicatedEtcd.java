@@ -29,12 +29,22 @@ public final class DedicatedEtcd implements AutoCloseable {
   private final Path dir;
   private final String endpoint;
   private final Path certificate;
+  private final Path clientCertificate;
+  private final Path clientKey;
 
-  private DedicatedEtcd(Process process, Path dir, String endpoint, Path certificate) {
+  private DedicatedEtcd(
+      Process process,
+      Path dir,
+      String endpoint,
+      Path certificate,
+      Path clientCertificate,
+      Path clientKey) {
     this.process = process;
     this.dir = dir;
     this.endpoint = endpoint;
     this.certificate = certificate;
+    this.clientCertificate = clientCertificate;
+    this.clientKey = clientKey;
   }
 
   /**
@@ -42,6 +52,15 @@ public final class DedicatedEtcd implements AutoCloseable {
    * with the JDK's keytool), trusted through {@link #certificate()}.
    */
   public static DedicatedEtcd startTls() {
+    return startTls(false);
+  }
+
+  /**
+   * {@link #startTls()}; with {@code requireClientCertificates} etcd also demands a client
+   * certificate: {@link #clientCertificate()} and {@link #clientKey()} (self-signed, and the only
+   * authority etcd trusts for clients).
+   */
+  public static DedicatedEtcd startTls(boolean requireClientCertificates) {
     Path binary = EtcdServer.findOnPath("etcd");
     if (binary == null) {
       throw new IllegalStateException(
@@ -56,29 +75,41 @@ public final class DedicatedEtcd implements AutoCloseable {
     }
     Path cert = dir.resolve("server.pem");
     Path key = dir.resolve("server-key.pem");
-    selfSignedCertificate(dir, cert, key);
+    selfSignedCertificate(dir, "server", cert, key);
+    Path clientCert = null;
+    Path clientKey = null;
+    if (requireClientCertificates) {
+      clientCert = dir.resolve("client.pem");
+      clientKey = dir.resolve("client-key.pem");
+      selfSignedCertificate(dir, "client", clientCert, clientKey);
+    }
     int clientPort = EtcdServer.freePort(-1);
     int peerPort = EtcdServer.freePort(clientPort);
     String client = "https://127.0.0.1:" + clientPort;
     String peer = "http://127.0.0.1:" + peerPort;
     Path log = dir.resolve("etcd.log");
     List<String> command =
-        List.of(
-            binary.toString(),
-            "--name=boxline-tls-test",
-            "--data-dir=" + dir.resolve("data"),
-            "--listen-client-urls=" + client,
-            "--advertise-client-urls=" + client,
-            "--cert-file=" + cert,
-            "--key-file=" + key,
-            "--listen-peer-urls=" + peer,
-            "--initial-advertise-peer-urls=" + peer,
-            "--initial-cluster=boxline-tls-test=" + peer,
-            "--initial-cluster-state=new",
-            "--unsafe-no-fsync",
-            "--logger=zap",
-            "--log-outputs=stderr",
-            "--log-level=warn");
+        new ArrayList<>(
+            List.of(
+                binary.toString(),
+                "--name=boxline-tls-test",
+                "--data-dir=" + dir.resolve("data"),
+                "--listen-client-urls=" + client,
+                "--advertise-client-urls=" + client,
+                "--cert-file=" + cert,
+                "--key-file=" + key,
+                "--listen-peer-urls=" + peer,
+                "--initial-advertise-peer-urls=" + peer,
+                "--initial-cluster=boxline-tls-test=" + peer,
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync",
+                "--logger=zap",
+                "--log-outputs=stderr",
+                "--log-level=warn"));
+    if (requireClientCertificates) {
+      command.add("--client-cert-auth");
+      command.add("--trusted-ca-file=" + clientCert);
+    }
     Process process;
     try {
       process =
@@ -89,7 +120,7 @@ public final class DedicatedEtcd implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot start " + binary + ": " + e.getMessage(), e);
     }
-    DedicatedEtcd etcd = new DedicatedEtcd(process, dir, client, cert);
+    DedicatedEtcd etcd = new DedicatedEtcd(process, dir, client, cert, clientCert, clientKey);
     long deadline = System.nanoTime() + START_BOUND.toNanos();
     long pause = 10;
     while (!accepts(clientPort)) {
@@ -121,8 +152,8 @@ public final class DedicatedEtcd implements AutoCloseable {
   }
 
   /** Writes a self-signed EC certificate for 127.0.0.1 and its PKCS#8 key as PEM files. */
-  private static void selfSignedCertificate(Path dir, Path certPem, Path keyPem) {
-    Path store = dir.resolve("server.p12");
+  private static void selfSignedCertificate(Path dir, String name, Path certPem, Path keyPem) {
+    Path store = dir.resolve(name + ".p12");
     String password = UUID.randomUUID().toString();
     Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
     List<String> command = new ArrayList<>();
@@ -187,6 +218,16 @@ public final class DedicatedEtcd implements AutoCloseable {
   /** The server's self-signed certificate (PEM), to trust. */
   public Path certificate() {
     return certificate;
+  }
+
+  /** The client certificate (PEM) etcd accepts, or null when it demands none. */
+  public Path clientCertificate() {
+    return clientCertificate;
+  }
+
+  /** The client certificate's PKCS#8 private key (PEM), or null. */
+  public Path clientKey() {
+    return clientKey;
   }
 
   @Override

@@ -62,6 +62,30 @@ class EtcdSecurityTest {
   }
 
   @Test
+  void presentsAClientCertificateToAnEtcdThatDemandsOne() {
+    try (DedicatedEtcd etcd = DedicatedEtcd.startTls(true)) {
+      try (EtcdCoordination store =
+          EtcdCoordination.builder()
+              .endpoints(etcd.endpoint())
+              .trustedCertificates(etcd.certificate())
+              .clientCertificate(etcd.clientCertificate(), etcd.clientKey())
+              .build()) {
+        store.checkIn("g", "m1", 1, Duration.ofSeconds(30));
+        assertThat(store.liveMembers("g")).isEqualTo(List.of("m1"));
+      }
+      try (EtcdCoordination without =
+          EtcdCoordination.builder()
+              .endpoints(etcd.endpoint())
+              .trustedCertificates(etcd.certificate())
+              .requestTimeout(Duration.ofSeconds(3))
+              .build()) {
+        assertThatThrownBy(() -> without.checkIn("g", "m2", 1, Duration.ofSeconds(30)))
+            .isInstanceOf(StoreException.class);
+      }
+    }
+  }
+
+  @Test
   void tlsSettingsNeedHttpsEndpointsAndEndpointsOneScheme() throws Exception {
     java.nio.file.Path pem = java.nio.file.Files.createTempFile("boxline-ca-", ".pem");
     try {
