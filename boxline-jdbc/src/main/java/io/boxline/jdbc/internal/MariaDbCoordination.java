@@ -21,6 +21,11 @@ final class MariaDbCoordination extends SqlCoordination {
   }
 
   @Override
+  boolean checkInInOneCall() {
+    return true; // V5__check_in_procedure.sql
+  }
+
+  @Override
   boolean retryable(SQLException e) {
     return MariaDbSql.retryable(e);
   }

@@ -483,6 +483,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     synchronized (sequencerLock) {
       closeSequencerConnection();
     }
+    coordination.close(); // its held check-in connection
     log.log(System.Logger.Level.DEBUG, "closed {0}", description);
   }
 }

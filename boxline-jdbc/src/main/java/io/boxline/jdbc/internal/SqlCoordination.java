@@ -33,9 +33,24 @@ abstract class SqlCoordination implements CoordinationStore {
   protected final JdbcSql db;
   private final String description;
 
+  /**
+   * Check-ins run on a held connection: from the pool, a connection idle since the last check-in
+   * gets a validation ping first (see {@link IdleConnection}).
+   */
+  private final IdleConnection idle;
+
   SqlCoordination(JdbcSql db, String database) {
     this.db = db;
     this.description = "database coordination (" + database + ")";
+    this.idle = new IdleConnection(db.dataSource());
+  }
+
+  /**
+   * Whether the schema has a {@code check_in_call} procedure that reads the group and writes the
+   * heartbeat in one statement (MariaDB/MySQL); otherwise they are two.
+   */
+  boolean checkInInOneCall() {
+    return false;
   }
 
   /** Whether the failure is a deadlock or lock timeout worth another attempt. */
@@ -92,49 +107,77 @@ abstract class SqlCoordination implements CoordinationStore {
 
   @Override
   public GroupView checkIn(String group, String member, double weight, Duration ttl) {
-    return run(
-        "check_in",
-        c -> {
-          // The view first, then the heartbeat: as with PostgreSQL's one-statement check-in, the
-          // view may not show this heartbeat yet (the engine adds the member itself).
-          List<Member> members = new ArrayList<>();
-          List<Lease> leases = new ArrayList<>();
-          Instant now = null;
-          long policyStamp = GroupView.NO_POLICY_STAMP;
-          try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
-            ps.setString(1, group);
-            ps.setString(2, group);
-            ps.setString(3, group);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                now = MariaDbSql.instant(rs.getLong(9));
-                String kind = rs.getString(1);
-                if ("m".equals(kind)) {
-                  members.add(new Member(rs.getString(2), rs.getDouble(3)));
-                } else if ("p".equals(kind)) {
-                  policyStamp = rs.getLong(4);
-                } else {
-                  leases.add(
-                      new Lease(
-                          rs.getLong(4),
-                          rs.getInt(5),
-                          rs.getString(2),
-                          rs.getLong(6),
-                          rs.getBoolean(7),
-                          MariaDbSql.instant(rs.getLong(8))));
-                }
-              }
-            }
-          }
-          try (PreparedStatement ps = c.prepareStatement(db.sql("heartbeat"))) {
+    String name = checkInInOneCall() ? "check_in_call" : "check_in";
+    for (int attempt = 1; ; attempt++) {
+      try (Connection c = idle.borrow()) {
+        // The view first, then the heartbeat: as with PostgreSQL's one-statement check-in, the
+        // view may not show this heartbeat yet (the engine adds the member itself).
+        if (checkInInOneCall()) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("check_in_call"))) {
             ps.setString(1, group);
             ps.setString(2, member);
             ps.setDouble(3, weight);
             ps.setLong(4, MariaDbSql.micros(ttl));
-            ps.executeUpdate();
+            ps.execute();
+            GroupView view;
+            try (ResultSet rs = ps.getResultSet()) {
+              view = readView(rs);
+            }
+            while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+              // drain the call's closing status, or the connection is not ready for the next use
+            }
+            return view;
           }
-          return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);
-        });
+        }
+        GroupView view;
+        try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
+          ps.setString(1, group);
+          ps.setString(2, group);
+          ps.setString(3, group);
+          try (ResultSet rs = ps.executeQuery()) {
+            view = readView(rs);
+          }
+        }
+        try (PreparedStatement ps = c.prepareStatement(db.sql("heartbeat"))) {
+          ps.setString(1, group);
+          ps.setString(2, member);
+          ps.setDouble(3, weight);
+          ps.setLong(4, MariaDbSql.micros(ttl));
+          ps.executeUpdate();
+        }
+        return view;
+      } catch (SQLException e) {
+        if (attempt >= ATTEMPTS || !retryable(e)) {
+          throw db.fail(name, e);
+        }
+      }
+    }
+  }
+
+  private static GroupView readView(ResultSet rs) throws SQLException {
+    List<Member> members = new ArrayList<>();
+    List<Lease> leases = new ArrayList<>();
+    Instant now = null;
+    long policyStamp = GroupView.NO_POLICY_STAMP;
+    while (rs.next()) {
+      now = MariaDbSql.instant(rs.getLong(9));
+      String kind = rs.getString(1);
+      if ("m".equals(kind)) {
+        members.add(new Member(rs.getString(2), rs.getDouble(3)));
+      } else if ("p".equals(kind)) {
+        policyStamp = rs.getLong(4);
+      } else {
+        leases.add(
+            new Lease(
+                rs.getLong(4),
+                rs.getInt(5),
+                rs.getString(2),
+                rs.getLong(6),
+                rs.getBoolean(7),
+                MariaDbSql.instant(rs.getLong(8))));
+      }
+    }
+    return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);
   }
 
   @Override
@@ -307,8 +350,9 @@ abstract class SqlCoordination implements CoordinationStore {
         });
   }
 
+  /** Gives the held check-in connection back to the pool; safe to call twice. */
   @Override
   public void close() {
-    // shares the store's data source; nothing of its own to release
+    idle.close();
   }
 }

@@ -35,7 +35,8 @@ public final class SqlScript {
           "V1__base.sql",
           "V2__consumer_groups.sql",
           "V3__retries_dead_letters_inbox.sql",
-          "V4__publish_procedure.sql");
+          "V4__publish_procedure.sql",
+          "V5__check_in_procedure.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =

@@ -353,6 +353,11 @@ ON DUPLICATE KEY UPDATE weight = VALUES(weight), heartbeat_at = VALUES(heartbeat
 -- name: live_members
 SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) ORDER BY member_id
 
+-- The view and the heartbeat in one call (V5__check_in_procedure.sql); check_in and heartbeat below are the
+-- same statements, run one after the other where the procedure does not exist (H2 shares this code).
+-- name: check_in_call
+CALL ${schema}.${p}check_in(?, ?, ?, ?)
+
 -- name: check_in
 SELECT 'm' AS kind, member_id AS who, weight, NULL AS topic_id, NULL AS part, NULL AS epoch,
        NULL AS releasing, NULL AS since, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) AS now
