@@ -20,6 +20,7 @@ import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.CursorMove;
+import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
@@ -928,20 +929,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         // batches behind them, which are then sequenced again. Go back to the stored cursor, so
         // that nothing sequenced anew behind this consumer's in-memory position is skipped.
         stale = true;
-        long stored = storedPosition(p);
-        LOG.log(
-            Level.WARNING,
-            "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (rewound while it ran,"
-                + " or the database restarted and lost asynchronous commits); delivering again from"
-                + " there",
-            id,
-            p.ref(),
-            stored,
-            p.position);
-        if (recent != null) {
-          recent.clear();
-        }
-        p.position = stored;
+        cursorMovedUnderneath(p);
         return false;
       }
       if (outcome == CommitOutcome.LOG_CHANGED) {
@@ -974,6 +962,27 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   }
 
   /** The partition's cursor as stored in the database. */
+  /**
+   * The stored cursor is not where this consumer left it (a rewind while it ran, or a database
+   * crash that lost asynchronous commits): go back to it, so nothing behind it is skipped.
+   */
+  private void cursorMovedUnderneath(Partition p) {
+    long stored = storedPosition(p);
+    LOG.log(
+        Level.WARNING,
+        "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (rewound while it ran,"
+            + " or the database restarted and lost asynchronous commits); delivering again from"
+            + " there",
+        id,
+        p.ref(),
+        stored,
+        p.position);
+    if (recent != null) {
+      recent.clear();
+    }
+    p.position = stored;
+  }
+
   private long storedPosition(Partition p) {
     for (PartitionLag lag : store.lag(subscription.id())) {
       if (lag.topic().equals(p.topic.name()) && lag.partition() == p.key.partition()) {
@@ -1210,6 +1219,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         Resolution r;
         if (s.txHandler() != null) {
           TxResult t = attemptTransactional(p, e, attempt, true);
+          if (t == TxResult.MOVED) {
+            cursorMovedUnderneath(p);
+            return;
+          }
           if (t == TxResult.FENCED) {
             fenced.incrementAndGet();
             lose(p, "retry rejected: epoch " + p.epoch + " is stale (another consumer took it)");
@@ -1259,6 +1272,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   /** Result of one attempt in a fenced transaction. */
   private static final class TxResult {
     static final TxResult FENCED = new TxResult(false, null);
+    static final TxResult MOVED = new TxResult(false, null);
     static final TxResult COMMITTED = new TxResult(true, null);
     final boolean committed;
     final RuntimeException failure;
@@ -1286,10 +1300,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * consumer commits nothing.
    */
   private TxResult attemptTransactional(Partition p, Event e, int attempt, boolean parked) {
-    java.sql.Connection tx = store.openFenced(subscription.id(), p.key, p.epoch);
-    if (tx == null) {
-      return TxResult.FENCED;
+    FencedTransaction begun = store.beginFenced(subscription.id(), p.key, p.epoch, p.position);
+    if (begun.connection() == null) {
+      return begun.refusal() == CommitOutcome.CURSOR_MOVED ? TxResult.MOVED : TxResult.FENCED;
     }
+    java.sql.Connection tx = begun.connection();
     try {
       hook(() -> s.hooks().beforeEvent(e, attempt));
       long start = System.nanoTime();
@@ -1337,10 +1352,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * commit exactly once.
    */
   private boolean deliverTransactional(Partition p, List<Event> batch) {
-    java.sql.Connection tx = store.openFenced(subscription.id(), p.key, p.epoch);
+    java.sql.Connection tx = beginFencedOrGiveUp(p);
     if (tx == null) {
-      fenced.incrementAndGet();
-      lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
       return false;
     }
     List<Park> parks = new ArrayList<>();
@@ -1400,10 +1413,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
       }
       // Parked (or ignored): move the cursor past it, with the park, in a transaction of its own.
-      java.sql.Connection parkTx = store.openFenced(subscription.id(), p.key, p.epoch);
+      java.sql.Connection parkTx = beginFencedOrGiveUp(p);
       if (parkTx == null) {
-        fenced.incrementAndGet();
-        lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
         return false;
       }
       List<Park> one = new ArrayList<>();
@@ -1433,6 +1444,24 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   }
 
   /**
+   * A transaction holding the partition's cursor at this consumer's epoch and position, or null
+   * after losing the partition (fenced) or going back to a cursor moved underneath.
+   */
+  private java.sql.Connection beginFencedOrGiveUp(Partition p) {
+    FencedTransaction t = store.beginFenced(subscription.id(), p.key, p.epoch, p.position);
+    if (t.connection() != null) {
+      return t.connection();
+    }
+    if (t.refusal() == CommitOutcome.CURSOR_MOVED) {
+      cursorMovedUnderneath(p);
+    } else {
+      fenced.incrementAndGet();
+      lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+    }
+    return null;
+  }
+
+  /**
    * In-place attempts of a transactional handler. Returns {@link Outcome#DONE} when committed, an
    * outcome to park (or an ignore, as a park-less non-DONE outcome), or null when stopping or
    * fenced.
@@ -1442,6 +1471,10 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
     for (int attempt = 1; ; attempt++) {
       TxResult t = attemptTransactional(p, e, attempt, false);
+      if (t == TxResult.MOVED) {
+        cursorMovedUnderneath(p);
+        return null;
+      }
       if (t == TxResult.FENCED) {
         fenced.incrementAndGet();
         lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");

@@ -152,6 +152,18 @@ public interface Store extends AutoCloseable {
   java.sql.Connection openFenced(long subscriptionId, PartitionKey partition, long epoch);
 
   /**
+   * {@link #openFenced}, also checking that the cursor stands at {@code expectedPosition}, where
+   * the consumer left it: a transactional handler's commit then never writes over a cursor that
+   * someone else moved (a rewind, or a crash that lost asynchronous commits). The default checks
+   * the epoch only.
+   */
+  default FencedTransaction beginFenced(
+      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
+    java.sql.Connection c = openFenced(subscriptionId, partition, epoch);
+    return c == null ? FencedTransaction.FENCED : new FencedTransaction(c, null);
+  }
+
+  /**
    * Parks {@code parks}, moves the cursor to {@code position} and commits {@code tx}; closes it
    * either way.
    */

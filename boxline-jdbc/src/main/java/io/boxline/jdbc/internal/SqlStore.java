@@ -15,6 +15,7 @@ import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CursorMove;
+import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
@@ -670,6 +671,33 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   }
 
   // ------------------------------------------------------------------ fenced transactions
+  @Override
+  public FencedTransaction beginFenced(
+      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
+    Connection c = openTransaction();
+    try {
+      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, epoch);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next() && rs.getLong(1) == expectedPosition) {
+            return new FencedTransaction(c, null);
+          }
+        }
+      }
+      // The row is locked by epoch: refused because of the epoch, or because of the position?
+      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+      c.rollback();
+      c.close();
+      return why == CommitOutcome.CURSOR_MOVED ? FencedTransaction.MOVED : FencedTransaction.FENCED;
+    } catch (SQLException e) {
+      JdbcSql.closeQuietly(c);
+      throw fail("lock_cursor", e);
+    }
+  }
+
   @Override
   public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
     Connection c = openTransaction();

@@ -627,6 +627,47 @@ public abstract class FoundationBehaviour {
         .isInstanceOf(NotFoundException.class);
   }
 
+  /**
+   * A transactional handler's commit locks the cursor by epoch; it must also find the cursor where
+   * it left it, or it would write over a rewind it could not see (a consumer that had expired but
+   * still ran) or a cursor a crash took back.
+   */
+  @Test
+  void aTransactionalConsumerGoesBackToACursorMovedUnderneathIt() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/moved", 1);
+    subscribe(boxline, "s", t);
+    publish(boxline, t, "k", 5);
+    Map<String, AtomicInteger> seen = new java.util.concurrent.ConcurrentHashMap<>();
+    boxline
+        .consumer("s")
+        .transactionalHandler(
+            (e, tx) -> seen.computeIfAbsent(body(e), k -> new AtomicInteger()).incrementAndGet())
+        .start();
+    Await.until(WAIT, "5 handled", () -> seen.size() >= 5);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      c.setAutoCommit(true);
+      assertThat(st.executeUpdate("UPDATE " + db.schema() + ".cursor SET position = 2"))
+          .isEqualTo(1);
+    }
+    publish(boxline, t, "n", 1);
+    Await.until(
+        WAIT,
+        "the events after the moved cursor again, and the new one",
+        () ->
+            seen.containsKey("n-0")
+                && seen.get("k-4").get() >= 2
+                && SuiteSupport.totalPosition(boxline.admin().lag("s")) == 6);
+    assertThat(seen.get("k-0")).hasValue(1);
+    assertThat(seen.get("k-1")).hasValue(1);
+    assertThat(seen.get("k-2")).hasValue(2);
+    assertThat(seen.get("k-3")).hasValue(2);
+    assertThat(seen.get("k-4")).hasValue(2);
+    assertThat(seen.get("n-0")).hasValue(1);
+  }
+
   @Test
   void rewindDropsTheDeadLettersItWillDeliverAgain() {
     Boxline boxline = boxline();
