@@ -16,7 +16,8 @@ public enum CommitOutcome {
   LOG_CHANGED,
   /**
    * The cursor no longer stands where the committer left it: a database crash lost an asynchronous
-   * cursor commit. Nothing was written; the committer goes back to the stored cursor.
+   * cursor commit, or a rewind moved it. Nothing was written; the committer goes back to the stored
+   * cursor.
    */
   CURSOR_MOVED
 }
