@@ -387,7 +387,7 @@ public final class EtcdCoordination implements CoordinationStore {
           revokeQuietly(previous);
         }
       }
-      return view(group, read.getGetResponses().get(0), clock.instant());
+      return view(group, read, clock.instant());
     }
   }
 
@@ -397,11 +397,29 @@ public final class EtcdCoordination implements CoordinationStore {
     return kv.txn()
         .Then(
             Op.put(key, value, PutOption.builder().withLeaseId(leaseId).build()),
-            Op.get(groupPrefix, prefixRange(groupPrefix)))
+            Op.get(groupPrefix, prefixRange(groupPrefix)),
+            // The policy keys' revisions make the policy stamp: members re-read the policy when
+            // it changes, not every tenth check-in.
+            Op.get(keys.groupPolicy(group), KEYS_ONLY),
+            Op.get(keys.clusterPolicy(), KEYS_ONLY))
         .commit();
   }
 
-  private GroupView view(String group, GetResponse range, Instant now) {
+  private static final GetOption KEYS_ONLY = GetOption.builder().withKeysOnly(true).build();
+
+  /** Changes whenever either policy key is written or deleted (mod revisions only grow). */
+  private static long policyStamp(TxnResponse read) {
+    long group = modRevision(read.getGetResponses().get(1));
+    long cluster = modRevision(read.getGetResponses().get(2));
+    return 31 * group + cluster;
+  }
+
+  private static long modRevision(GetResponse r) {
+    return r.getKvs().isEmpty() ? 0 : r.getKvs().get(0).getModRevision();
+  }
+
+  private GroupView view(String group, TxnResponse read, Instant now) {
+    GetResponse range = read.getGetResponses().get(0);
     String membersPath = keys.membersPath(group);
     String leasesPath = keys.leasesPath(group);
     List<Member> members = new ArrayList<>();
@@ -417,7 +435,7 @@ public final class EtcdCoordination implements CoordinationStore {
         }
       }
     }
-    return new GroupView(members, leases, now);
+    return new GroupView(members, leases, now, policyStamp(read));
   }
 
   @Override

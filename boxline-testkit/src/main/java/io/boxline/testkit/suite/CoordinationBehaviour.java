@@ -86,6 +86,24 @@ public abstract class CoordinationBehaviour {
         m -> m.equals(List.of("a")));
   }
 
+  /** Members re-read the policy when the stamp changes, so every change must change it. */
+  @Test
+  void theCheckInsPolicyStampChangesWithTheGroupsPolicyAndTheDefault() {
+    long first = store.checkIn(group, "a", 1, Duration.ofSeconds(30)).policyStamp();
+    assertThat(first).isNotEqualTo(GroupView.NO_POLICY_STAMP);
+    assertThat(store.checkIn(group, "a", 1, Duration.ofSeconds(30)).policyStamp()).isEqualTo(first);
+    store.setPolicy(Optional.of(group), Optional.of(GroupPolicy.DEFAULT.withSlack(0.2)));
+    long groupSet = store.checkIn(group, "a", 1, Duration.ofSeconds(30)).policyStamp();
+    assertThat(groupSet).isNotEqualTo(first);
+    store.setPolicy(Optional.empty(), Optional.of(GroupPolicy.DEFAULT.withCheckInRate(4)));
+    long defaultSet = store.checkIn(group, "a", 1, Duration.ofSeconds(30)).policyStamp();
+    assertThat(defaultSet).isNotEqualTo(groupSet).isNotEqualTo(first);
+    store.setPolicy(Optional.of(group), Optional.empty());
+    long groupCleared = store.checkIn(group, "a", 1, Duration.ofSeconds(30)).policyStamp();
+    assertThat(groupCleared).isNotEqualTo(defaultSet);
+    store.setPolicy(Optional.empty(), Optional.empty());
+  }
+
   @Test
   void acquireIsACompareAndSetAndEpochsOnlyGrow() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
