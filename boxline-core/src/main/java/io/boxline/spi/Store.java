@@ -146,22 +146,13 @@ public interface Store extends AutoCloseable {
   // ---- parked events: retries and dead letters
   /**
    * Opens a transaction that holds the partition's cursor row locked, after checking that it still
-   * carries {@code epoch}. Returns null when fenced. The handler's writes go into this transaction;
-   * {@link #commitFenced} finishes it.
+   * carries {@code epoch} and stands at {@code expectedPosition}, where the consumer left it: a
+   * transactional handler's commit then never writes over a cursor that another consumer took or
+   * that someone moved (a rewind, or a crash that lost asynchronous commits). The handler's writes
+   * go into this transaction; {@link #commitFenced} finishes it.
    */
-  java.sql.Connection openFenced(long subscriptionId, PartitionKey partition, long epoch);
-
-  /**
-   * {@link #openFenced}, also checking that the cursor stands at {@code expectedPosition}, where
-   * the consumer left it: a transactional handler's commit then never writes over a cursor that
-   * someone else moved (a rewind, or a crash that lost asynchronous commits). The default checks
-   * the epoch only.
-   */
-  default FencedTransaction beginFenced(
-      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
-    java.sql.Connection c = openFenced(subscriptionId, partition, epoch);
-    return c == null ? FencedTransaction.FENCED : new FencedTransaction(c, null);
-  }
+  FencedTransaction beginFenced(
+      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition);
 
   /**
    * Parks {@code parks}, moves the cursor to {@code position} and commits {@code tx}; closes it
@@ -273,8 +264,8 @@ public interface Store extends AutoCloseable {
   }
 
   /**
-   * In a transaction from {@link #openFenced}: removes the handled parked event and commits; closes
-   * {@code tx} either way.
+   * In a transaction from {@link #beginFenced}: removes the handled parked event and commits;
+   * closes {@code tx} either way.
    */
   void finishParkedFenced(
       java.sql.Connection tx, long subscriptionId, PartitionKey partition, long seq);

@@ -148,28 +148,46 @@ class CursorCommitterTest {
         .containsExactly(List.of(move(0, 1)), List.of(move(7, 2)), List.of(move(7, 3)));
   }
 
-  @Test
-  void aFailedCallFailsEveryMoveInItAndTheNextCallRunsAgain() throws Exception {
-    Calls store = new Calls();
-    IllegalStateException down = new IllegalStateException("database down");
-    CursorCommitter committer =
-        new CursorCommitter(
-            moves -> {
-              List<CommitOutcome> out = store.commit(moves);
-              if (store.calls.size() == 2) {
-                throw down;
-              }
-              return out;
-            });
+  /** A committer over {@code store} whose second call throws what {@code failure} gives. */
+  private static CursorCommitter secondCallThrows(
+      Calls store, java.util.function.Supplier<? extends Throwable> failure) {
+    return new CursorCommitter(
+        moves -> {
+          List<CommitOutcome> out = store.commit(moves);
+          if (store.calls.size() == 2) {
+            Throwable t = failure.get();
+            if (t instanceof Error e) {
+              throw e;
+            }
+            throw (RuntimeException) t;
+          }
+          return out;
+        });
+  }
+
+  /**
+   * Commits move 0 (the first call, held until released) with moves of partitions 1 and 2 waiting
+   * behind it, releases it and checks that it committed; returns the two waiting moves.
+   */
+  private List<Future<CommitOutcome>> twoMovesBehindACall(Calls store, CursorCommitter committer)
+      throws Exception {
     Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
     assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
     Future<CommitOutcome> a = workers.submit(() -> committer.commit(move(1, 2)));
     Future<CommitOutcome> b = workers.submit(() -> committer.commit(move(2, 2)));
     await("two moves waiting", () -> committer.waiting() == 2);
     store.release.countDown();
-
     assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
-    for (Future<CommitOutcome> f : List.of(a, b)) {
+    return List.of(a, b);
+  }
+
+  @Test
+  void aFailedCallFailsEveryMoveInItAndTheNextCallRunsAgain() throws Exception {
+    Calls store = new Calls();
+    IllegalStateException down = new IllegalStateException("database down");
+    CursorCommitter committer = secondCallThrows(store, () -> down);
+    List<Future<CommitOutcome>> waiting = twoMovesBehindACall(store, committer);
+    for (Future<CommitOutcome> f : waiting) {
       assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS)).hasCause(down);
     }
     assertThat(committer.commit(move(1, 2))).isEqualTo(CommitOutcome.COMMITTED);
@@ -179,27 +197,12 @@ class CursorCommitterTest {
   @Test
   void anErrorInTheCallStillDecidesTheWaitingMoves() throws Exception {
     Calls store = new Calls();
-    CursorCommitter committer =
-        new CursorCommitter(
-            moves -> {
-              List<CommitOutcome> out = store.commit(moves);
-              if (store.calls.size() == 2) {
-                throw new StackOverflowError("simulated");
-              }
-              return out;
-            });
-    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1)));
-    assertThat(store.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
-    Future<CommitOutcome> a = workers.submit(() -> committer.commit(move(1, 2)));
-    Future<CommitOutcome> b = workers.submit(() -> committer.commit(move(2, 2)));
-    await("two moves waiting", () -> committer.waiting() == 2);
-    store.release.countDown();
-
-    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    CursorCommitter committer = secondCallThrows(store, () -> new StackOverflowError("simulated"));
+    List<Future<CommitOutcome>> waiting = twoMovesBehindACall(store, committer);
     // The leader of the second call gets the Error, the other move a failure: neither hangs.
     int errors = 0;
     int failures = 0;
-    for (Future<CommitOutcome> f : List.of(a, b)) {
+    for (Future<CommitOutcome> f : waiting) {
       try {
         f.get(10, TimeUnit.SECONDS);
       } catch (java.util.concurrent.ExecutionException e) {

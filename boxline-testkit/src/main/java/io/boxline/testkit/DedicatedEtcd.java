@@ -88,38 +88,14 @@ public final class DedicatedEtcd implements AutoCloseable {
     String client = "https://127.0.0.1:" + clientPort;
     String peer = "http://127.0.0.1:" + peerPort;
     Path log = dir.resolve("etcd.log");
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                binary.toString(),
-                "--name=boxline-tls-test",
-                "--data-dir=" + dir.resolve("data"),
-                "--listen-client-urls=" + client,
-                "--advertise-client-urls=" + client,
-                "--cert-file=" + cert,
-                "--key-file=" + key,
-                "--listen-peer-urls=" + peer,
-                "--initial-advertise-peer-urls=" + peer,
-                "--initial-cluster=boxline-tls-test=" + peer,
-                "--initial-cluster-state=new",
-                "--unsafe-no-fsync",
-                "--logger=zap",
-                "--log-outputs=stderr",
-                "--log-level=warn"));
+    List<String> command = EtcdServer.command(binary, "boxline-tls-test", dir, client, peer);
+    command.add("--cert-file=" + cert);
+    command.add("--key-file=" + key);
     if (requireClientCertificates) {
       command.add("--client-cert-auth");
       command.add("--trusted-ca-file=" + clientCert);
     }
-    Process process;
-    try {
-      process =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot start " + binary + ": " + e.getMessage(), e);
-    }
+    Process process = EtcdServer.launch(command, log);
     DedicatedEtcd etcd = new DedicatedEtcd(process, dir, client, cert, clientCert, clientKey);
     long deadline = System.nanoTime() + START_BOUND.toNanos();
     long pause = 10;

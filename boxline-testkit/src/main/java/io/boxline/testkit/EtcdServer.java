@@ -148,31 +148,8 @@ public final class EtcdServer {
     } catch (IOException e) {
       throw new IllegalStateException("cannot create a data directory for etcd", e);
     }
-    List<String> command =
-        List.of(
-            binary.toString(),
-            "--name=boxline-test",
-            "--data-dir=" + dataDir.resolve("data"),
-            "--listen-client-urls=" + client,
-            "--advertise-client-urls=" + client,
-            "--listen-peer-urls=" + peer,
-            "--initial-advertise-peer-urls=" + peer,
-            "--initial-cluster=boxline-test=" + peer,
-            "--initial-cluster-state=new",
-            "--unsafe-no-fsync",
-            "--logger=zap",
-            "--log-outputs=stderr",
-            "--log-level=warn");
-    Process process;
-    try {
-      process =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot start " + binary + ": " + e.getMessage(), e);
-    }
+    List<String> command = command(binary, "boxline-test", dataDir, client, peer);
+    Process process = launch(command, log);
     Thread stop =
         new Thread(() -> stop(process, dataDir, log), "boxline-test-etcd-stop-" + clientPort);
     Runtime.getRuntime().addShutdownHook(stop);
@@ -218,6 +195,37 @@ public final class EtcdServer {
             + log
             + "):\n"
             + tail(log));
+  }
+
+  /** Starts etcd with its output going to {@code log}. */
+  static Process launch(List<String> command, Path log) {
+    try {
+      return new ProcessBuilder(command)
+          .redirectErrorStream(true)
+          .redirectOutput(log.toFile())
+          .start();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start " + command.get(0) + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A one-member test cluster's command line (no fsync); callers may add flags. */
+  static List<String> command(Path binary, String name, Path dataDir, String client, String peer) {
+    return new ArrayList<>(
+        List.of(
+            binary.toString(),
+            "--name=" + name,
+            "--data-dir=" + dataDir.resolve("data"),
+            "--listen-client-urls=" + client,
+            "--advertise-client-urls=" + client,
+            "--listen-peer-urls=" + peer,
+            "--initial-advertise-peer-urls=" + peer,
+            "--initial-cluster=" + name + "=" + peer,
+            "--initial-cluster-state=new",
+            "--unsafe-no-fsync",
+            "--logger=zap",
+            "--log-outputs=stderr",
+            "--log-level=warn"));
   }
 
   static void stop(Process process, Path dataDir, Path log) {

@@ -4,15 +4,12 @@ import io.boxline.GroupPolicy;
 import io.boxline.StoreException;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
-import io.boxline.spi.Lease;
-import io.boxline.spi.Member;
 import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -74,31 +71,9 @@ final class PostgresCoordination implements CoordinationStore {
       ps.setString(5, group);
       ps.setString(6, group);
       ps.setString(7, group);
-      List<Member> members = new ArrayList<>();
-      List<Lease> leases = new ArrayList<>();
-      Instant now = null;
-      long policyStamp = GroupView.NO_POLICY_STAMP;
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          now = rs.getTimestamp(9).toInstant();
-          String kind = rs.getString(1);
-          if ("m".equals(kind)) {
-            members.add(new Member(rs.getString(2), rs.getDouble(3)));
-          } else if ("p".equals(kind)) {
-            policyStamp = rs.getLong(4);
-          } else {
-            leases.add(
-                new Lease(
-                    rs.getLong(4),
-                    rs.getInt(5),
-                    rs.getString(2),
-                    rs.getLong(6),
-                    rs.getBoolean(7),
-                    rs.getTimestamp(8).toInstant()));
-          }
-        }
+        return SqlCoordination.readView(rs, (r, column) -> r.getTimestamp(column).toInstant());
       }
-      return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);
     } catch (SQLException e) {
       throw fail("check_in", e);
     }

@@ -70,8 +70,9 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   private static final long LONG_TRANSACTION_WARNING_EVERY_NANOS = Duration.ofMinutes(5).toNanos();
 
   private final Duration longTransactionWarning;
-  private long lastLongTransactionWarningNanos;
-  private boolean warnedOfLongTransaction;
+
+  /** No long-transaction warning before this (System.nanoTime); one per interval at most. */
+  private long longTransactionQuietUntilNanos = System.nanoTime();
 
   /** How long {@link #close} waits for a running outbox vacuum. */
   private static final long VACUUM_CLOSE_WAIT_MILLIS = 10_000;
@@ -455,8 +456,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       return;
     }
     long now = System.nanoTime();
-    if (warnedOfLongTransaction
-        && now - lastLongTransactionWarningNanos < LONG_TRANSACTION_WARNING_EVERY_NANOS) {
+    if (now - longTransactionQuietUntilNanos < 0) {
       return;
     }
     try (Connection c = connect();
@@ -464,8 +464,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       ps.setDouble(1, longTransactionWarning.toMillis() / 1000.0);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
-          warnedOfLongTransaction = true;
-          lastLongTransactionWarningNanos = now;
+          longTransactionQuietUntilNanos = now + LONG_TRANSACTION_WARNING_EVERY_NANOS;
           longTransactionWarnings.incrementAndGet();
           LOG.log(
               System.Logger.Level.WARNING,

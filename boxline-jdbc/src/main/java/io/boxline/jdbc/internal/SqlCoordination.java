@@ -155,12 +155,26 @@ abstract class SqlCoordination implements CoordinationStore {
   }
 
   private static GroupView readView(ResultSet rs) throws SQLException {
+    return readView(rs, (r, column) -> MariaDbSql.instant(r.getLong(column)));
+  }
+
+  /** How a dialect's check-in query returns a time (column 8 and 9). */
+  interface TimeColumn {
+    Instant read(ResultSet rs, int column) throws SQLException;
+  }
+
+  /**
+   * The rows of a check-in query, in every dialect: kind {@code m} (member: id, weight), {@code l}
+   * (lease: owner, topic, partition, epoch, releasing, since) or {@code p} (the policy stamp), each
+   * with the database's time in column 9.
+   */
+  static GroupView readView(ResultSet rs, TimeColumn time) throws SQLException {
     List<Member> members = new ArrayList<>();
     List<Lease> leases = new ArrayList<>();
     Instant now = null;
     long policyStamp = GroupView.NO_POLICY_STAMP;
     while (rs.next()) {
-      now = MariaDbSql.instant(rs.getLong(9));
+      now = time.read(rs, 9);
       String kind = rs.getString(1);
       if ("m".equals(kind)) {
         members.add(new Member(rs.getString(2), rs.getDouble(3)));
@@ -174,7 +188,7 @@ abstract class SqlCoordination implements CoordinationStore {
                 rs.getString(2),
                 rs.getLong(6),
                 rs.getBoolean(7),
-                MariaDbSql.instant(rs.getLong(8))));
+                time.read(rs, 8)));
       }
     }
     return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);

@@ -699,30 +699,6 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   }
 
   @Override
-  public Connection openFenced(long subscriptionId, PartitionKey partition, long epoch) {
-    Connection c = openTransaction();
-    try {
-      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, epoch);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return c;
-          }
-        }
-      }
-      c.rollback();
-      c.close();
-      return null;
-    } catch (SQLException e) {
-      JdbcSql.closeQuietly(c);
-      throw fail("lock_cursor", e);
-    }
-  }
-
-  @Override
   public void commitFenced(
       Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
     String step = "park";

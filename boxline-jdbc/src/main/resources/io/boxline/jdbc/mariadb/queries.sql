@@ -341,40 +341,14 @@ UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH 
  WHERE c.epoch < v.epoch
 
 -- ---------------------------------------------------------------- consumer-group coordination
--- A check-in is two statements (no data-modifying CTE here): the group's view (check_in), then the heartbeat.
--- name: heartbeat
-INSERT INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at)
-VALUES (?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),
-        UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) + ?)
-ON DUPLICATE KEY UPDATE weight = VALUES(weight), heartbeat_at = VALUES(heartbeat_at),
-                        expires_at = VALUES(expires_at)
-
 -- The group's live members, for operator actions that need an idle group (Admin.rewind).
 -- name: live_members
 SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) ORDER BY member_id
 
--- The view and the heartbeat in one call (V5__check_in_procedure.sql); check_in and heartbeat below are the
--- same statements, run one after the other where the procedure does not exist (H2 shares this code).
+-- The group view and the member's heartbeat in one call: the procedure of V5__check_in_procedure.sql (H2 runs
+-- them as two statements, check_in and heartbeat in its queries.sql).
 -- name: check_in_call
 CALL ${schema}.${p}check_in(?, ?, ?, ?)
-
--- name: check_in
-SELECT 'm' AS kind, member_id AS who, weight, NULL AS topic_id, NULL AS part, NULL AS epoch,
-       NULL AS releasing, NULL AS since, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) AS now
-  FROM ${schema}.${p}member
- WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
-UNION ALL
-SELECT 'l', owner, NULL, topic_id, `partition`, epoch, releasing, since,
-       UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
-  FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
-UNION ALL
--- A stamp of the group's policy rows, so members re-read the policy only when it changed.
-SELECT 'p', NULL, NULL,
-       (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', gp.group_name, gp.check_in_rate, gp.min_check_in_ms,
-                                             gp.deadline_multiplier, gp.slack, gp.release_grace_ms,
-                                             gp.idle_release_ms, gp.batch_size, gp.updated_at))), 0)
-          FROM ${schema}.${p}group_policy gp WHERE gp.group_name IN (?, '')),
-       NULL, NULL, NULL, NULL, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
 
 -- Lease rows outlive their owners; a partition's first row starts its epoch at the server clock in
 -- microseconds. Run on its own (auto-commit) before acquire_lock, so that no transaction holds the shared
@@ -438,7 +412,7 @@ UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH 
  WHERE l.owner IS NOT NULL
 
 -- The group's own row sorts before the default (''). The stamp of the same snapshot comes along (the
--- same expression as in check_in), so the store knows which policy state the caller now holds.
+-- same expression as in the check_in procedure), so the store knows which policy state the caller now holds.
 -- name: group_policy
 SELECT gp.check_in_rate, gp.min_check_in_ms, gp.deadline_multiplier, gp.slack, gp.release_grace_ms,
        gp.idle_release_ms, gp.batch_size,
