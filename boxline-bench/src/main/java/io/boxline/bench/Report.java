@@ -144,6 +144,15 @@ final class Report {
     }
     sb.append(t).append('\n');
     for (W2Latency.Result r : results) {
+      if (r.stages() != null) {
+        sb.append(
+            Stats.f(
+                "Stages, %s %d/s (commit returned → sequencer statement started → returned → handler"
+                    + " entered): %s.%n%n",
+                r.where(), r.rate(), r.stages().describe()));
+      }
+    }
+    for (W2Latency.Result r : results) {
       if (r.trace() != null) {
         sb.append(
                 Stats.f(

@@ -49,7 +49,8 @@ final class W2Latency {
       long[] commit,
       long[] late,
       String noise,
-      Map<String, Probe.Series> trace) {}
+      Map<String, Probe.Series> trace,
+      Stages.Split stages) {}
 
   private final Bench.Options o;
   private final Db db;
@@ -101,8 +102,12 @@ final class W2Latency {
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
     Probe probe = o.w2Trace ? new Probe(schema) : null;
     DataSource ds = probe == null ? pool : probe.wrap(pool);
-    Boxline boxline =
-        Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()).build().start();
+    Stages stages = sameJvm ? new Stages(total + 10_000) : null;
+    Boxline.Builder builder = Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build());
+    if (stages != null) {
+      builder.observer(stages);
+    }
+    Boxline boxline = builder.build().start();
     try {
       boxline.admin().createNamespace(NamespacePath.of("bench"));
       boxline.admin().createTopic(topic, o.partitions);
@@ -200,7 +205,8 @@ final class W2Latency {
           commit,
           lateness,
           load,
-          trace);
+          trace,
+          stages == null ? null : stages.split(committed, arrival, warm, total));
     } finally {
       boxline.close();
       db.dropSchema(schema);
