@@ -14,7 +14,16 @@ public interface Admin {
    * Creating a topic that exists with the same partition count returns it; a different count is an
    * error (partition counts do not change, because that would move keys).
    */
-  TopicInfo createTopic(TopicName topic, int partitions);
+  default TopicInfo createTopic(TopicName topic, int partitions) {
+    return createTopic(topic, partitions, Sequencing.SEQUENCER);
+  }
+
+  /**
+   * Creates a topic whose events are numbered as {@code sequencing} says (see {@link Sequencing});
+   * the choice is fixed for the topic's life. Creating a topic that exists with the same partition
+   * count and sequencing returns it; anything different is an error.
+   */
+  TopicInfo createTopic(TopicName topic, int partitions, Sequencing sequencing);
 
   Optional<TopicInfo> topic(TopicName topic);
 

@@ -26,6 +26,7 @@ import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
 import io.boxline.RetentionPolicy;
 import io.boxline.RetryPolicy;
+import io.boxline.Sequencing;
 import io.boxline.StartPosition;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
@@ -89,6 +90,7 @@ public final class DefaultBoxline implements Boxline {
   private final WakeupBus bus = new WakeupBus();
   private final RecentEvents recent = new RecentEvents();
   private final SequencerLoop sequencer;
+  private final Announcer announcer;
   private final DefaultPublisher publisher;
   private final Admin admin = new AdminImpl();
   private final DeadLetters deadLetters = new DeadLettersImpl();
@@ -136,6 +138,8 @@ public final class DefaultBoxline implements Boxline {
                 settings.inboxRetention(),
                 settings.deadLetterRetention(),
                 settings.idempotencyRetention());
+    this.announcer =
+        new Announcer(store, bus, recent, settings.instanceId(), settings.producerNotifyInterval());
     this.publisher =
         new DefaultPublisher(
             store,
@@ -146,7 +150,8 @@ public final class DefaultBoxline implements Boxline {
             sequencer,
             settings.producerNotifyInterval().toNanos(),
             observers,
-            settings.interceptors());
+            settings.interceptors(),
+            announcer);
   }
 
   @Override
@@ -165,6 +170,7 @@ public final class DefaultBoxline implements Boxline {
         bus.add(sequencer);
       }
       boolean listening = store.listen(bus.remote());
+      announcer.start();
       if (sequencer != null) {
         sequencer.start();
         retention.start();
@@ -222,8 +228,9 @@ public final class DefaultBoxline implements Boxline {
   public <T> T inTransaction(TransactionWork<T> work) {
     requireStarted();
     T result;
+    DefaultPublisher.Managed managed;
     try (Connection c = store.openTransaction()) {
-      publisher.enterManaged(c);
+      managed = publisher.enterManaged(c);
       try {
         result = work.run(c);
         c.commit();
@@ -243,7 +250,7 @@ public final class DefaultBoxline implements Boxline {
     } catch (SQLException e) {
       throw new StoreException("could not close the transaction's connection", e);
     }
-    publisher.committed(); // the sequencer finds the rows on its first look
+    publisher.committed(managed);
     return result;
   }
 
@@ -305,6 +312,7 @@ public final class DefaultBoxline implements Boxline {
       retention.stop(LOOP_STOP_TIMEOUT);
       sequencer.stop(LOOP_STOP_TIMEOUT);
     }
+    announcer.stop(LOOP_STOP_TIMEOUT);
     settings.coordination().close();
     store.close();
     LOG.log(Level.INFO, "Boxline {0} closed", settings.instanceId());
@@ -317,13 +325,14 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
-    public TopicInfo createTopic(TopicName topic, int partitions) {
+    public TopicInfo createTopic(TopicName topic, int partitions, Sequencing sequencing) {
       Objects.requireNonNull(topic, "topic");
+      Objects.requireNonNull(sequencing, "sequencing");
       if (partitions < 1 || partitions > 65_536) {
         throw new ValidationException(
             "topic '" + topic + "' needs 1 to 65536 partitions, got " + partitions);
       }
-      TopicInfo t = store.createTopic(topic, partitions);
+      TopicInfo t = store.createTopic(topic, partitions, sequencing);
       topics.put(t);
       return t;
     }

@@ -10,15 +10,21 @@ import io.boxline.PublishInterceptor;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
 import io.boxline.Publisher;
+import io.boxline.Sequencing;
 import io.boxline.StoreException;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
+import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.PartitionHead;
+import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,10 +44,25 @@ final class DefaultPublisher implements Publisher {
   private final long notifyIntervalNanos;
   private final Observers observers;
   private final PublishInterceptor[] interceptors;
+  private final Announcer announcer;
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
   /** The transaction {@code inTransaction} runs on this thread, if any: it says when it commits. */
-  private final ThreadLocal<Connection> managed = new ThreadLocal<>();
+  private final ThreadLocal<Managed> managed = new ThreadLocal<>();
+
+  /**
+   * A transaction {@code inTransaction} runs, and the events it appended straight to the log
+   * (IN_TRANSACTION topics), handed to consumers once it has committed.
+   */
+  static final class Managed {
+    final Connection tx;
+    final Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
+    boolean outbox;
+
+    Managed(Connection tx) {
+      this.tx = tx;
+    }
+  }
 
   DefaultPublisher(
       Store store,
@@ -52,7 +73,9 @@ final class DefaultPublisher implements Publisher {
       SequencerLoop sequencer,
       long notifyIntervalNanos,
       Observers observers,
-      List<PublishInterceptor> interceptors) {
+      List<PublishInterceptor> interceptors,
+      Announcer announcer) {
+    this.announcer = announcer;
     this.store = store;
     this.topics = topics;
     this.types = types;
@@ -158,8 +181,7 @@ final class DefaultPublisher implements Publisher {
               e.idempotencyKey(),
               e.deliverAt()));
     }
-    List<UUID> existing = store.append(tx, records);
-    wake(tx);
+    List<UUID> existing = store(tx, records, infos);
     if (observers.active()) {
       reportPublished(infos, existing);
     }
@@ -175,6 +197,93 @@ final class DefaultPublisher implements Publisher {
               prior != null));
     }
     return results;
+  }
+
+  /**
+   * Appends the events of SEQUENCER topics to the outbox and those of IN_TRANSACTION topics to the
+   * log; returns, per record, the id of an earlier event with the same idempotency key or null.
+   */
+  private List<UUID> store(Connection tx, List<OutboxRecord> records, List<TopicInfo> infos) {
+    List<OutboxRecord> outbox = new ArrayList<>(records.size());
+    List<OutboxRecord> direct = new ArrayList<>();
+    for (int i = 0; i < records.size(); i++) {
+      (infos.get(i).sequencing() == Sequencing.IN_TRANSACTION ? direct : outbox)
+          .add(records.get(i));
+    }
+    List<UUID> fromOutbox = outbox.isEmpty() ? List.of() : store.append(tx, outbox);
+    List<LogAppend> fromLog = direct.isEmpty() ? List.of() : store.appendToLog(tx, direct);
+    if (fromOutbox.size() != outbox.size() || fromLog.size() != direct.size()) {
+      throw new IllegalStateException(
+          "the store returned "
+              + (fromOutbox.size() + fromLog.size())
+              + " results for "
+              + records.size()
+              + " events");
+    }
+    Managed m = managed.get();
+    if (m != null && m.tx != tx) {
+      m = null;
+    }
+    if (!outbox.isEmpty()) {
+      wake(tx, m);
+    }
+    if (!direct.isEmpty()) {
+      appendedToLog(direct, fromLog, m);
+    }
+    List<UUID> existing = new ArrayList<>(records.size());
+    int o = 0;
+    int d = 0;
+    for (TopicInfo info : infos) {
+      existing.add(
+          info.sequencing() == Sequencing.IN_TRANSACTION
+              ? fromLog.get(d++).existingEventId()
+              : fromOutbox.get(o++));
+    }
+    return existing;
+  }
+
+  /**
+   * Events now in the log, uncommitted: handed over after the commit when {@code inTransaction}
+   * runs the transaction, else watched until their heads become visible.
+   */
+  private void appendedToLog(List<OutboxRecord> records, List<LogAppend> results, Managed m) {
+    Map<PartitionKey, List<StoredEvent>> events = new HashMap<>();
+    for (int i = 0; i < records.size(); i++) {
+      LogAppend a = results.get(i);
+      if (a.existingEventId() != null) {
+        continue;
+      }
+      OutboxRecord r = records.get(i);
+      events
+          .computeIfAbsent(PartitionKey.of(r.topicId(), r.partition()), k -> new ArrayList<>())
+          .add(
+              new StoredEvent(
+                  r.eventId(),
+                  a.sequence(),
+                  r.key(),
+                  r.type(),
+                  r.source(),
+                  r.contentType(),
+                  r.payload(),
+                  r.headers(),
+                  a.createdAt(),
+                  r.deliverAt()));
+    }
+    if (events.isEmpty()) {
+      return;
+    }
+    if (m != null) {
+      events.forEach(
+          (k, list) -> m.appended.computeIfAbsent(k, x -> new ArrayList<>()).addAll(list));
+      return;
+    }
+    List<PartitionHead> heads = new ArrayList<>(events.size());
+    events.forEach(
+        (k, list) ->
+            heads.add(
+                new PartitionHead(
+                    k.topicId(), k.partition(), list.get(list.size() - 1).sequence())));
+    announcer.watch(heads);
   }
 
   /** The headers the interceptors make of an event's own. */
@@ -226,15 +335,34 @@ final class DefaultPublisher implements Publisher {
     if (sequencer != null) {
       sequencer.committedLocally();
     }
+    announcer.lookNow();
   }
 
-  /** {@code inTransaction} runs {@code tx} on this thread and calls {@link #committed()} after. */
-  void enterManaged(Connection tx) {
-    managed.set(tx);
+  /**
+   * {@code inTransaction} runs {@code tx} on this thread, and calls {@link #committed(Managed)}
+   * after it committed.
+   */
+  Managed enterManaged(Connection tx) {
+    Managed m = new Managed(tx);
+    managed.set(m);
+    return m;
   }
 
   void leaveManaged() {
     managed.remove();
+  }
+
+  /** A transaction {@code inTransaction} ran has committed. */
+  void committed(Managed m) {
+    if (!m.appended.isEmpty()) {
+      for (List<StoredEvent> list : m.appended.values()) {
+        list.sort(java.util.Comparator.comparingLong(StoredEvent::sequence));
+      }
+      announcer.committed(m.appended);
+    }
+    if (m.outbox && sequencer != null) {
+      sequencer.committedLocally(); // the sequencer finds the rows on its first look
+    }
   }
 
   /**
@@ -242,11 +370,14 @@ final class DefaultPublisher implements Publisher {
    * most once per interval per publisher, so that commits are not serialised on the notification
    * queue.
    */
-  private void wake(Connection tx) {
+  private void wake(Connection tx, Managed m) {
+    if (m != null) {
+      m.outbox = true;
+    }
     if (sequencer != null && sequencer.isLeader()) {
       // A transaction inTransaction manages reports its commit itself; quick looks before that
       // commit would only find nothing and keep the sequencer busy when the commit arrives.
-      if (managed.get() != tx) {
+      if (m == null) {
         sequencer.hint();
       }
       return;

@@ -35,6 +35,18 @@ public interface Store extends AutoCloseable {
 
   TopicInfo createTopic(TopicName topic, int partitions);
 
+  /**
+   * Creates a topic with the given sequencing. The default handles {@link
+   * io.boxline.Sequencing#SEQUENCER} and refuses the others.
+   */
+  default TopicInfo createTopic(TopicName topic, int partitions, io.boxline.Sequencing sequencing) {
+    if (sequencing == io.boxline.Sequencing.SEQUENCER) {
+      return createTopic(topic, partitions);
+    }
+    throw new UnsupportedOperationException(
+        describe() + " cannot sequence topics " + sequencing + "; use Sequencing.SEQUENCER");
+  }
+
   Optional<TopicInfo> findTopic(TopicName topic);
 
   Optional<TopicInfo> findTopic(long topicId);
@@ -95,6 +107,33 @@ public interface Store extends AutoCloseable {
    * Adds a cross-process wake-up for the sequencer to the caller's transaction (sent on commit).
    */
   void notifyOutbox(Connection tx);
+
+  /**
+   * Appends events of {@link io.boxline.Sequencing#IN_TRANSACTION} topics straight to the log in
+   * the caller's transaction: locks each partition's row (in topic, partition order), numbers the
+   * events after its last sequence in list order and inserts them. The locks last until the caller
+   * commits or rolls back. Idempotency keys work as in {@link #append}. Returns one result per
+   * record, in order. The default throws {@link UnsupportedOperationException}.
+   */
+  default List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> records) {
+    throw new UnsupportedOperationException(
+        describe() + " cannot append to the log in the producer's transaction");
+  }
+
+  /**
+   * The last committed sequence of each partition (no locks: a partition a producer holds shows its
+   * value before that producer). The default throws {@link UnsupportedOperationException}.
+   */
+  default List<PartitionHead> heads(List<PartitionKey> partitions) {
+    throw new UnsupportedOperationException(describe() + " cannot read partition heads");
+  }
+
+  /**
+   * Tells other processes that these partitions' logs grew (outside any transaction), as the
+   * sequencer's own notification does. The default does nothing: such a store's consumers in other
+   * processes find new events by polling.
+   */
+  default void announce(List<PartitionHead> heads) {}
 
   // ---- sequencer
   /**

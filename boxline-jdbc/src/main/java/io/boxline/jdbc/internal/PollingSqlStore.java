@@ -8,6 +8,7 @@ import io.boxline.ValidationException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
+import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
@@ -202,12 +203,86 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
 
   // ------------------------------------------------------------------ admin
   @Override
-  public TopicInfo createTopic(TopicName topic, int partitions) {
+  public TopicInfo createTopic(TopicName topic, int partitions, io.boxline.Sequencing sequencing) {
     if (partitions < 1 || partitions > 65_536) {
       throw new ValidationException(
           "a topic has 1 to 65536 partitions, not " + partitions + " (topic '" + topic + "')");
     }
-    return super.createTopic(topic, partitions);
+    return super.createTopic(topic, partitions, sequencing);
+  }
+
+  /**
+   * Locks the partitions (in key order, {@link #lockPartitions}), sets their new last sequences and
+   * inserts the rows into the log; the sequencer never sees them.
+   */
+  @Override
+  long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, java.time.Instant createdAt)
+      throws SQLException {
+    Map<PartitionKey, Integer> counts = new HashMap<>();
+    for (OutboxRecord r : rows) {
+      counts.merge(PartitionKey.of(r.topicId(), r.partition()), 1, Integer::sum);
+    }
+    List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
+    String[] step = {"lock_partitions"};
+    Map<PartitionKey, Long> last = lockPartitions(tx, step, keys);
+    if (last.size() != keys.size()) {
+      throw new SQLException(
+          "lock_partitions matched " + last.size() + " of " + keys.size() + " partitions");
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql("set_last_seq"))) {
+      for (PartitionKey k : keys) {
+        ps.setLong(1, last.get(k) + counts.get(k));
+        ps.setLong(2, k.topicId());
+        ps.setInt(3, k.partition());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+    long[] seqs = new long[rows.size()];
+    Map<PartitionKey, Long> next = new HashMap<>();
+    for (int i = 0; i < rows.size(); i++) {
+      OutboxRecord r = rows.get(i);
+      seqs[i] =
+          next.merge(
+              PartitionKey.of(r.topicId(), r.partition()),
+              last.get(PartitionKey.of(r.topicId(), r.partition())) + 1,
+              (a, b) -> a + 1);
+    }
+    long created = MariaDbSql.micros(createdAt);
+    long sequenced = MariaDbSql.micros(java.time.Instant.now());
+    try (PreparedStatement ps = tx.prepareStatement(sql("insert_log"))) {
+      for (int i = 0; i < rows.size(); i++) {
+        OutboxRecord r = rows.get(i);
+        int c = 1;
+        ps.setLong(c++, r.topicId());
+        ps.setInt(c++, r.partition());
+        ps.setLong(c++, seqs[i]);
+        ps.setString(c++, r.eventId().toString());
+        ps.setString(c++, r.key());
+        ps.setString(c++, r.type());
+        ps.setString(c++, r.source());
+        ps.setString(c++, r.contentType());
+        ps.setBytes(c++, r.payload());
+        ps.setString(c++, Headers.toJson(r.headers()));
+        ps.setLong(c++, created);
+        ps.setLong(c++, sequenced);
+        ps.setObject(c, MariaDbSql.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+    return seqs;
+  }
+
+  /** Other processes re-check every partition at their next poll (there is no NOTIFY). */
+  @Override
+  public void announce(List<PartitionHead> heads) {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(sql("wake_all"))) {
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("wake_all", e);
+    }
   }
 
   // ------------------------------------------------------------------ publish

@@ -341,6 +341,75 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
   }
 
+  /** One call of {@code append_to_log} (V10): locks, numbers and inserts in one round trip. */
+  @Override
+  long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
+      throws SQLException {
+    int n = rows.size();
+    Long[] topics = new Long[n];
+    Integer[] parts = new Integer[n];
+    UUID[] ids = new UUID[n];
+    String[] keys = new String[n];
+    String[] types = new String[n];
+    String[] sources = new String[n];
+    String[] contentTypes = new String[n];
+    byte[][] payloads = new byte[n][];
+    String[] headers = new String[n];
+    Timestamp[] created = new Timestamp[n];
+    Timestamp[] deliverAt = new Timestamp[n];
+    Timestamp createdTs = Timestamp.from(createdAt);
+    for (int i = 0; i < n; i++) {
+      OutboxRecord r = rows.get(i);
+      topics[i] = r.topicId();
+      parts[i] = r.partition();
+      ids[i] = r.eventId();
+      keys[i] = r.key();
+      types[i] = r.type();
+      sources[i] = r.source();
+      contentTypes[i] = r.contentType();
+      payloads[i] = r.payload();
+      headers[i] = Headers.toJson(r.headers());
+      created[i] = createdTs;
+      deliverAt[i] = r.deliverAt() == null ? null : Timestamp.from(r.deliverAt());
+    }
+    long[] seqs = new long[n];
+    try (PreparedStatement ps = tx.prepareStatement(sql("append_to_log"))) {
+      ps.setArray(1, tx.createArrayOf("bigint", topics));
+      ps.setArray(2, tx.createArrayOf("integer", parts));
+      ps.setArray(3, tx.createArrayOf("uuid", ids));
+      ps.setArray(4, tx.createArrayOf("text", keys));
+      ps.setArray(5, tx.createArrayOf("text", types));
+      ps.setArray(6, tx.createArrayOf("text", sources));
+      ps.setArray(7, tx.createArrayOf("text", contentTypes));
+      ps.setObject(8, payloads);
+      ps.setArray(9, tx.createArrayOf("text", headers));
+      ps.setArray(10, tx.createArrayOf("timestamptz", created));
+      ps.setArray(11, tx.createArrayOf("timestamptz", deliverAt));
+      try (ResultSet rs = ps.executeQuery()) {
+        int i = 0;
+        while (rs.next()) {
+          seqs[i++] = rs.getLong(1);
+        }
+        if (i != n) {
+          throw new SQLException("append_to_log returned " + i + " sequences for " + n + " rows");
+        }
+      }
+    }
+    return seqs;
+  }
+
+  @Override
+  public void announce(List<PartitionHead> heads) {
+    try (Connection c = idle.borrow();
+        PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+      ps.setString(1, logChannel);
+      ps.setString(2, PostgresListener.encodeHeads(heads));
+      ps.execute();
+    } catch (SQLException e) {
+      throw fail("notify", e);
+    }
+  }
+
   // ------------------------------------------------------------------ sequencer
   @Override
   public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {

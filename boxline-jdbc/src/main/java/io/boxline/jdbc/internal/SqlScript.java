@@ -24,7 +24,8 @@ public final class SqlScript {
           "V6__sequencer_fast_path.sql",
           "V7__policy_batch_size.sql",
           "V8__retention_by_size.sql",
-          "V9__kept_plans.sql");
+          "V9__kept_plans.sql",
+          "V10__in_transaction_sequencing.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
@@ -36,11 +37,16 @@ public final class SqlScript {
           "V2__consumer_groups.sql",
           "V3__retries_dead_letters_inbox.sql",
           "V4__publish_procedure.sql",
-          "V5__check_in_procedure.sql");
+          "V5__check_in_procedure.sql",
+          "V6__in_transaction_sequencing.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =
-      List.of("V1__base.sql", "V2__consumer_groups.sql", "V3__retries_dead_letters_inbox.sql");
+      List.of(
+          "V1__base.sql",
+          "V2__consumer_groups.sql",
+          "V3__retries_dead_letters_inbox.sql",
+          "V4__in_transaction_sequencing.sql");
 
   private SqlScript() {}
 

@@ -6,6 +6,7 @@ import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionLag;
 import io.boxline.RetentionPolicy;
+import io.boxline.Sequencing;
 import io.boxline.StartPosition;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
@@ -16,10 +17,12 @@ import io.boxline.ValidationException;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CursorMove;
 import io.boxline.spi.FencedTransaction;
+import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.PurgeResult;
 import io.boxline.spi.Resolution;
@@ -136,6 +139,14 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   /** Inserts outbox rows (maybe none) in the producer's transaction. */
   abstract void appendRows(Connection tx, List<OutboxRecord> rows) throws SQLException;
 
+  /**
+   * Appends {@code rows} (of IN_TRANSACTION topics) straight to the log in {@code tx}: locks their
+   * partitions in (topic, partition) order, numbers the rows after each one's last sequence in list
+   * order, inserts them. Returns each row's sequence.
+   */
+  abstract long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
+      throws SQLException;
+
   /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
   String ownerKey(OutboxRecord r) {
     return r.topicId() + "/" + r.idempotencyKey();
@@ -222,6 +233,11 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
 
   @Override
   public TopicInfo createTopic(TopicName topic, int partitions) {
+    return createTopic(topic, partitions, Sequencing.SEQUENCER);
+  }
+
+  @Override
+  public TopicInfo createTopic(TopicName topic, int partitions, Sequencing sequencing) {
     return db.tx(
         "insert_topic",
         c -> {
@@ -242,6 +258,7 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
                     ps.setLong(1, ns);
                     ps.setString(2, topic.name());
                     ps.setInt(3, partitions);
+                    ps.setString(4, sequencing.name());
                   });
           if (id != null) {
             try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
@@ -260,6 +277,16 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
                     + " partitions, not "
                     + partitions
                     + "; partition counts never change because that would move keys");
+          }
+          if (t.sequencing() != sequencing) {
+            throw new ValidationException(
+                "topic '"
+                    + topic
+                    + "' already exists with sequencing "
+                    + t.sequencing()
+                    + ", not "
+                    + sequencing
+                    + "; a topic's sequencing never changes (create another topic)");
           }
           return t;
         });
@@ -280,7 +307,8 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
         TopicName.of(rs.getString(2), rs.getString(3)),
         rs.getLong(1),
         rs.getInt(4),
-        instant(rs, 5));
+        instant(rs, 5),
+        Sequencing.valueOf(rs.getString(6)));
   }
 
   @Override
@@ -523,6 +551,66 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
     }
   }
 
+  @Override
+  public List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> records) {
+    List<LogAppend> out = new ArrayList<>(records.size());
+    List<OutboxRecord> toStore = records;
+    String step = "claim_idempotency_keys";
+    try {
+      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
+        Map<String, UUID> owners = claimKeys(tx, records);
+        toStore = new ArrayList<>(records.size());
+        for (OutboxRecord r : records) {
+          UUID owner = r.idempotencyKey() == null ? null : owners.get(ownerKey(r));
+          if (owner != null && !r.eventId().equals(owner)) {
+            out.add(new LogAppend(owner, 0, null));
+          } else {
+            out.add(null);
+            toStore.add(r);
+          }
+        }
+      } else {
+        for (int i = 0; i < records.size(); i++) {
+          out.add(null);
+        }
+      }
+      step = "append_to_log";
+      // Microseconds: what every dialect's column keeps, so a handed-over event and the same event
+      // read back from the log carry the same time.
+      Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS);
+      long[] seqs = toStore.isEmpty() ? new long[0] : appendToLogRows(tx, toStore, now);
+      int j = 0;
+      for (int i = 0; i < out.size(); i++) {
+        if (out.get(i) == null) {
+          out.set(i, new LogAppend(null, seqs[j++], now));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail(step, e);
+    }
+  }
+
+  @Override
+  public List<PartitionHead> heads(List<PartitionKey> partitions) {
+    List<PartitionHead> out = new ArrayList<>(partitions.size());
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(sql("partition_head"))) {
+      for (PartitionKey k : partitions) {
+        ps.setLong(1, k.topicId());
+        ps.setInt(2, k.partition());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            out.add(new PartitionHead(k.topicId(), k.partition(), rs.getLong(1)));
+          }
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("partition_head", e);
+    }
+  }
+
   // ------------------------------------------------------------------ consume
   @Override
   public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
@@ -620,6 +708,53 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
             return why;
           }
           parking.insertParks(c, subscriptionId, partition, parks);
+          return CommitOutcome.COMMITTED;
+        });
+  }
+
+  /**
+   * Events handed over in memory (IN_TRANSACTION topics, committed through {@code inTransaction})
+   * are checked against the log before the cursor passes them: the same ids at the same sequences,
+   * read in the transaction that moves the cursor.
+   */
+  @Override
+  public CommitOutcome commitBatchIfLogHolds(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    return db.tx(
+        "log_ids",
+        c -> {
+          Map<Long, String> held = new java.util.HashMap<>();
+          try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
+            ps.setLong(1, partition.topicId());
+            ps.setInt(2, partition.partition());
+            ps.setLong(3, sequences[0]);
+            ps.setLong(4, sequences[sequences.length - 1]);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                held.put(rs.getLong(1), rs.getString(2));
+              }
+            }
+          }
+          for (int i = 0; i < sequences.length; i++) {
+            if (!eventIds[i].toString().equals(held.get(sequences[i]))) {
+              return CommitOutcome.LOG_CHANGED;
+            }
+          }
+          if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
+            CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+            c.rollback(); // park nothing
+            return why;
+          }
+          if (!parks.isEmpty()) {
+            parking.insertParks(c, subscriptionId, partition, parks);
+          }
           return CommitOutcome.COMMITTED;
         });
   }

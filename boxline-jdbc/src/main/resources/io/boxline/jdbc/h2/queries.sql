@@ -36,8 +36,8 @@ SELECT id FROM ${schema}.${p}namespace WHERE path = ?
 
 -- The partition count is validated before; duplicates ignored (an existing (namespace, name)).
 -- name: insert_topic
-INSERT INTO ${schema}.${p}topic (namespace_id, name, partitions, created_at)
-VALUES (?, ?, ?, CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT))
+INSERT INTO ${schema}.${p}topic (namespace_id, name, partitions, sequencing, created_at)
+VALUES (?, ?, ?, ?, CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT))
 
 -- Parameters: the topic id and the partition count.
 -- name: insert_partitions
@@ -45,17 +45,17 @@ INSERT INTO ${schema}.${p}partition (topic_id, "PARTITION", last_seq, seq_versio
 SELECT ?, CAST(g.x AS INT), 0, 0 FROM SYSTEM_RANGE(0, CAST(? AS INT) - 1) g
 
 -- name: topic_by_name
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE n.path = ? AND t.name = ?
 
 -- name: topic_by_id
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE t.id = ?
 
 -- name: all_topics
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  ORDER BY n.path, t.name
 
@@ -597,3 +597,22 @@ DELETE FROM ${schema}.${p}parked
 DELETE FROM ${schema}.${p}idempotency
  WHERE created_at < CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) - ?
  FETCH FIRST ? ROWS ONLY
+
+-- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
+-- name: partition_head
+SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND "PARTITION" = ?
+
+-- IN_TRANSACTION topics: the producer's transaction moves the head of a partition it locked (lock_partitions).
+-- name: set_last_seq
+UPDATE ${schema}.${p}partition SET last_seq = ? WHERE topic_id = ? AND "PARTITION" = ?
+
+-- IN_TRANSACTION topics: one log row written by the producer's transaction.
+-- name: insert_log
+INSERT INTO ${schema}.${p}log
+  (topic_id, "PARTITION", seq, event_id, event_key, event_type, source, content_type, payload, headers,
+   created_at, sequenced_at, deliver_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- The ids the log holds at the sequences of events handed over in memory (checked before the cursor passes them).
+-- name: log_ids
+SELECT seq, event_id FROM ${schema}.${p}log WHERE topic_id = ? AND "PARTITION" = ? AND seq BETWEEN ? AND ?

@@ -38,8 +38,8 @@ SELECT id FROM ${schema}.${p}namespace WHERE path = ?
 
 -- The partition count is validated before; IGNORE only skips an existing (namespace, name).
 -- name: insert_topic
-INSERT IGNORE INTO ${schema}.${p}topic (namespace_id, name, partitions, created_at)
-VALUES (?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
+INSERT IGNORE INTO ${schema}.${p}topic (namespace_id, name, partitions, sequencing, created_at)
+VALUES (?, ?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 
 -- The parameter is the JSON array [0, 1, ..., n - 1].
 -- name: insert_partitions
@@ -47,17 +47,17 @@ INSERT INTO ${schema}.${p}partition (topic_id, `partition`, last_seq, seq_versio
 SELECT ?, g.n, 0, 0 FROM JSON_TABLE(?, '$[*]' COLUMNS (n INT PATH '$')) g
 
 -- name: topic_by_name
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE n.path = ? AND t.name = ?
 
 -- name: topic_by_id
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE t.id = ?
 
 -- name: all_topics
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  ORDER BY n.path, t.name
 
@@ -608,3 +608,22 @@ DELETE FROM ${schema}.${p}parked
 DELETE FROM ${schema}.${p}idempotency
  WHERE created_at < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - ?
  ORDER BY created_at LIMIT ?
+
+-- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
+-- name: partition_head
+SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND `partition` = ?
+
+-- IN_TRANSACTION topics: the producer's transaction moves the head of a partition it locked (lock_partitions).
+-- name: set_last_seq
+UPDATE ${schema}.${p}partition SET last_seq = ? WHERE topic_id = ? AND `partition` = ?
+
+-- IN_TRANSACTION topics: one log row written by the producer's transaction.
+-- name: insert_log
+INSERT INTO ${schema}.${p}log
+  (topic_id, `partition`, seq, event_id, event_key, event_type, source, content_type, payload, headers,
+   created_at, sequenced_at, deliver_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- The ids the log holds at the sequences of events handed over in memory (checked before the cursor passes them).
+-- name: log_ids
+SELECT seq, event_id FROM ${schema}.${p}log WHERE topic_id = ? AND `partition` = ? AND seq BETWEEN ? AND ?

@@ -25,7 +25,7 @@ ON CONFLICT (path) DO NOTHING
 SELECT id FROM ${schema}.${p}namespace WHERE path = ?
 
 -- name: insert_topic
-INSERT INTO ${schema}.${p}topic (namespace_id, name, partitions) VALUES (?, ?, ?)
+INSERT INTO ${schema}.${p}topic (namespace_id, name, partitions, sequencing) VALUES (?, ?, ?, ?)
 ON CONFLICT (namespace_id, name) DO NOTHING
 RETURNING id
 
@@ -34,17 +34,17 @@ INSERT INTO ${schema}.${p}partition (topic_id, partition)
 SELECT ?, g FROM generate_series(0, ? - 1) AS g
 
 -- name: topic_by_name
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE n.path = ? AND t.name = ?
 
 -- name: topic_by_id
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE t.id = ?
 
 -- name: all_topics
-SELECT t.id, n.path, t.name, t.partitions, t.created_at
+SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
   FROM ${schema}.${p}topic t JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  ORDER BY n.path, t.name
 
@@ -638,3 +638,12 @@ DELETE FROM ${schema}.${p}parked
 DELETE FROM ${schema}.${p}idempotency
  WHERE ctid IN (SELECT ctid FROM ${schema}.${p}idempotency
                  WHERE created_at < now() - make_interval(secs => ?) LIMIT ?)
+
+-- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
+-- name: partition_head
+SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND partition = ?
+
+-- Appends events of IN_TRANSACTION topics to the log in the caller's transaction (V10__in_transaction_sequencing.sql).
+-- name: append_to_log
+SELECT * FROM ${schema}.${p}append_to_log(?::bigint[], ?::integer[], ?::uuid[], ?::text[], ?::text[], ?::text[],
+                                          ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[])

@@ -23,6 +23,7 @@ import io.boxline.Partitioner;
 import io.boxline.PublishOptions;
 import io.boxline.PublishResult;
 import io.boxline.RetryPolicy;
+import io.boxline.Sequencing;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
@@ -382,8 +383,145 @@ public abstract class FoundationBehaviour {
    */
   @Test
   void concurrentProducersCommittingOutOfOrderLoseNothingAndLeaveNoGaps() throws Exception {
+    proveNothingLostNoGaps(Sequencing.SEQUENCER);
+  }
+
+  /**
+   * Contract point 3 for topics whose producers number their events in their own transactions: half
+   * the producers publish in plain transactions, half through {@code inTransaction} (whose events
+   * are handed to the consumers in memory after the commit).
+   */
+  @Test
+  void inTransactionSequencingLosesNothingAndLeavesNoGapsUnderConcurrentProducers()
+      throws Exception {
+    proveNothingLostNoGaps(Sequencing.IN_TRANSACTION);
+    // Nothing went through the outbox or the sequencer.
+    assertThat(proofBoxline.stats().eventsSequenced()).isZero();
+  }
+
+  private Boxline proofBoxline;
+
+  private static final class RollBack extends RuntimeException {
+    RollBack() {
+      super("roll back", null, false, false);
+    }
+  }
+
+  private static void holdFor(int millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * A topic's sequencing is chosen once; one transaction can write to both kinds of topic, and an
+   * idempotency key works the same on either.
+   */
+  @Test
+  void inTransactionTopicsMixWithSequencerTopicsAndKeepTheirSequencing() {
     Boxline boxline = boxline();
-    TopicName t = topic(boxline, "acme/proof/events", 8);
+    TopicName direct = TopicName.parse("acme/mix/direct");
+    TopicName queued = TopicName.parse("acme/mix/queued");
+    boxline.admin().createNamespace(direct.namespace());
+    assertThat(boxline.admin().createTopic(direct, 2, Sequencing.IN_TRANSACTION).sequencing())
+        .isEqualTo(Sequencing.IN_TRANSACTION);
+    assertThat(boxline.admin().createTopic(queued, 2).sequencing()).isEqualTo(Sequencing.SEQUENCER);
+    assertThat(boxline.admin().topic(direct).orElseThrow().sequencing())
+        .isEqualTo(Sequencing.IN_TRANSACTION);
+    assertThat(boxline.admin().createTopic(direct, 2, Sequencing.IN_TRANSACTION).id())
+        .isEqualTo(boxline.admin().topic(direct).orElseThrow().id());
+    assertThatThrownBy(() -> boxline.admin().createTopic(direct, 2))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessageContaining("sequencing IN_TRANSACTION, not SEQUENCER");
+    subscribe(boxline, "mixed", direct, queued);
+    Recorder seen = new Recorder();
+    boxline.consumer("mixed").handler(seen::record).start();
+
+    List<PublishResult> first =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publishAll(
+                        tx,
+                        List.of(
+                            raw(direct, "k", "d1"),
+                            raw(queued, "k", "q1"),
+                            OutgoingEvent.builder(direct)
+                                .type("test.event")
+                                .key("k")
+                                .contentType("text/plain")
+                                .payload("d2".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                                .idempotencyKey("order-7")
+                                .build())));
+    assertThat(first).extracting(PublishResult::duplicate).containsExactly(false, false, false);
+    PublishResult again =
+        boxline.inTransaction(
+            tx ->
+                boxline
+                    .publisher()
+                    .publish(
+                        tx,
+                        OutgoingEvent.builder(direct)
+                            .type("test.event")
+                            .key("k")
+                            .contentType("text/plain")
+                            .payload("d3".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                            .idempotencyKey("order-7")
+                            .build()));
+    assertThat(again.duplicate()).isTrue();
+    assertThat(again.eventId()).isEqualTo(first.get(2).eventId());
+
+    Await.until(SuiteSupport.WAIT, "three events handled", () -> seen.size() >= 3);
+    SuiteSupport.awaitCaughtUp(boxline, "mixed");
+    assertThat(seen.all.stream().map(SuiteSupport::body))
+        .containsExactlyInAnyOrder("d1", "d2", "q1");
+    List<Event> directEvents = seen.all.stream().filter(e -> e.topic().equals(direct)).toList();
+    assertThat(directEvents).extracting(Event::sequence).containsExactly(1L, 2L);
+  }
+
+  /**
+   * Events of an IN_TRANSACTION topic reach a consumer in another Boxline instance (which shares no
+   * in-process signal with the producer), whether the producer's commit is known to Boxline ({@code
+   * inTransaction}) or not (a plain transaction), and while a rolled-back transaction's numbers are
+   * used again by the next one.
+   */
+  @Test
+  void anotherInstanceHearsOfInTransactionEvents() throws Exception {
+    Boxline producer = db.boxline(b -> b.sequencer(false));
+    Boxline consumer = db.boxline(b -> b);
+    TopicName t = TopicName.parse("acme/remote/direct");
+    producer.admin().createNamespace(t.namespace());
+    producer.admin().createTopic(t, 1, Sequencing.IN_TRANSACTION);
+    subscribe(producer, "remote", t);
+    Recorder seen = new Recorder();
+    consumer.consumer("remote").handler(seen::record).start();
+
+    producer.inTransaction(tx -> producer.publisher().publish(tx, raw(t, "k", "managed")));
+    Await.until(SuiteSupport.WAIT, "the managed event arrived", () -> seen.size() >= 1);
+
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      producer.publisher().publish(c, raw(t, "k", "rolled-back"));
+      c.rollback();
+      producer.publisher().publish(c, raw(t, "k", "plain"));
+      c.commit();
+    }
+    Await.until(SuiteSupport.WAIT, "the plain event arrived", () -> seen.size() >= 2);
+    SuiteSupport.awaitCaughtUp(consumer, "remote");
+    assertThat(seen.all.stream().map(SuiteSupport::body)).containsExactly("managed", "plain");
+    assertThat(seen.all).extracting(Event::sequence).containsExactly(1L, 2L);
+  }
+
+  private void proveNothingLostNoGaps(Sequencing sequencing) throws Exception {
+    Boxline boxline = boxline();
+    proofBoxline = boxline;
+    TopicName t = TopicName.parse("acme/proof/events");
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, 8, sequencing);
     subscribe(boxline, "first", t);
     subscribe(boxline, "second", t);
     Recorder first = new Recorder();
@@ -409,6 +547,7 @@ public abstract class FoundationBehaviour {
               () -> {
                 java.util.Random rnd = new java.util.Random(producer);
                 int[] counters = new int[5];
+                boolean managed = sequencing == Sequencing.IN_TRANSACTION && producer % 2 == 1;
                 try (Connection c = db.dataSource().getConnection()) {
                   c.setAutoCommit(false);
                   for (int i = 0; i < txPerProducer; i++) {
@@ -420,12 +559,32 @@ public abstract class FoundationBehaviour {
                       String key = "p" + producer + "-k" + k;
                       events.add(raw(t, key, key + ":" + next[k]++));
                     }
-                    List<PublishResult> results = boxline.publisher().publishAll(c, events);
                     // Hold the transaction open for a random time so commits interleave out of id
-                    // order.
-                    // This shapes the workload; it synchronises nothing.
-                    Thread.sleep(rnd.nextInt(15));
-                    if (rnd.nextInt(10) == 0) {
+                    // order. This shapes the workload; it synchronises nothing.
+                    int hold = rnd.nextInt(15);
+                    boolean rollBack = rnd.nextInt(10) == 0;
+                    if (managed) {
+                      List<PublishResult> results = new ArrayList<>();
+                      try {
+                        boxline.inTransaction(
+                            tx -> {
+                              results.addAll(boxline.publisher().publishAll(tx, events));
+                              holdFor(hold);
+                              if (rollBack) {
+                                throw new RollBack();
+                              }
+                              return null;
+                            });
+                        counters = next;
+                        results.forEach(r -> committed.add(r.eventId()));
+                      } catch (RollBack expected) {
+                        results.forEach(r -> rolledBack.add(r.eventId()));
+                      }
+                      continue;
+                    }
+                    List<PublishResult> results = boxline.publisher().publishAll(c, events);
+                    Thread.sleep(hold);
+                    if (rollBack) {
                       c.rollback();
                       results.forEach(r -> rolledBack.add(r.eventId()));
                     } else {
