@@ -22,6 +22,12 @@ package io.boxline;
  * @param outboxVacuumFailures such vacuums that failed (logged; sequencing goes on, slower)
  * @param longTransactionWarnings warnings logged about a transaction open so long that the outbox
  *     cannot be vacuumed (PostgreSQL; see {@code JdbcStore.Builder.longTransactionWarning})
+ * @param announcements announcements to other processes of events of {@link
+ *     Sequencing#IN_TRANSACTION} topics published here (one NOTIFY, or one wake-all on stores that
+ *     poll)
+ * @param announcerLooks reads of partition heads for such events published in transactions whose
+ *     commit Boxline could not see (plain {@code publish(connection, ...)})
+ * @param announcerErrors announcer steps that failed (logged, retried)
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -37,4 +43,7 @@ public record BoxlineStats(
     long cursorMovesCommitted,
     long outboxVacuums,
     long outboxVacuumFailures,
-    long longTransactionWarnings) {}
+    long longTransactionWarnings,
+    long announcements,
+    long announcerLooks,
+    long announcerErrors) {}

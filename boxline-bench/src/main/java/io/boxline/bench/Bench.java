@@ -49,6 +49,10 @@ public final class Bench {
     String password = "";
     int pool = 32;
     int partitions = 8;
+
+    /** {@code --sequencing=sequencer} (default) or {@code in-transaction}: W1's and W2's topic. */
+    io.boxline.Sequencing sequencing = io.boxline.Sequencing.SEQUENCER;
+
     // W1
     int w1Events = 50_000;
     int w1WarmupEvents = 5_000;
@@ -99,6 +103,10 @@ public final class Bench {
           case "w1.txn" -> o.w1TxnSizes = ints(v);
           case "w1.concurrency" -> o.w1ConsumerConcurrency = Integer.parseInt(v);
           case "w1.batch" -> o.w1ConsumerBatch = Integer.parseInt(v);
+          case "sequencing" ->
+              o.sequencing =
+                  io.boxline.Sequencing.valueOf(
+                      v.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
           case "w2.rates" -> o.w2Rates = ints(v);
           case "w2.where" -> o.w2Where = List.of(v.split(","));
           case "w2.warmup" -> o.w2WarmupSeconds = Double.parseDouble(v);
@@ -299,6 +307,7 @@ public final class Bench {
         "pool",
         "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");
     env.put("partitions", Integer.toString(o.partitions));
+    env.put("sequencing (W1, W2 topic)", o.sequencing.name());
     env.put("boxline-core", Bench.jar(io.boxline.Boxline.class));
     env.put("boxline-jdbc", Bench.jar(io.boxline.jdbc.JdbcStore.class));
     env.put("schemas", schema + "*, dropped at the end");

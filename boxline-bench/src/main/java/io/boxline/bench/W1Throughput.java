@@ -143,7 +143,7 @@ final class W1Throughput {
         Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()).build().start();
     try {
       boxline.admin().createNamespace(NamespacePath.of("bench"));
-      boxline.admin().createTopic(topic, o.partitions);
+      boxline.admin().createTopic(topic, o.partitions, o.sequencing);
       boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
       db.exec(db.kind.businessDdl(schema));
       Bench.awaitLeader(boxline);

@@ -30,9 +30,9 @@ import javax.sql.DataSource;
  *
  * <ul>
  *   <li>same JVM: producer threads call {@code boxline.inTransaction(tx -> publish(...))}; the
- *       commit-return time is System.nanoTime() right after inTransaction returns (it includes the
- *       post-commit in-process wake-up call, a few µs), the handler reads System.nanoTime() first
- *       thing; both are joined by event index (carried in the event id).
+ *       commit-return time is System.nanoTime() the moment the connection's commit() returned
+ *       ({@link CommitClock}), the handler reads System.nanoTime() first thing; both are joined by
+ *       event index (carried in the event id).
  *   <li>other JVM: {@link RemoteProducer} in a child process; both sides read the wall clock
  *       (Instant.now(), CLOCK_REALTIME, nanosecond field) on the same machine.
  * </ul>
@@ -102,6 +102,10 @@ final class W2Latency {
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
     Probe probe = o.w2Trace ? new Probe(schema) : null;
     DataSource ds = probe == null ? pool : probe.wrap(pool);
+    CommitClock clock = sameJvm ? new CommitClock() : null;
+    if (clock != null) {
+      ds = clock.wrap(ds);
+    }
     Stages stages = sameJvm ? new Stages(total + 10_000) : null;
     Boxline.Builder builder = Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build());
     if (stages != null) {
@@ -110,7 +114,7 @@ final class W2Latency {
     Boxline boxline = builder.build().start();
     try {
       boxline.admin().createNamespace(NamespacePath.of("bench"));
-      boxline.admin().createTopic(topic, o.partitions);
+      boxline.admin().createTopic(topic, o.partitions, o.sequencing);
       boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
       Bench.awaitLeader(boxline);
       Consumer consumer =
@@ -143,7 +147,7 @@ final class W2Latency {
                   OutgoingEvent e = event(topic, i);
                   long t0 = System.nanoTime();
                   boxline.inTransaction(tx -> publisher.publish(tx, e));
-                  long t1 = System.nanoTime();
+                  long t1 = clock.lastCommitNanos();
                   committed[i] = t1;
                   took[i] = t1 - t0;
                   late[i] = lateNanos;

@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li><b>The commit is known</b> ({@code inTransaction}): the committing thread hands the events
  *       to local consumers at once ({@link #committed}); other processes hear of the new heads
- *       through one {@link Store#announce} on this thread, at most one per interval, a little
- *       later, so that it does not compete with the local hand-over for the CPU.
+ *       through one {@link Store#announce} on this thread, at most one per interval: at once when
+ *       no consumer in this process reads events, else one interval later, so that it does not
+ *       compete with the local hand-over for the CPU.
  *   <li><b>The commit is not known</b> (a plain {@code publish(connection, ...)}): the heads the
  *       transaction will produce are watched ({@link #watch}); this thread reads those partitions'
  *       committed heads 1, 2, 4 … 64 ms later, then every second, and announces each one once it is
@@ -48,6 +49,7 @@ final class Announcer {
   private final Map<PartitionKey, Long> toAnnounce = new HashMap<>();
 
   private long announceDueNanos;
+  private volatile long lastAnnounceNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
   /** Heads some uncommitted transaction will produce, and when each was last watched. */
   private final Map<PartitionKey, long[]> watched = new HashMap<>();
@@ -118,7 +120,13 @@ final class Announcer {
   private void queueRemote(List<PartitionHead> heads) {
     synchronized (lock) {
       if (toAnnounce.isEmpty()) {
-        announceDueNanos = System.nanoTime() + intervalNanos;
+        long now = System.nanoTime();
+        // With a consumer in this process, wait one interval: the notification would compete with
+        // that consumer's hand-over for the CPU. Without one, send it now unless one just went.
+        announceDueNanos =
+            recent.wanted()
+                ? now + intervalNanos
+                : Math.max(now, lastAnnounceNanos + intervalNanos);
       }
       for (PartitionHead h : heads) {
         toAnnounce.merge(PartitionKey.of(h.topicId(), h.partition()), h.lastSequence(), Math::max);
@@ -200,6 +208,7 @@ final class Announcer {
     }
     if (send != null) {
       announcements.incrementAndGet();
+      lastAnnounceNanos = System.nanoTime();
       store.announce(send);
     }
     synchronized (lock) {

@@ -247,10 +247,11 @@ public final class DefaultBoxline implements Boxline {
       } finally {
         publisher.leaveManaged();
       }
+      // Before the connection goes back to the pool: the events' way to the handler starts here.
+      publisher.committed(managed);
     } catch (SQLException e) {
       throw new StoreException("could not close the transaction's connection", e);
     }
-    publisher.committed(managed);
     return result;
   }
 
@@ -283,7 +284,10 @@ public final class DefaultBoxline implements Boxline {
         cursorMovesCommitted.get(),
         storeStats.outboxVacuums(),
         storeStats.outboxVacuumFailures(),
-        storeStats.longTransactionWarnings());
+        storeStats.longTransactionWarnings(),
+        announcer.announcements.get(),
+        announcer.looks.get(),
+        announcer.errors.get());
   }
 
   @Override

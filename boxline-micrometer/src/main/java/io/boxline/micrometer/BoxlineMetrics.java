@@ -169,6 +169,25 @@ public final class BoxlineMetrics implements BoxlineObserver {
                   "warnings about a transaction open so long that the outbox cannot be vacuumed"
                       + " and sequencing slows (PostgreSQL, at most one per 5 minutes)")
               .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.announcer.announcements", boxline, b -> b.stats().announcements())
+              .description(
+                  "announcements to other processes of events published here to IN_TRANSACTION"
+                      + " topics (a NOTIFY, or a wake-all where the store polls)")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.announcer.looks", boxline, b -> b.stats().announcerLooks())
+              .description(
+                  "reads of partition heads for IN_TRANSACTION events whose commit Boxline could"
+                      + " not see (plain publish(connection, ...))")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.announcer.errors", boxline, b -> b.stats().announcerErrors())
+              .description("announcer steps that failed (logged and retried)")
+              .register(registry));
       running = true;
       collector = new Thread(this::collect, "boxline-metrics-" + boxline.instanceId());
       collector.setDaemon(true);

@@ -591,23 +591,36 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
     }
   }
 
+  /** One statement per topic: the range of its partitions asked for, filtered here. */
   @Override
   public List<PartitionHead> heads(List<PartitionKey> partitions) {
+    Map<Long, int[]> ranges = new java.util.TreeMap<>();
+    java.util.Set<PartitionKey> wanted = new HashSet<>(partitions);
+    for (PartitionKey k : partitions) {
+      ranges.merge(
+          k.topicId(),
+          new int[] {k.partition(), k.partition()},
+          (a, b) -> new int[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])});
+    }
     List<PartitionHead> out = new ArrayList<>(partitions.size());
     try (Connection c = db.connect();
-        PreparedStatement ps = c.prepareStatement(sql("partition_head"))) {
-      for (PartitionKey k : partitions) {
-        ps.setLong(1, k.topicId());
-        ps.setInt(2, k.partition());
+        PreparedStatement ps = c.prepareStatement(sql("partition_heads"))) {
+      for (Map.Entry<Long, int[]> r : ranges.entrySet()) {
+        ps.setLong(1, r.getKey());
+        ps.setInt(2, r.getValue()[0]);
+        ps.setInt(3, r.getValue()[1]);
         try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            out.add(new PartitionHead(k.topicId(), k.partition(), rs.getLong(1)));
+          while (rs.next()) {
+            PartitionHead h = new PartitionHead(r.getKey(), rs.getInt(1), rs.getLong(2));
+            if (wanted.contains(PartitionKey.of(h.topicId(), h.partition()))) {
+              out.add(h);
+            }
           }
         }
       }
       return out;
     } catch (SQLException e) {
-      throw fail("partition_head", e);
+      throw fail("partition_heads", e);
     }
   }
 

@@ -598,9 +598,10 @@ DELETE FROM ${schema}.${p}idempotency
  WHERE created_at < CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) - ?
  FETCH FIRST ? ROWS ONLY
 
--- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
--- name: partition_head
-SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND "PARTITION" = ?
+-- The last committed sequences of a range of one topic's partitions (no lock: IN_TRANSACTION producers hold
+-- the rows while they run).
+-- name: partition_heads
+SELECT "PARTITION", last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND "PARTITION" BETWEEN ? AND ?
 
 -- IN_TRANSACTION topics: the producer's transaction moves the head of a partition it locked (lock_partitions).
 -- name: set_last_seq

@@ -609,9 +609,10 @@ DELETE FROM ${schema}.${p}idempotency
  WHERE created_at < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - ?
  ORDER BY created_at LIMIT ?
 
--- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
--- name: partition_head
-SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND `partition` = ?
+-- The last committed sequences of a range of one topic's partitions (no lock: IN_TRANSACTION producers hold
+-- the rows while they run).
+-- name: partition_heads
+SELECT `partition`, last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND `partition` BETWEEN ? AND ?
 
 -- IN_TRANSACTION topics: the producer's transaction moves the head of a partition it locked (lock_partitions).
 -- name: set_last_seq

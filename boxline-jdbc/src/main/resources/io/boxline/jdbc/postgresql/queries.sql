@@ -639,9 +639,10 @@ DELETE FROM ${schema}.${p}idempotency
  WHERE ctid IN (SELECT ctid FROM ${schema}.${p}idempotency
                  WHERE created_at < now() - make_interval(secs => ?) LIMIT ?)
 
--- The last committed sequence of one partition (no lock: IN_TRANSACTION producers hold the row while they run).
--- name: partition_head
-SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND partition = ?
+-- The last committed sequences of a range of one topic's partitions (no lock: IN_TRANSACTION producers hold
+-- the rows while they run).
+-- name: partition_heads
+SELECT partition, last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND partition BETWEEN ? AND ?
 
 -- Appends events of IN_TRANSACTION topics to the log in the caller's transaction (V10__in_transaction_sequencing.sql).
 -- name: append_to_log
