@@ -70,6 +70,10 @@ public final class Bench {
     int w2Threads = 8;
     int w2ConsumerConcurrency = 8;
     boolean w2Trace = false;
+
+    /** {@code --w2.dump=dir}: one CSV per trial (event, commit ms since the first, latency µs). */
+    String w2Dump;
+
     long w2RemoteNotifyMillis = Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis();
     boolean w1Trace = false;
     // W3
@@ -115,6 +119,7 @@ public final class Bench {
           case "w2.threads" -> o.w2Threads = Integer.parseInt(v);
           case "w2.concurrency" -> o.w2ConsumerConcurrency = Integer.parseInt(v);
           case "w2.trace" -> o.w2Trace = Boolean.parseBoolean(v);
+          case "w2.dump" -> o.w2Dump = v;
           case "w2.remote-notify-ms" -> o.w2RemoteNotifyMillis = Long.parseLong(v);
           case "w1.trace" -> o.w1Trace = Boolean.parseBoolean(v);
           case "w3.consumers" -> o.w3Consumers = ints(v);

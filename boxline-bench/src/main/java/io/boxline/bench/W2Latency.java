@@ -183,6 +183,9 @@ final class W2Latency {
       consumer.close();
       Map<String, Probe.Series> trace = probe == null ? null : probe.snapshot();
       long[] arrival = check.arrival();
+      if (o.w2Dump != null) {
+        dump(what, committed, arrival, warm, total);
+      }
       long[] latency = new long[measured];
       long[] commit = new long[measured];
       long[] lateness = new long[measured];
@@ -215,6 +218,23 @@ final class W2Latency {
       boxline.close();
       db.dropSchema(schema);
     }
+  }
+
+  /** Per event of the measured part: index, commit time (ms after the first), latency (µs). */
+  private void dump(String what, long[] committed, long[] arrival, int from, int to)
+      throws java.io.IOException {
+    Path dir = Path.of(o.w2Dump);
+    Files.createDirectories(dir);
+    StringBuilder sb = new StringBuilder("event,commit_ms,latency_us\n");
+    for (int i = from; i < to; i++) {
+      sb.append(i - from)
+          .append(',')
+          .append(Stats.f("%.3f", (committed[i] - committed[from]) / 1e6))
+          .append(',')
+          .append(Stats.f("%.1f", (arrival[i] - committed[i]) / 1e3))
+          .append('\n');
+    }
+    Files.writeString(dir.resolve(what.replace(' ', '-').replace('/', '_') + ".csv"), sb);
   }
 
   private static OutgoingEvent event(TopicName topic, int i) {

@@ -514,6 +514,11 @@ public abstract class FoundationBehaviour {
     SuiteSupport.awaitCaughtUp(consumer, "remote");
     assertThat(seen.all.stream().map(SuiteSupport::body)).containsExactly("managed", "plain");
     assertThat(seen.all).extracting(Event::sequence).containsExactly(1L, 2L);
+    // The producer's instance told the other one (it had no sequencer to do it) and looked for the
+    // plain transaction's commit.
+    assertThat(producer.stats().announcements()).isPositive();
+    assertThat(producer.stats().announcerLooks()).isPositive();
+    assertThat(producer.stats().eventsSequenced()).isZero();
   }
 
   private void proveNothingLostNoGaps(Sequencing sequencing) throws Exception {
