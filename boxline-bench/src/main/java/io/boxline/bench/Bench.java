@@ -140,8 +140,10 @@ public final class Bench {
         o.user = kind.defaultUser();
       }
       for (String w : o.w2Where) {
-        if (!w.equals("same-jvm") && !w.equals("other-jvm")) {
-          throw new IllegalArgumentException("--w2.where takes same-jvm and/or other-jvm");
+        if (!w.equals("same-jvm") && !w.equals("other-jvm") && !w.equals("floor")) {
+          throw new IllegalArgumentException(
+              "--w2.where takes same-jvm, other-jvm and/or floor (no Boxline: a commit, then a"
+                  + " hand-off to another thread)");
         }
       }
       return o;

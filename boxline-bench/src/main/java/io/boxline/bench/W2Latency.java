@@ -69,7 +69,7 @@ final class W2Latency {
     List<Result> out = new ArrayList<>();
     for (String where : o.w2Where) {
       for (int rate : o.w2Rates) {
-        Result r = trial(where.equals("same-jvm"), rate);
+        Result r = where.equals("floor") ? floor(rate) : trial(where.equals("same-jvm"), rate);
         out.add(r);
         Bench.log(
             "W2 %s %d/s: p50 %s ms, p90 %s ms, p99 %s ms, max %s ms (%d events, %.0f/s achieved)",
@@ -84,6 +84,94 @@ final class W2Latency {
       }
     }
     return out;
+  }
+
+  /**
+   * The machine's floor for any design that hands an event to another thread after the commit: the
+   * same paced transactions (a 200-byte row, synchronous commit, the same pool), and after each
+   * commit a hand-off to a fixed pool of 8 threads (as a consumer's workers) that reads the time
+   * first thing. No Boxline, no ordering.
+   */
+  private Result floor(int rate) throws Exception {
+    String schema = runSchema + "_w2_" + (++trialCounter);
+    db.exec(
+        "CREATE SCHEMA " + schema,
+        "CREATE TABLE " + schema + ".event (id bigint PRIMARY KEY, payload bytea NOT NULL)");
+    double warmRate = Math.max(rate, o.w2WarmupRate);
+    int warm = (int) (warmRate * o.w2WarmupSeconds);
+    int measured = (int) (rate * o.w2Seconds);
+    int total = warm + measured;
+    long[] committed = new long[total];
+    long[] took = new long[total];
+    long[] late = new long[total];
+    long[] arrival = new long[total];
+    java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(total);
+    java.util.concurrent.ExecutorService workers =
+        java.util.concurrent.Executors.newFixedThreadPool(o.w2ConsumerConcurrency);
+    String insert = "INSERT INTO " + schema + ".event (id, payload) VALUES (?, ?)";
+    try {
+      String waited = Bench.quiet(o);
+      Noise noise = Noise.start();
+      Pacer.run(
+          total,
+          warm,
+          warmRate,
+          rate,
+          o.w2Threads,
+          (i, lateNanos) -> {
+            long t0 = System.nanoTime();
+            try (java.sql.Connection c = pool.getConnection()) {
+              c.setAutoCommit(false);
+              try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
+                ps.setLong(1, i);
+                ps.setBytes(2, Payloads.payload(i));
+                ps.executeUpdate();
+              }
+              c.commit();
+              long t1 = System.nanoTime();
+              committed[i] = t1;
+              took[i] = t1 - t0;
+              late[i] = lateNanos;
+              workers.execute(
+                  () -> {
+                    arrival[i] = System.nanoTime();
+                    all.countDown();
+                  });
+            }
+          });
+      if (!all.await(60, TimeUnit.SECONDS)) {
+        throw new BenchFailure("W2 floor: not every hand-off ran");
+      }
+      String load = W1Throughput.join(noise.since(), waited);
+      long[] latency = new long[measured];
+      long[] commit = new long[measured];
+      long[] lateness = new long[measured];
+      for (int i = warm; i < total; i++) {
+        latency[i - warm] = arrival[i] - committed[i];
+        commit[i - warm] = took[i];
+        lateness[i - warm] = late[i];
+      }
+      if (o.w2Dump != null) {
+        dump("W2 floor " + rate + "/s", committed, arrival, warm, total);
+      }
+      Arrays.sort(latency);
+      Arrays.sort(commit);
+      Arrays.sort(lateness);
+      return new Result(
+          "floor (commit, then a thread hand-off; no Boxline)",
+          rate,
+          measured,
+          measured / ((committed[total - 1] - committed[warm]) / 1e9),
+          latency,
+          commit,
+          lateness,
+          load,
+          null,
+          null);
+    } finally {
+      workers.shutdownNow();
+      db.dropSchema(schema);
+    }
   }
 
   private Result trial(boolean sameJvm, int rate) throws Exception {

@@ -401,12 +401,12 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   @Override
   public void announce(List<PartitionHead> heads) {
     try (Connection c = idle.borrow();
-        PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+        PreparedStatement ps = c.prepareStatement(sql("announce"))) {
       ps.setString(1, logChannel);
       ps.setString(2, PostgresListener.encodeHeads(heads));
       ps.execute();
     } catch (SQLException e) {
-      throw fail("notify", e);
+      throw fail("announce", e);
     }
   }
 

@@ -182,6 +182,13 @@ SELECT i.topic_id, i.idempotency_key, i.event_id
 -- name: notify
 SELECT pg_notify(?, ?)
 
+-- A NOTIFY in a transaction of its own (new heads of IN_TRANSACTION topics). A transaction that notifies holds
+-- the server's notification lock until its commit is done; waiting for the disk there would serialise every
+-- announcement (and every other notifying transaction) behind a flush. A notification lost in a crash costs
+-- nothing: listeners re-check everything when they reconnect.
+-- name: announce
+SELECT set_config('synchronous_commit', 'off', true), pg_notify(?, ?)
+
 -- Takes the lease when free or expired; renews it when already ours. The epoch counts changes of owner.
 -- It also says whether the outbox holds anything, so an idle sequencer needs this one statement per poll
 -- (through the primary key: EXISTS over the table was a scan of every page, deleted rows included).
