@@ -136,6 +136,61 @@ class PostgresSqlSurfaceTest {
     }
   }
 
+  /**
+   * An IN_TRANSACTION topic numbers Java publishes inside the transaction; rows published from SQL
+   * still go through the outbox and the sequencer, so they follow the transaction's Java events,
+   * and the partition stays gap-free.
+   */
+  @Test
+  void sqlPublishesIntoAnInTransactionTopicFollowTheTransactionsJavaEvents() throws Exception {
+    try (TestDatabase db = TestDatabase.create("direct_sql")) {
+      Boxline boxline = db.boxline(b -> b);
+      TopicName t = TopicName.of("acme", "direct");
+      boxline.admin().createNamespace(NamespacePath.of("acme"));
+      boxline.admin().createTopic(t, 4, io.boxline.Sequencing.IN_TRANSACTION);
+      boxline.admin().createSubscription(SubscriptionSpec.of("direct", t));
+      List<Event> seen = new CopyOnWriteArrayList<>();
+      boxline.consumer("direct").handler(seen::add).start();
+      String s = db.schema();
+      for (int round = 0; round < 3; round++) {
+        boxline.inTransaction(
+            tx -> {
+              try (Statement st = tx.createStatement()) {
+                for (int i = 0; i < 2; i++) {
+                  st.execute(
+                      "SELECT " + s + ".publish('acme/direct', 'sql', '{}'::jsonb, p_key => '7')");
+                  boxline
+                      .publisher()
+                      .publish(
+                          tx,
+                          io.boxline.OutgoingEvent.builder(t)
+                              .type("java")
+                              .key("7")
+                              .payload(new byte[1])
+                              .build());
+                }
+              }
+              return null;
+            });
+        int round4 = 4 * (round + 1);
+        // The next round's Java publish would otherwise race the sequencer for this round's rows.
+        Await.until(Duration.ofSeconds(30), round4 + " events", () -> seen.size() >= round4);
+      }
+      assertThat(seen)
+          .extracting(Event::sequence)
+          .containsExactly(
+              java.util.stream.LongStream.rangeClosed(1, 12).boxed().toArray(Long[]::new));
+      // Each round: its two Java events when it published them, its two SQL rows after it
+      // committed.
+      for (int round = 0; round < 3; round++) {
+        assertThat(seen.subList(round * 4, round * 4 + 4))
+            .extracting(Event::type)
+            .containsExactly("java", "java", "sql", "sql");
+      }
+      assertThat(boxline.stats().eventsSequenced()).isEqualTo(6);
+    }
+  }
+
   @Test
   void sqlPublishHonoursIdempotencyKeysAndRejectsUnknownTopics() throws Exception {
     try (TestDatabase db = TestDatabase.create("sqlpublish")) {
