@@ -253,41 +253,13 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         }
       } else if (!toStore.isEmpty()) {
         step = "append_many";
-        int n = toStore.size();
-        UUID[] ids = new UUID[n];
-        Long[] topics = new Long[n];
-        Integer[] parts = new Integer[n];
-        String[] keys = new String[n];
-        String[] types = new String[n];
-        String[] sources = new String[n];
-        String[] contentTypes = new String[n];
-        byte[][] payloads = new byte[n][];
-        String[] headers = new String[n];
-        Timestamp[] deliverAt = new Timestamp[n];
-        for (int i = 0; i < n; i++) {
-          OutboxRecord r = toStore.get(i);
-          deliverAt[i] = r.deliverAt() == null ? null : Timestamp.from(r.deliverAt());
-          ids[i] = r.eventId();
-          topics[i] = r.topicId();
-          parts[i] = r.partition();
-          keys[i] = r.key();
-          types[i] = r.type();
-          sources[i] = r.source();
-          contentTypes[i] = r.contentType();
-          payloads[i] = r.payload();
-          headers[i] = Headers.toJson(r.headers());
-        }
+        EventArrays a = EventArrays.of(toStore, null);
         try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
-          ps.setArray(1, tx.createArrayOf("uuid", ids));
-          ps.setArray(2, tx.createArrayOf("bigint", topics));
-          ps.setArray(3, tx.createArrayOf("integer", parts));
-          ps.setArray(4, tx.createArrayOf("text", keys));
-          ps.setArray(5, tx.createArrayOf("text", types));
-          ps.setArray(6, tx.createArrayOf("text", sources));
-          ps.setArray(7, tx.createArrayOf("text", contentTypes));
-          ps.setObject(8, payloads);
-          ps.setArray(9, tx.createArrayOf("text", headers));
-          ps.setArray(10, tx.createArrayOf("timestamptz", deliverAt));
+          ps.setArray(1, tx.createArrayOf("uuid", a.ids));
+          ps.setArray(2, tx.createArrayOf("bigint", a.topics));
+          ps.setArray(3, tx.createArrayOf("integer", a.partitions));
+          a.bindBody(ps, tx, 4);
+          ps.setArray(10, tx.createArrayOf("timestamptz", a.deliverAt));
           ps.executeUpdate();
         }
       }
@@ -346,45 +318,15 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
       throws SQLException {
     int n = rows.size();
-    Long[] topics = new Long[n];
-    Integer[] parts = new Integer[n];
-    UUID[] ids = new UUID[n];
-    String[] keys = new String[n];
-    String[] types = new String[n];
-    String[] sources = new String[n];
-    String[] contentTypes = new String[n];
-    byte[][] payloads = new byte[n][];
-    String[] headers = new String[n];
-    Timestamp[] created = new Timestamp[n];
-    Timestamp[] deliverAt = new Timestamp[n];
-    Timestamp createdTs = Timestamp.from(createdAt);
-    for (int i = 0; i < n; i++) {
-      OutboxRecord r = rows.get(i);
-      topics[i] = r.topicId();
-      parts[i] = r.partition();
-      ids[i] = r.eventId();
-      keys[i] = r.key();
-      types[i] = r.type();
-      sources[i] = r.source();
-      contentTypes[i] = r.contentType();
-      payloads[i] = r.payload();
-      headers[i] = Headers.toJson(r.headers());
-      created[i] = createdTs;
-      deliverAt[i] = r.deliverAt() == null ? null : Timestamp.from(r.deliverAt());
-    }
+    EventArrays a = EventArrays.of(rows, createdAt);
     long[] seqs = new long[n];
     try (PreparedStatement ps = tx.prepareStatement(sql("append_to_log"))) {
-      ps.setArray(1, tx.createArrayOf("bigint", topics));
-      ps.setArray(2, tx.createArrayOf("integer", parts));
-      ps.setArray(3, tx.createArrayOf("uuid", ids));
-      ps.setArray(4, tx.createArrayOf("text", keys));
-      ps.setArray(5, tx.createArrayOf("text", types));
-      ps.setArray(6, tx.createArrayOf("text", sources));
-      ps.setArray(7, tx.createArrayOf("text", contentTypes));
-      ps.setObject(8, payloads);
-      ps.setArray(9, tx.createArrayOf("text", headers));
-      ps.setArray(10, tx.createArrayOf("timestamptz", created));
-      ps.setArray(11, tx.createArrayOf("timestamptz", deliverAt));
+      ps.setArray(1, tx.createArrayOf("bigint", a.topics));
+      ps.setArray(2, tx.createArrayOf("integer", a.partitions));
+      ps.setArray(3, tx.createArrayOf("uuid", a.ids));
+      a.bindBody(ps, tx, 4);
+      ps.setArray(10, tx.createArrayOf("timestamptz", a.created));
+      ps.setArray(11, tx.createArrayOf("timestamptz", a.deliverAt));
       try (ResultSet rs = ps.executeQuery()) {
         int i = 0;
         while (rs.next()) {
@@ -743,49 +685,36 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
     step[0] = "append_log";
     int n = taken.size();
-    Long[] topics = new Long[n];
-    Integer[] parts = new Integer[n];
+    EventArrays a = new EventArrays(n);
     Long[] seqs = new Long[n];
-    UUID[] ids = new UUID[n];
-    String[] keys = new String[n];
-    String[] types = new String[n];
-    String[] sources = new String[n];
-    String[] contentTypes = new String[n];
-    byte[][] payloads = new byte[n][];
-    String[] headers = new String[n];
-    Timestamp[] created = new Timestamp[n];
-    Timestamp[] deliver = new Timestamp[n];
     for (int i = 0; i < n; i++) {
       Taken t = taken.get(i);
       long k = headKey(t.topicId(), partitions[i]);
       long seq = next.get(k);
       next.put(k, seq + 1);
-      topics[i] = t.topicId();
-      parts[i] = partitions[i];
       seqs[i] = seq;
-      ids[i] = t.eventId();
-      keys[i] = t.key();
-      types[i] = t.type();
-      sources[i] = t.source();
-      contentTypes[i] = t.contentType();
-      payloads[i] = t.payload();
-      headers[i] = t.headers();
-      created[i] = t.createdAt();
-      deliver[i] = t.deliverAt();
+      a.set(
+          i,
+          t.topicId(),
+          partitions[i],
+          t.eventId(),
+          t.key(),
+          t.type(),
+          t.source(),
+          t.contentType(),
+          t.payload(),
+          t.headers(),
+          t.createdAt(),
+          t.deliverAt());
     }
     try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
-      ps.setArray(1, c.createArrayOf("bigint", topics));
-      ps.setArray(2, c.createArrayOf("integer", parts));
+      ps.setArray(1, c.createArrayOf("bigint", a.topics));
+      ps.setArray(2, c.createArrayOf("integer", a.partitions));
       ps.setArray(3, c.createArrayOf("bigint", seqs));
-      ps.setArray(4, c.createArrayOf("uuid", ids));
-      ps.setArray(5, c.createArrayOf("text", keys));
-      ps.setArray(6, c.createArrayOf("text", types));
-      ps.setArray(7, c.createArrayOf("text", sources));
-      ps.setArray(8, c.createArrayOf("text", contentTypes));
-      ps.setObject(9, payloads);
-      ps.setArray(10, c.createArrayOf("text", headers));
-      ps.setArray(11, c.createArrayOf("timestamptz", created));
-      ps.setArray(12, c.createArrayOf("timestamptz", deliver));
+      ps.setArray(4, c.createArrayOf("uuid", a.ids));
+      a.bindBody(ps, c, 5);
+      ps.setArray(11, c.createArrayOf("timestamptz", a.created));
+      ps.setArray(12, c.createArrayOf("timestamptz", a.deliverAt));
       ps.executeUpdate();
     }
     step[0] = "notify";
