@@ -484,6 +484,46 @@ public abstract class FoundationBehaviour {
   }
 
   /**
+   * Events an IN_TRANSACTION topic hands over in memory go through the same failure handling as
+   * events read from the log: one that keeps failing becomes a dead letter, committed together with
+   * the cursor after a check of the log, and the others are handled.
+   */
+  @Test
+  void handedOverEventsThatFailAreDeadLetteredAndTheRestHandled() {
+    Boxline boxline = boxline();
+    TopicName t = TopicName.parse("acme/direct/failing");
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, 1, Sequencing.IN_TRANSACTION);
+    subscribe(boxline, "s", t);
+    Recorder handled = new Recorder();
+    boxline
+        .consumer("s")
+        .retryPolicy(
+            RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                .inPlaceAttempts(1)
+                .maxAttempts(1))
+        .handler(
+            e -> {
+              if (body(e).equals("k-2")) {
+                throw new IllegalStateException("k-2 fails");
+              }
+              handled.record(e);
+            })
+        .start();
+    publish(boxline, t, "k", 5);
+    Await.until(
+        WAIT,
+        "k-2 dead-lettered",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
+    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(handled.all)
+        .extracting(SuiteSupport::body)
+        .containsExactly("k-0", "k-1", "k-3", "k-4");
+    assertThat(boxline.stats().handOverHits()).as("events taken from memory").isPositive();
+  }
+
+  /**
    * Events of an IN_TRANSACTION topic reach a consumer in another Boxline instance (which shares no
    * in-process signal with the producer), whether the producer's commit is known to Boxline ({@code
    * inTransaction}) or not (a plain transaction), and while a rolled-back transaction's numbers are
