@@ -137,9 +137,12 @@ public final class RelayFixture implements AutoCloseable {
     return boxline.deadLetters().list(DeadLetterQuery.of(SUBSCRIPTION).limit(100_000));
   }
 
-  /** Events of the relay subscription not yet past its cursor. */
+  /**
+   * Events of the relay subscription not yet past its cursor, counting those still waiting for the
+   * sequencer (the lag alone reads 0 for events published but not yet in the log).
+   */
   public long backlog() {
-    long sum = 0;
+    long sum = boxline.admin().outboxBacklog().events();
     for (PartitionLag lag : boxline.admin().lag(SUBSCRIPTION)) {
       sum += lag.backlog();
     }
