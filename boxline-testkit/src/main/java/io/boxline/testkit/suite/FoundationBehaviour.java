@@ -401,6 +401,13 @@ public abstract class FoundationBehaviour {
 
   private Boxline proofBoxline;
 
+  /** One attempt, then a dead letter. */
+  private static RetryPolicy deadLetterAtOnce() {
+    return RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+        .inPlaceAttempts(1)
+        .maxAttempts(1);
+  }
+
   private static final class RollBack extends RuntimeException {
     RollBack() {
       super("roll back", null, false, false);
@@ -498,10 +505,7 @@ public abstract class FoundationBehaviour {
     Recorder handled = new Recorder();
     boxline
         .consumer("s")
-        .retryPolicy(
-            RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
-                .inPlaceAttempts(1)
-                .maxAttempts(1))
+        .retryPolicy(deadLetterAtOnce())
         .handler(
             e -> {
               if (body(e).equals("k-2")) {
@@ -883,10 +887,7 @@ public abstract class FoundationBehaviour {
     Consumer c =
         boxline
             .consumer("s")
-            .retryPolicy(
-                RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
-                    .inPlaceAttempts(1)
-                    .maxAttempts(1))
+            .retryPolicy(deadLetterAtOnce())
             .handler(
                 e -> {
                   if (body(e).equals("k-2") && broken.get()) {
