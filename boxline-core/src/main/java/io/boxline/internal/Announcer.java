@@ -76,8 +76,39 @@ final class Announcer {
     thread.start();
   }
 
+  /**
+   * Whether the publisher may put the announcement into the producer's own transaction (a NOTIFY
+   * sent at its commit) instead of leaving it to this thread: only when no consumer in this process
+   * reads events (its hand-over must not share the moment with a notification), and at most one per
+   * interval with this thread's own. A NOTIFY in a transaction that writes anyway costs the server
+   * far less than one in a transaction of its own. Runs {@code announce} (which adds the NOTIFY, or
+   * says the store cannot) when that is allowed; true when the transaction now carries it.
+   */
+  boolean announceInTransaction(java.util.function.BooleanSupplier announce) {
+    if (recent.wanted()) {
+      return false;
+    }
+    long previous;
+    synchronized (lock) {
+      long now = System.nanoTime();
+      previous = lastAnnounceNanos;
+      if (now - previous < intervalNanos) {
+        return false;
+      }
+      lastAnnounceNanos = now;
+    }
+    if (!announce.getAsBoolean()) {
+      synchronized (lock) {
+        lastAnnounceNanos = previous; // the store cannot: this thread will announce after all
+      }
+      return false;
+    }
+    announcements.incrementAndGet();
+    return true;
+  }
+
   /** Events of a transaction that has committed: local consumers now, other processes soon. */
-  void committed(Map<PartitionKey, List<StoredEvent>> events) {
+  void committed(Map<PartitionKey, List<StoredEvent>> events, boolean announcedInTransaction) {
     List<PartitionHead> heads = new ArrayList<>(events.size());
     for (Map.Entry<PartitionKey, List<StoredEvent>> e : events.entrySet()) {
       List<StoredEvent> list = e.getValue();
@@ -87,7 +118,9 @@ final class Announcer {
     }
     recent.add(events); // before the announcement, so consumers find them
     bus.logAppended(heads);
-    queueRemote(heads);
+    if (!announcedInTransaction) {
+      queueRemote(heads);
+    }
   }
 
   /** Heads a transaction will produce once it commits, which this process cannot see. */

@@ -58,6 +58,7 @@ final class DefaultPublisher implements Publisher {
     final Connection tx;
     final Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
     boolean outbox;
+    boolean announcedInTransaction = true;
 
     Managed(Connection tx) {
       this.tx = tx;
@@ -228,7 +229,7 @@ final class DefaultPublisher implements Publisher {
       wake(tx, m);
     }
     if (!direct.isEmpty()) {
-      appendedToLog(direct, fromLog, m);
+      appendedToLog(tx, direct, fromLog, m);
     }
     List<UUID> existing = new ArrayList<>(records.size());
     int o = 0;
@@ -246,7 +247,8 @@ final class DefaultPublisher implements Publisher {
    * Events now in the log, uncommitted: handed over after the commit when {@code inTransaction}
    * runs the transaction, else watched until their heads become visible.
    */
-  private void appendedToLog(List<OutboxRecord> records, List<LogAppend> results, Managed m) {
+  private void appendedToLog(
+      Connection tx, List<OutboxRecord> records, List<LogAppend> results, Managed m) {
     Map<PartitionKey, List<StoredEvent>> events = new HashMap<>();
     for (int i = 0; i < records.size(); i++) {
       LogAppend a = results.get(i);
@@ -272,18 +274,24 @@ final class DefaultPublisher implements Publisher {
     if (events.isEmpty()) {
       return;
     }
-    if (m != null) {
-      events.forEach(
-          (k, list) -> m.appended.computeIfAbsent(k, x -> new ArrayList<>()).addAll(list));
-      return;
-    }
     List<PartitionHead> heads = new ArrayList<>(events.size());
     events.forEach(
         (k, list) ->
             heads.add(
                 new PartitionHead(
                     k.topicId(), k.partition(), list.get(list.size() - 1).sequence())));
-    announcer.watch(heads);
+    // Told at the commit, to every process (this one's listener too), when the store can and the
+    // interval allows; else after the commit (inTransaction) or once the heads are visible.
+    boolean told = announcer.announceInTransaction(() -> store.announceIn(tx, heads));
+    if (m != null) {
+      events.forEach(
+          (k, list) -> m.appended.computeIfAbsent(k, x -> new ArrayList<>()).addAll(list));
+      m.announcedInTransaction &= told;
+      return;
+    }
+    if (!told) {
+      announcer.watch(heads);
+    }
   }
 
   /** The headers the interceptors make of an event's own. */
@@ -358,7 +366,7 @@ final class DefaultPublisher implements Publisher {
       for (List<StoredEvent> list : m.appended.values()) {
         list.sort(java.util.Comparator.comparingLong(StoredEvent::sequence));
       }
-      announcer.committed(m.appended);
+      announcer.committed(m.appended, m.announcedInTransaction);
     }
     if (m.outbox && sequencer != null) {
       sequencer.committedLocally(); // the sequencer finds the rows on its first look

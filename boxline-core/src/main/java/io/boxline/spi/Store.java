@@ -135,6 +135,15 @@ public interface Store extends AutoCloseable {
    */
   default void announce(List<PartitionHead> heads) {}
 
+  /**
+   * Like {@link #announce}, but inside the caller's transaction, sent when it commits (and never if
+   * it rolls back). Returns false when the store cannot (the default), so the caller announces
+   * after the commit instead.
+   */
+  default boolean announceIn(Connection tx, List<PartitionHead> heads) {
+    return false;
+  }
+
   // ---- sequencer
   /**
    * Takes or renews the sequencer lease in one statement, and reports whether the outbox holds rows

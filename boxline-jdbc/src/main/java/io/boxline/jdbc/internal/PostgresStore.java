@@ -341,6 +341,18 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   }
 
   @Override
+  public boolean announceIn(Connection tx, List<PartitionHead> heads) {
+    try (PreparedStatement ps = tx.prepareStatement(sql("notify"))) {
+      ps.setString(1, logChannel);
+      ps.setString(2, PostgresListener.encodeHeads(heads));
+      ps.execute();
+      return true;
+    } catch (SQLException e) {
+      throw fail("notify", e);
+    }
+  }
+
+  @Override
   public void announce(List<PartitionHead> heads) {
     try (Connection c = idle.borrow();
         PreparedStatement ps = c.prepareStatement(sql("announce"))) {
