@@ -264,14 +264,7 @@ final class Announcer {
   /** Stops the thread (bounded wait), then tells other processes what is still queued. */
   void stop(Duration timeout) {
     running = false;
-    signal.raise();
-    try {
-      thread.join(timeout.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    if (thread.isAlive()) {
-      thread.interrupt();
+    if (!signal.stopLoop(thread, timeout)) {
       return;
     }
     List<PartitionHead> send = new ArrayList<>();

@@ -263,15 +263,7 @@ final class SequencerLoop implements WakeupListener {
   /** Stops the loop (bounded wait) and hands the lease back so a standby takes over at once. */
   void stop(Duration timeout) {
     running = false;
-    signal.raise();
-    try {
-      thread.join(timeout.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    if (thread.isAlive()) {
-      thread.interrupt();
-    }
+    signal.stopLoop(thread, timeout);
     if (leader) {
       leader = false;
       try {

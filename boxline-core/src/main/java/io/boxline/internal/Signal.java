@@ -39,4 +39,22 @@ final class Signal {
   boolean await(long amount, TimeUnit unit) throws InterruptedException {
     return await(unit.toNanos(amount));
   }
+
+  /**
+   * Raises this signal so that {@code loop} sees its stop flag, waits up to {@code timeout} for it
+   * to end, and interrupts it if it has not; true when it ended in time.
+   */
+  boolean stopLoop(Thread loop, java.time.Duration timeout) {
+    raise();
+    try {
+      loop.join(timeout.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (loop.isAlive()) {
+      loop.interrupt();
+      return false;
+    }
+    return true;
+  }
 }

@@ -713,16 +713,31 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
     }
     return db.tx(
         "park",
-        c -> {
-          // The cursor first: it locks the row, or tells that the batch must not be recorded.
-          if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
-            CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
-            c.rollback(); // park nothing
-            return why;
-          }
-          parking.insertParks(c, subscriptionId, partition, parks);
-          return CommitOutcome.COMMITTED;
-        });
+        c -> moveAndPark(c, subscriptionId, partition, expectedPosition, position, epoch, parks));
+  }
+
+  /**
+   * In the open transaction: moves the cursor first (it locks the row, or tells that the batch must
+   * not be recorded), then writes the parks; rolls back and says why when the cursor stayed.
+   */
+  private CommitOutcome moveAndPark(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks)
+      throws SQLException {
+    if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
+      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+      c.rollback(); // park nothing
+      return why;
+    }
+    if (!parks.isEmpty()) {
+      parking.insertParks(c, subscriptionId, partition, parks);
+    }
+    return CommitOutcome.COMMITTED;
   }
 
   /**
@@ -760,15 +775,8 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
               return CommitOutcome.LOG_CHANGED;
             }
           }
-          if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
-            CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
-            c.rollback(); // park nothing
-            return why;
-          }
-          if (!parks.isEmpty()) {
-            parking.insertParks(c, subscriptionId, partition, parks);
-          }
-          return CommitOutcome.COMMITTED;
+          return moveAndPark(
+              c, subscriptionId, partition, expectedPosition, position, epoch, parks);
         });
   }
 
