@@ -36,6 +36,12 @@ public interface Consumer extends AutoCloseable {
   long lostCount();
 
   /**
+   * Batches delivered on the thread that committed them ({@link
+   * ConsumerBuilder#handleOnCommittingThread}) rather than on a worker.
+   */
+  long committingThreadBatches();
+
+  /**
    * Stops fetching, lets in-flight batches finish for up to {@code timeout}, commits what was
    * handled, and abandons (interrupts) what is still running after that. Never commits past an
    * event that was not handled. Safe to call twice.

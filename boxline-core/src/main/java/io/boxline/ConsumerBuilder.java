@@ -87,6 +87,22 @@ public interface ConsumerBuilder {
   /** Told when partitions are assigned, revoked (gracefully) or lost. */
   ConsumerBuilder listener(PartitionListener listener);
 
+  /**
+   * Runs the handler on the thread that committed the events, right after the commit (default
+   * false: a worker of this consumer runs it).
+   *
+   * <p>Applies to events of {@link Sequencing#IN_TRANSACTION} topics published through {@link
+   * Boxline#inTransaction} in this process, for partitions this consumer holds and has caught up
+   * on, while one of its {@link #concurrency} slots is free; everything else still goes to the
+   * workers. {@code inTransaction} then returns only after the handler, its in-place retries
+   * ({@link RetryPolicy}) and the cursor commit; its transaction's connection is already back in
+   * the pool by then. Order per partition, at-least-once, retries and dead letters are as on a
+   * worker. What it buys: no thread hand-off between the commit and the handler, so the handler
+   * starts within microseconds. Transactions that a handler itself runs through {@code
+   * inTransaction} hand their events to the workers (no nesting).
+   */
+  ConsumerBuilder handleOnCommittingThread(boolean enabled);
+
   /** Builds and starts the consumer. */
   Consumer start();
 }

@@ -229,28 +229,41 @@ public final class DefaultBoxline implements Boxline {
     requireStarted();
     T result;
     DefaultPublisher.Managed managed;
-    try (Connection c = store.openTransaction()) {
-      managed = publisher.enterManaged(c);
-      try {
-        result = work.run(c);
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
+    List<CommittingThread.Delivery> onThisThread = CommittingThread.open();
+    boolean committed = false;
+    try {
+      try (Connection c = store.openTransaction()) {
+        managed = publisher.enterManaged(c);
         try {
-          c.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
+          result = work.run(c);
+          publisher.beforeCommit(managed);
+          c.commit();
+        } catch (SQLException | RuntimeException e) {
+          try {
+            c.rollback();
+          } catch (SQLException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+          if (e instanceof RuntimeException) {
+            throw (RuntimeException) e;
+          }
+          throw new StoreException("transaction failed and was rolled back", e);
+        } finally {
+          publisher.leaveManaged();
         }
-        if (e instanceof RuntimeException) {
-          throw (RuntimeException) e;
-        }
-        throw new StoreException("transaction failed and was rolled back", e);
-      } finally {
-        publisher.leaveManaged();
+        // Before the connection goes back to the pool: the events' way to the handler starts
+        // here.
+        publisher.committed(managed);
+        committed = true;
+      } catch (SQLException e) {
+        throw new StoreException("could not close the transaction's connection", e);
       }
-      // Before the connection goes back to the pool: the events' way to the handler starts here.
-      publisher.committed(managed);
-    } catch (SQLException e) {
-      throw new StoreException("could not close the transaction's connection", e);
+    } finally {
+      if (committed) {
+        CommittingThread.run(onThisThread); // handlers of consumers that asked for this thread
+      } else {
+        CommittingThread.cancel(onThisThread);
+      }
     }
     return result;
   }
@@ -481,6 +494,7 @@ public final class DefaultBoxline implements Boxline {
     private String id;
     private double weight = 1;
     private PartitionListener listener = new PartitionListener() {};
+    private boolean onCommittingThread;
 
     Builder(SubscriptionInfo subscription) {
       this.subscription = subscription;
@@ -595,6 +609,12 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
+    public ConsumerBuilder handleOnCommittingThread(boolean enabled) {
+      this.onCommittingThread = enabled;
+      return this;
+    }
+
+    @Override
     public Consumer start() {
       int handlers =
           (handler != null ? 1 : 0) + (batchHandler != null ? 1 : 0) + (txHandler != null ? 1 : 0);
@@ -630,6 +650,7 @@ public final class DefaultBoxline implements Boxline {
                   deadLetterBlocksKey,
                   observers.hooks(subscription.name(), hooks),
                   inboxKey,
+                  onCommittingThread,
                   observers),
               cursorCommitCalls,
               cursorMovesCommitted,

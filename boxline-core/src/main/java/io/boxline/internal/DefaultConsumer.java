@@ -146,6 +146,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       boolean deadLetterBlocksKey,
       ConsumerHooks hooks,
       java.util.function.Function<Event, String> inboxKey,
+      boolean onCommittingThread,
       Observers observers) {}
 
   private final Store store;
@@ -176,6 +177,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   private final AtomicLong fenced = new AtomicLong();
   private final AtomicLong lost = new AtomicLong();
   private final AtomicLong checkIns = new AtomicLong();
+  private final AtomicLong onCommittingThread = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopped = new AtomicBoolean();
   private volatile boolean stopping;
@@ -289,6 +291,11 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   }
 
   @Override
+  public long committingThreadBatches() {
+    return onCommittingThread.get();
+  }
+
+  @Override
   public Set<TopicPartition> assignedPartitions() {
     Set<TopicPartition> out = new LinkedHashSet<>();
     for (Partition p : held.values()) {
@@ -321,9 +328,29 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       Partition p = held.get(key);
       if (p != null) {
         p.knownLast.accumulateAndGet(h.lastSequence(), Math::max);
+        if (stopping) {
+          continue;
+        }
+        // The thread that committed these events runs the handler once its connection is closed.
+        // Claimed now, so that no worker takes the partition in between.
+        if (s.onCommittingThread() && CommittingThread.collecting() && claim(p)) {
+          CommittingThread.defer(
+              new CommittingThread.Delivery() {
+                @Override
+                public void run() {
+                  drainClaimed(p);
+                }
+
+                @Override
+                public void cancel() {
+                  unclaim(p);
+                }
+              });
+          continue;
+        }
         // Start a free worker from here rather than through the dispatcher: one thread hand-off
         // less between the sequencer's commit and the handler.
-        if (!stopping && !tryStart(p)) {
+        if (!tryStart(p)) {
           dispatch = true;
         }
         continue;
@@ -677,6 +704,32 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * Safe from any thread: the semaphore and the draining flag decide who wins.
    */
   private boolean tryStart(Partition p) {
+    if (!claim(p)) {
+      return false;
+    }
+    try {
+      workers.execute(
+          () -> {
+            try {
+              CommittingThread.runAsWorker(() -> drain(p, false));
+            } finally {
+              freeWorkers.release();
+              dispatchSignal.raise();
+            }
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      p.draining.set(false); // shutting down
+      freeWorkers.release();
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Takes one of the free slots and the partition's draining flag if {@code p} has work and nobody
+   * drains it; false when it did not. Safe from any thread.
+   */
+  private boolean claim(Partition p) {
     if (p.state != State.ACTIVE || !hasWork(p) || !freeWorkers.tryAcquire()) {
       return false;
     }
@@ -692,22 +745,34 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
       return false;
     }
-    try {
-      workers.execute(
-          () -> {
-            try {
-              drain(p);
-            } finally {
-              freeWorkers.release();
-              dispatchSignal.raise();
-            }
-          });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      p.draining.set(false); // shutting down
-      freeWorkers.release();
-      return false;
-    }
     return true;
+  }
+
+  /**
+   * {@code handleOnCommittingThread}: one batch of the claimed {@code p} on the thread that
+   * committed it; whatever is left goes to the workers.
+   */
+  private void drainClaimed(Partition p) {
+    try {
+      drain(p, true);
+    } catch (RuntimeException e) {
+      workerError("could not deliver " + p.ref() + " on the committing thread", e);
+    } finally {
+      freeWorkers.release();
+      dispatchSignal.raise(); // more may be waiting
+    }
+  }
+
+  /**
+   * Gives back a claim that was not used (the committing thread's transaction failed after all).
+   */
+  private void unclaim(Partition p) {
+    p.draining.set(false);
+    if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
+      finishRelease(p);
+    }
+    freeWorkers.release();
+    dispatchSignal.raise();
   }
 
   private boolean hasWork(Partition p) {
@@ -717,14 +782,23 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         || System.currentTimeMillis() >= p.nextRetryAtMillis;
   }
 
-  private void drain(Partition p) {
+  /**
+   * Delivers what {@code p} has after its cursor. On a worker: a few batches. On the thread that
+   * committed the events ({@code committingThread}): one batch of new events, and nothing that
+   * waits (parked events, retry passes and back-offs after errors are left to the workers).
+   */
+  private void drain(Partition p, boolean committingThread) {
     long backoff = READ_BACKOFF_NANOS;
     int turns = 0;
+    int maxBatches = committingThread ? 1 : BATCHES_PER_TURN;
     try {
+      if (committingThread
+          && (!p.parkedLoaded || p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis)) {
+        return;
+      }
       // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
-      // a
-      // worker from the other partitions this consumer holds.
-      while (!stopping && p.state == State.ACTIVE && turns++ < BATCHES_PER_TURN) {
+      // a worker from the other partitions this consumer holds.
+      while (!stopping && p.state == State.ACTIVE && turns++ < maxBatches) {
         try {
           if (!p.parkedLoaded) {
             loadParked(p);
@@ -738,7 +812,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           }
         } catch (RuntimeException e) {
           workerError("could not work through the parked events of " + p.ref(), e);
-          if (waitForStop(backoff)) {
+          if (committingThread || waitForStop(backoff)) {
             return;
           }
           backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
@@ -761,7 +835,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           }
         } catch (RuntimeException e) {
           workerError("could not read " + p.ref(), e);
-          if (waitForStop(backoff)) {
+          if (committingThread || waitForStop(backoff)) {
             return;
           }
           backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
@@ -779,6 +853,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         long last = batch.get(batch.size() - 1).sequence();
         p.knownLast.accumulateAndGet(last, Math::max);
+        if (committingThread) {
+          onCommittingThread.incrementAndGet();
+        }
         if (!deliver(p, batch, handedOver)) {
           return;
         }
@@ -1547,7 +1624,15 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         groupThread.join(timeout.toMillis());
         dispatcher.join(timeout.toMillis());
         workers.shutdown();
+        long deadline = System.nanoTime() + timeout.toNanos();
         clean = workers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        // Batches on committing threads hold slots too: every slot back means none is in flight.
+        clean =
+            clean
+                && freeWorkers.tryAcquire(
+                    s.concurrency(),
+                    Math.max(0, deadline - System.nanoTime()),
+                    TimeUnit.NANOSECONDS);
         if (!clean) {
           abandoned = true;
           workers.shutdownNow();

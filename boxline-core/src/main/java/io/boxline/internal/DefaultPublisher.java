@@ -51,11 +51,13 @@ final class DefaultPublisher implements Publisher {
   private final ThreadLocal<Managed> managed = new ThreadLocal<>();
 
   /**
-   * A transaction {@code inTransaction} runs, and the events it appended straight to the log
-   * (IN_TRANSACTION topics), handed to consumers once it has committed.
+   * A transaction {@code inTransaction} runs: the events of IN_TRANSACTION topics it holds back
+   * until just before its commit, and those it appended to the log, handed to consumers once it has
+   * committed.
    */
   static final class Managed {
     final Connection tx;
+    final List<OutboxRecord> heldBack = new ArrayList<>();
     final Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
     boolean outbox;
     boolean announcedInTransaction = true;
@@ -211,36 +213,71 @@ final class DefaultPublisher implements Publisher {
       (infos.get(i).sequencing() == Sequencing.IN_TRANSACTION ? direct : outbox)
           .add(records.get(i));
     }
-    List<UUID> fromOutbox = outbox.isEmpty() ? List.of() : store.append(tx, outbox);
-    List<LogAppend> fromLog = direct.isEmpty() ? List.of() : store.appendToLog(tx, direct);
-    if (fromOutbox.size() != outbox.size() || fromLog.size() != direct.size()) {
-      throw new IllegalStateException(
-          "the store returned "
-              + (fromOutbox.size() + fromLog.size())
-              + " results for "
-              + records.size()
-              + " events");
-    }
     Managed m = managed.get();
     if (m != null && m.tx != tx) {
       m = null;
     }
+    List<UUID> fromOutbox = outbox.isEmpty() ? List.of() : store.append(tx, outbox);
+    boolean holdBack = m != null && direct.stream().allMatch(r -> r.idempotencyKey() == null);
+    List<LogAppend> fromLog = List.of();
+    if (holdBack) {
+      m.heldBack.addAll(direct); // written just before the commit, see appendHeldBack
+    } else if (!direct.isEmpty()) {
+      if (m != null) {
+        appendHeldBack(m); // first what came before, so the partitions keep the call order
+      }
+      fromLog = appendToLog(tx, direct, m);
+    }
+    if (fromOutbox.size() != outbox.size()) {
+      throw new IllegalStateException(
+          "the store returned " + fromOutbox.size() + " results for " + outbox.size() + " events");
+    }
     if (!outbox.isEmpty()) {
       wake(tx, m);
-    }
-    if (!direct.isEmpty()) {
-      appendedToLog(tx, direct, fromLog, m);
     }
     List<UUID> existing = new ArrayList<>(records.size());
     int o = 0;
     int d = 0;
     for (TopicInfo info : infos) {
-      existing.add(
-          info.sequencing() == Sequencing.IN_TRANSACTION
-              ? fromLog.get(d++).existingEventId()
-              : fromOutbox.get(o++));
+      if (info.sequencing() != Sequencing.IN_TRANSACTION) {
+        existing.add(fromOutbox.get(o++));
+      } else {
+        existing.add(holdBack ? null : fromLog.get(d++).existingEventId());
+      }
     }
     return existing;
+  }
+
+  private List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> direct, Managed m) {
+    List<LogAppend> fromLog = store.appendToLog(tx, direct);
+    if (fromLog.size() != direct.size()) {
+      throw new IllegalStateException(
+          "the store returned " + fromLog.size() + " results for " + direct.size() + " events");
+    }
+    appendedToLog(tx, direct, fromLog, m);
+    return fromLog;
+  }
+
+  /**
+   * Writes the events {@code inTransaction} held back, all in one call that locks their partitions
+   * in key order (a stable sort keeps each partition's call order): transactions that do this never
+   * deadlock each other, and hold the partitions only through their commit.
+   */
+  private void appendHeldBack(Managed m) {
+    if (m.heldBack.isEmpty()) {
+      return;
+    }
+    List<OutboxRecord> records = new ArrayList<>(m.heldBack);
+    m.heldBack.clear();
+    records.sort(
+        java.util.Comparator.comparingLong(OutboxRecord::topicId)
+            .thenComparingInt(OutboxRecord::partition));
+    appendToLog(m.tx, records, m);
+  }
+
+  /** {@code inTransaction} is about to commit: the held-back events go into the log now. */
+  void beforeCommit(Managed m) {
+    appendHeldBack(m);
   }
 
   /**

@@ -1,0 +1,355 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.raw;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.EventHandler;
+import io.boxline.EventTypes;
+import io.boxline.RetryPolicy;
+import io.boxline.Sequencing;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import io.boxline.testkit.suite.SuiteSupport.Recorder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * {@code ConsumerBuilder.handleOnCommittingThread}: handlers run on the thread that committed the
+ * events of an in-transaction topic, before {@code inTransaction} returns, without giving up order,
+ * retries, dead letters or a bounded stop. Every store must show it.
+ */
+public abstract class CommittingThreadBehaviour {
+  protected TestDatabase db;
+
+  /** A fresh, isolated database (schema) for one test. */
+  protected abstract TestDatabase newDatabase(String hint);
+
+  @BeforeEach
+  void openDatabase(TestInfo info) {
+    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("t"));
+  }
+
+  @AfterEach
+  void closeDatabase() {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  /** Records each event with the thread that handled it. */
+  private static final class Seen implements EventHandler {
+    final Recorder events = new Recorder();
+    final Map<Long, Thread> threads = new ConcurrentHashMap<>();
+
+    @Override
+    public void handle(Event e) {
+      threads.put(e.sequence() * 1_000 + e.partition(), Thread.currentThread());
+      events.record(e);
+    }
+
+    Thread thread(Event e) {
+      return threads.get(e.sequence() * 1_000 + e.partition());
+    }
+  }
+
+  private Boxline boxline() {
+    return db.boxline(EventTypes.empty());
+  }
+
+  private static TopicName inTransactionTopic(Boxline boxline, String name, int partitions) {
+    TopicName t = TopicName.parse(name);
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, partitions, Sequencing.IN_TRANSACTION);
+    return t;
+  }
+
+  /**
+   * Events through the workers first, in one transaction, until the consumer holds every partition
+   * (a partition is leased once it has events) and has caught up. Returns how many.
+   */
+  private static int warmUp(
+      Boxline boxline, Consumer consumer, TopicName t, int partitions, Recorder seen) {
+    int keys = partitions == 1 ? 1 : 16;
+    boxline.inTransaction(
+        tx -> {
+          for (int i = 0; i < keys; i++) {
+            boxline.publisher().publish(tx, raw(t, i == 0 ? "k" : "w" + i, "warm-up"));
+          }
+          return null;
+        });
+    Await.until(WAIT, "the warm-up events handled", () -> seen.size() >= keys);
+    Await.until(
+        WAIT, "every partition held", () -> consumer.assignedPartitions().size() == partitions);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    return keys;
+  }
+
+  @Test
+  void theHandlerRunsOnTheCommittingThreadBeforeInTransactionReturns() {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/orders", 1);
+    subscribe(boxline, "s", t);
+    Seen seen = new Seen();
+    Consumer consumer = boxline.consumer("s").handleOnCommittingThread(true).handler(seen).start();
+    warmUp(boxline, consumer, t, 1, seen.events);
+
+    boxline.inTransaction(
+        tx -> {
+          for (int i = 0; i < 3; i++) {
+            boxline.publisher().publish(tx, raw(t, "k", "e-" + i));
+          }
+          return null;
+        });
+
+    // No wait: the three were handled before inTransaction returned, on this thread.
+    assertThat(seen.events.all).extracting(SuiteSupport::body).endsWith("e-0", "e-1", "e-2");
+    for (Event e : seen.events.all.subList(1, 4)) {
+      assertThat(seen.thread(e)).as("thread of " + body(e)).isSameAs(Thread.currentThread());
+    }
+    assertThat(consumer.committingThreadBatches()).isEqualTo(1);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(consumer.handledCount()).isEqualTo(4);
+  }
+
+  /**
+   * Many threads commit into the same partitions at once: each partition's events are still handled
+   * in sequence, every event exactly once, some on the committing threads and the rest on the
+   * workers.
+   */
+  @Test
+  void concurrentCommittersKeepEachPartitionsOrder() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/busy", 2);
+    subscribe(boxline, "s", t);
+    Seen seen = new Seen();
+    Consumer consumer =
+        boxline.consumer("s").handleOnCommittingThread(true).concurrency(2).handler(seen).start();
+    int warmUps = warmUp(boxline, consumer, t, 2, seen.events);
+
+    int threads = 8;
+    int transactions = 40;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<Future<Integer>> published = new ArrayList<>();
+    for (int p = 0; p < threads; p++) {
+      int producer = p;
+      published.add(
+          pool.submit(
+              () -> {
+                int n = 0;
+                for (int i = 0; i < transactions; i++) {
+                  int size = 1 + ThreadLocalRandom.current().nextInt(3);
+                  int first = n;
+                  boxline.inTransaction(
+                      tx -> {
+                        for (int j = 0; j < size; j++) {
+                          String key = "k" + ThreadLocalRandom.current().nextInt(5);
+                          boxline
+                              .publisher()
+                              .publish(tx, raw(t, key, producer + "-" + (first + j)));
+                        }
+                        return null;
+                      });
+                  n += size;
+                }
+                return n;
+              }));
+    }
+    int total = warmUps;
+    for (Future<Integer> f : published) {
+      total += f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    int expected = total;
+    Await.until(WAIT, "all " + expected + " events handled", () -> seen.events.size() >= expected);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+
+    assertThat(seen.events.all).hasSize(expected);
+    assertThat(seen.events.all.stream().map(Event::id).collect(Collectors.toSet()))
+        .hasSize(expected);
+    seen.events
+        .sequences()
+        .forEach(
+            (partition, sequences) ->
+                assertThat(sequences)
+                    .as("sequences of " + partition)
+                    .containsExactlyElementsOf(
+                        LongStream.rangeClosed(1, sequences.size()).boxed().toList()));
+    Set<Thread> handlerThreads = new HashSet<>(seen.threads.values());
+    assertThat(handlerThreads.stream().map(Thread::getName))
+        .as("committing threads among the handlers' threads")
+        .anyMatch(name -> name.startsWith("pool-"));
+    assertThat(consumer.committingThreadBatches()).isPositive();
+  }
+
+  /**
+   * A rolled-back transaction hands nothing over, a failing handler on the committing thread is
+   * dead-lettered by the policy as on a worker, and the events after it are still handled there.
+   */
+  @Test
+  void rollbacksHandNothingAndFailuresAreDeadLettered() {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/failing", 1);
+    subscribe(boxline, "s", t);
+    Seen seen = new Seen();
+    Consumer consumer =
+        boxline
+            .consumer("s")
+            .handleOnCommittingThread(true)
+            .retryPolicy(
+                RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                    .inPlaceAttempts(1)
+                    .maxAttempts(1))
+            .handler(
+                e -> {
+                  if (body(e).equals("poison")) {
+                    throw new IllegalStateException("poison fails");
+                  }
+                  seen.handle(e);
+                })
+            .start();
+    warmUp(boxline, consumer, t, 1, seen.events);
+
+    assertThatThrownBy(
+            () ->
+                boxline.inTransaction(
+                    tx -> {
+                      boxline.publisher().publish(tx, raw(t, "k", "rolled-back"));
+                      throw new IllegalStateException("roll back");
+                    }))
+        .hasMessage("roll back");
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "other", "poison")));
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s")))
+        .as("dead-lettered before inTransaction returned")
+        .hasSize(1);
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "after")));
+
+    assertThat(seen.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "after");
+    assertThat(seen.thread(seen.events.all.get(1))).isSameAs(Thread.currentThread());
+    assertThat(seen.events.all.get(1).sequence()).as("the rolled-back number reused").isEqualTo(3);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+  }
+
+  /**
+   * A handler that runs a transaction of its own does not handle that transaction's events on its
+   * thread as well: they go to the workers, so handlers never nest.
+   */
+  @Test
+  void aHandlersOwnTransactionHandsItsEventsToTheWorkers() {
+    Boxline boxline = boxline();
+    TopicName orders = inTransactionTopic(boxline, "acme/inline/orders", 1);
+    TopicName mails = inTransactionTopic(boxline, "acme/inline/mails", 1);
+    subscribe(boxline, "s", orders);
+    subscribe(boxline, "mails", mails);
+    Seen seenMails = new Seen();
+    Consumer mailer =
+        boxline.consumer("mails").handleOnCommittingThread(true).handler(seenMails).start();
+    Seen seenOrders = new Seen();
+    Consumer consumer =
+        boxline
+            .consumer("s")
+            .handleOnCommittingThread(true)
+            .handler(
+                e -> {
+                  seenOrders.handle(e);
+                  boxline.inTransaction(
+                      tx -> boxline.publisher().publish(tx, raw(mails, "m", "mail-" + body(e))));
+                })
+            .start();
+    warmUp(boxline, consumer, orders, 1, seenOrders.events);
+    Await.until(WAIT, "the warm-up mail", () -> seenMails.events.size() >= 1);
+    Await.until(WAIT, "the mail partition held", () -> !mailer.assignedPartitions().isEmpty());
+    SuiteSupport.awaitCaughtUp(boxline, "mails");
+
+    long before = mailer.committingThreadBatches();
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(orders, "k", "order")));
+
+    assertThat(seenOrders.thread(seenOrders.events.all.get(1))).isSameAs(Thread.currentThread());
+    Await.until(WAIT, "the order's mail", () -> seenMails.events.size() >= 2);
+    Event mail = seenMails.events.all.get(1);
+    assertThat(body(mail)).isEqualTo("mail-order");
+    assertThat(seenMails.thread(mail)).isNotSameAs(Thread.currentThread());
+    assertThat(mailer.committingThreadBatches()).isEqualTo(before);
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      if (!latch.await(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the test did not release the handler");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  /** stop waits for a batch on a committing thread as for one on a worker, within its timeout. */
+  @Test
+  void stopWaitsForABatchOnACommittingThread() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/slow", 1);
+    subscribe(boxline, "s", t);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Seen seen = new Seen();
+    Consumer consumer =
+        boxline
+            .consumer("s")
+            .handleOnCommittingThread(true)
+            .handler(
+                e -> {
+                  if (body(e).equals("slow")) {
+                    entered.countDown();
+                    awaitQuietly(release);
+                  }
+                  seen.handle(e);
+                })
+            .start();
+    warmUp(boxline, consumer, t, 1, seen.events);
+    Thread producer =
+        new Thread(
+            () -> boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "slow"))),
+            "committer");
+    producer.start();
+    assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(seen.events.size()).isEqualTo(1);
+
+    assertThat(consumer.stop(Duration.ofMillis(200)))
+        .as("stop reports the batch still running on the committing thread")
+        .isFalse();
+    release.countDown();
+    producer.join(WAIT.toMillis());
+    assertThat(producer.isAlive()).isFalse();
+    assertThat(seen.thread(seen.events.all.get(1)).getName()).isEqualTo("committer");
+    // Abandoned by the stop: not committed, so a new consumer gets it again.
+    Seen again = new Seen();
+    boxline.consumer("s").handler(again).start();
+    Await.until(WAIT, "the abandoned event delivered again", () -> again.events.size() >= 1);
+    assertThat(again.events.all).extracting(SuiteSupport::body).containsExactly("slow");
+  }
+}
