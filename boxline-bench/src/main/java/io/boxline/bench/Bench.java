@@ -69,6 +69,13 @@ public final class Bench {
     double w2Seconds = 10;
     int w2Threads = 8;
     int w2ConsumerConcurrency = 8;
+
+    /**
+     * {@code --w2.handler-thread=worker} (default) or {@code committing}: the same-JVM consumer's
+     * {@code handleOnCommittingThread} (only in-transaction topics use it).
+     */
+    boolean w2OnCommittingThread = false;
+
     boolean w2Trace = false;
 
     /** {@code --w2.dump=dir}: one CSV per trial (event, commit ms since the first, latency µs). */
@@ -118,6 +125,15 @@ public final class Bench {
           case "w2.seconds" -> o.w2Seconds = Double.parseDouble(v);
           case "w2.threads" -> o.w2Threads = Integer.parseInt(v);
           case "w2.concurrency" -> o.w2ConsumerConcurrency = Integer.parseInt(v);
+          case "w2.handler-thread" ->
+              o.w2OnCommittingThread =
+                  switch (v) {
+                    case "worker" -> false;
+                    case "committing" -> true;
+                    default ->
+                        throw new IllegalArgumentException(
+                            "--w2.handler-thread must be worker or committing, got " + v);
+                  };
           case "w2.trace" -> o.w2Trace = Boolean.parseBoolean(v);
           case "w2.dump" -> o.w2Dump = v;
           case "w2.remote-notify-ms" -> o.w2RemoteNotifyMillis = Long.parseLong(v);
@@ -315,6 +331,7 @@ public final class Bench {
         "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");
     env.put("partitions", Integer.toString(o.partitions));
     env.put("sequencing (W1, W2 topic)", o.sequencing.name());
+    env.put("W2 handler thread", o.w2OnCommittingThread ? "committing" : "worker");
     env.put("boxline-core", Bench.jar(io.boxline.Boxline.class));
     env.put("boxline-jdbc", Bench.jar(io.boxline.jdbc.JdbcStore.class));
     env.put("schemas", schema + "*, dropped at the end");

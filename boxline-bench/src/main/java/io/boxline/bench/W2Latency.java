@@ -210,6 +210,7 @@ final class W2Latency {
               .consumer("bench-sub")
               .handler(check)
               .concurrency(o.w2ConsumerConcurrency)
+              .handleOnCommittingThread(o.w2OnCommittingThread)
               .batchSize(100)
               .start();
       long[] committed = new long[total];
