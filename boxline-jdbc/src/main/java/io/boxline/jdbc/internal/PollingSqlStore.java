@@ -13,6 +13,7 @@ import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -389,15 +390,30 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     db.update("release_sequencer", ps -> ps.setString(1, owner));
   }
 
-  /** One outbox row taken by the sequencer (the payload stays in the server). */
-  private record Taken(long outboxId, long topicId, int partition, String key) {}
+  /**
+   * One outbox row taken by the sequencer; {@code event} (without its sequence) only when the
+   * events are handed over, else the payload stays in the server.
+   */
+  private record Taken(long outboxId, long topicId, int partition, String key, StoredEvent event) {}
 
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
+    return sequence(owner, ttl, maxEvents, assigner, false);
+  }
+
+  /**
+   * With {@code returnEvents} the sequencer reads the whole outbox rows it moves (one read, on the
+   * connection it holds anyway) and returns them with their sequences, so that consumers in this
+   * process take them from memory; they commit such events with {@link #commitBatchIfLogHolds} or a
+   * log-checking cursor move.
+   */
+  @Override
+  public SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
     String[] step = {"lock_sequencer"};
     return onSequencerConnection(
-        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner));
+        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner, returnEvents));
   }
 
   private SequencedBatch sequence(
@@ -406,15 +422,16 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       String owner,
       Duration ttl,
       int maxEvents,
-      PartitionAssigner assigner)
+      PartitionAssigner assigner,
+      boolean returnEvents)
       throws SQLException {
     Long version = lockSequencer(c, step, owner, ttl);
     if (version == null) {
       return SequencedBatch.NOT_LEADER;
     }
-    step[0] = "take_outbox";
+    step[0] = returnEvents ? "take_outbox_events" : "take_outbox";
     List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
+    try (PreparedStatement ps = c.prepareStatement(sql(step[0]))) {
       ps.setInt(1, maxEvents);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -422,7 +439,21 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
           if (rs.wasNull()) {
             partition = -1;
           }
-          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4)));
+          StoredEvent event =
+              returnEvents
+                  ? new StoredEvent(
+                      uuid(rs, 5),
+                      0,
+                      rs.getString(4),
+                      rs.getString(6),
+                      rs.getString(7),
+                      rs.getString(8),
+                      rs.getBytes(9),
+                      Headers.fromJson(rs.getString(10)),
+                      instant(rs, 11),
+                      instant(rs, 12))
+                  : null;
+          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4), event));
         }
       }
     }
@@ -459,6 +490,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     advancePartitions(c, step, advanced, version);
     List<long[]> rows = new ArrayList<>(taken.size());
     List<long[]> ids = new ArrayList<>(taken.size());
+    Map<PartitionKey, List<StoredEvent>> appended = returnEvents ? new HashMap<>() : Map.of();
     for (int i = 0; i < taken.size(); i++) {
       Taken t = taken.get(i);
       PartitionKey k = PartitionKey.of(t.topicId(), partitions[i]);
@@ -466,6 +498,9 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       next.put(k, seq + 1);
       rows.add(new long[] {t.outboxId(), partitions[i], seq});
       ids.add(new long[] {t.outboxId()});
+      if (returnEvents) {
+        appended.computeIfAbsent(k, x -> new ArrayList<>()).add(withSequence(t.event(), seq));
+      }
     }
     step[0] = "append_log";
     int n = appendLog(c, rows);
@@ -477,7 +512,21 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     step[0] = "delete_outbox";
     deleteOutbox(c, ids);
     step[0] = "commit";
-    return new SequencedBatch(true, taken.size(), heads);
+    return new SequencedBatch(true, taken.size(), heads, appended);
+  }
+
+  private static StoredEvent withSequence(StoredEvent e, long sequence) {
+    return new StoredEvent(
+        e.id(),
+        sequence,
+        e.key(),
+        e.type(),
+        e.source(),
+        e.contentType(),
+        e.payload(),
+        e.headers(),
+        e.createdAt(),
+        e.deliverAt());
   }
 
   // ------------------------------------------------------------------ consume

@@ -757,44 +757,52 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
       UUID[] eventIds) {
     return db.tx(
         "log_ids",
-        c -> {
-          Map<Long, String> held = new java.util.HashMap<>();
-          try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
-            ps.setLong(1, partition.topicId());
-            ps.setInt(2, partition.partition());
-            ps.setLong(3, sequences[0]);
-            ps.setLong(4, sequences[sequences.length - 1]);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                held.put(rs.getLong(1), rs.getString(2));
-              }
-            }
-          }
-          for (int i = 0; i < sequences.length; i++) {
-            if (!eventIds[i].toString().equals(held.get(sequences[i]))) {
-              return CommitOutcome.LOG_CHANGED;
-            }
-          }
-          return moveAndPark(
-              c, subscriptionId, partition, expectedPosition, position, epoch, parks);
-        });
+        c ->
+            logHolds(c, partition, sequences, eventIds)
+                ? moveAndPark(
+                    c, subscriptionId, partition, expectedPosition, position, epoch, parks)
+                : CommitOutcome.LOG_CHANGED);
+  }
+
+  /** Whether the log holds exactly these event ids at these (consecutive) sequences. */
+  private boolean logHolds(Connection c, PartitionKey partition, long[] sequences, UUID[] eventIds)
+      throws SQLException {
+    Map<Long, String> held = new java.util.HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
+      ps.setLong(1, partition.topicId());
+      ps.setInt(2, partition.partition());
+      ps.setLong(3, sequences[0]);
+      ps.setLong(4, sequences[sequences.length - 1]);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          held.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+    }
+    for (int i = 0; i < sequences.length; i++) {
+      if (!eventIds[i].toString().equals(held.get(sequences[i]))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
    * All moves in one transaction, so the server commits (and flushes) once for all of them. A move
-   * that matches no row wrote nothing, so the others still commit. Moves that check the log go one
-   * by one ({@link #commitBatchIfLogHolds}; only stores that hand events over have them).
+   * that matches no row, or whose handed-over events the log does not hold, wrote nothing, so the
+   * others still commit.
    */
   @Override
   public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
-    if (moves.stream().anyMatch(CursorMove::checksLog)) {
-      return Store.super.commitCursors(subscriptionId, moves);
-    }
     return db.tx(
         "commit_cursor",
         c -> {
           List<CommitOutcome> outcomes = new ArrayList<>(moves.size());
           for (CursorMove m : moves) {
+            if (m.checksLog() && !logHolds(c, m.partition(), m.heldSequences(), m.heldIds())) {
+              outcomes.add(CommitOutcome.LOG_CHANGED);
+              continue;
+            }
             outcomes.add(
                 moveCursor(
                             c,

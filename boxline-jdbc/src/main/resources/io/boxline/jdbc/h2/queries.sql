@@ -228,6 +228,12 @@ SELECT log_version FROM FINAL TABLE (
 -- name: take_outbox
 SELECT id, topic_id, "PARTITION", event_key FROM ${schema}.${p}outbox ORDER BY id FETCH FIRST ? ROWS ONLY
 
+-- The same rows in full, when the sequencer hands the events to consumers in its own process.
+-- name: take_outbox_events
+SELECT id, topic_id, "PARTITION", event_key, event_id, event_type, source, content_type, payload, headers,
+       created_at, deliver_at
+  FROM ${schema}.${p}outbox ORDER BY id FETCH FIRST ? ROWS ONLY
+
 -- One partition per execution, in key order.
 -- name: lock_partition
 SELECT last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND "PARTITION" = ? FOR UPDATE

@@ -234,6 +234,12 @@ SELECT LAST_INSERT_ID()
 -- name: take_outbox
 SELECT id, topic_id, `partition`, event_key FROM ${schema}.${p}outbox ORDER BY id LIMIT ?
 
+-- The same rows in full, when the sequencer hands the events to consumers in its own process.
+-- name: take_outbox_events
+SELECT id, topic_id, `partition`, event_key, event_id, event_type, source, content_type, payload, headers,
+       created_at, deliver_at
+  FROM ${schema}.${p}outbox ORDER BY id LIMIT ?
+
 -- name: lock_partitions
 SELECT p.topic_id, p.`partition`, p.last_seq
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]')) v
