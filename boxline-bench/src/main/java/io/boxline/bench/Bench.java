@@ -61,6 +61,13 @@ public final class Bench {
     int[] w1TxnSizes = {1, 10};
     int w1ConsumerConcurrency = 8;
     int w1ConsumerBatch = 100;
+
+    /**
+     * {@code --w1.managed=true}: Boxline's producers run their transactions through {@code
+     * inTransaction} instead of committing their own connections (the raw baseline is unchanged).
+     */
+    boolean w1Managed = false;
+
     // W2
     int[] w2Rates = {200, 1000};
     List<String> w2Where = List.of("same-jvm", "other-jvm");
@@ -114,6 +121,7 @@ public final class Bench {
           case "w1.txn" -> o.w1TxnSizes = ints(v);
           case "w1.concurrency" -> o.w1ConsumerConcurrency = Integer.parseInt(v);
           case "w1.batch" -> o.w1ConsumerBatch = Integer.parseInt(v);
+          case "w1.managed" -> o.w1Managed = Boolean.parseBoolean(v);
           case "sequencing" ->
               o.sequencing =
                   io.boxline.Sequencing.valueOf(
@@ -331,6 +339,7 @@ public final class Bench {
         "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");
     env.put("partitions", Integer.toString(o.partitions));
     env.put("sequencing (W1, W2 topic)", o.sequencing.name());
+    env.put("W1 producers", o.w1Managed ? "boxline.inTransaction" : "own connections");
     env.put("W2 handler thread", o.w2OnCommittingThread ? "committing" : "worker");
     env.put("boxline-core", Bench.jar(io.boxline.Boxline.class));
     env.put("boxline-jdbc", Bench.jar(io.boxline.jdbc.JdbcStore.class));

@@ -176,7 +176,8 @@ final class W1Throughput {
                   }
                   publisher.publishAll(c, list);
                 }
-              });
+              },
+              o.w1Managed ? boxline : null);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
       long end = check.doneNanos();
@@ -254,6 +255,14 @@ final class W1Throughput {
    * System.nanoTime() at start and after the last commit.
    */
   long[] produce(int txnSize, int events, TxnBody body) throws Exception {
+    return produce(txnSize, events, body, null);
+  }
+
+  /**
+   * With {@code managedBy}, each transaction runs through its {@code inTransaction} (the same pool)
+   * instead of a connection the producer commits itself.
+   */
+  long[] produce(int txnSize, int events, TxnBody body, Boxline managedBy) throws Exception {
     int threads = o.w1Threads;
     int txns = events / txnSize;
     if (txns * txnSize != events) {
@@ -276,10 +285,19 @@ final class W1Throughput {
                     for (int i = 0; i < txnSize; i++) {
                       keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
                     }
+                    long first = (long) txn * txnSize;
+                    if (managedBy != null) {
+                      managedBy.inTransaction(
+                          tx -> {
+                            body.write(tx, first, keys);
+                            return null;
+                          });
+                      continue;
+                    }
                     try (Connection c = pool.getConnection()) {
                       c.setAutoCommit(false);
                       try {
-                        body.write(c, (long) txn * txnSize, keys);
+                        body.write(c, first, keys);
                         c.commit();
                       } catch (SQLException | RuntimeException e) {
                         c.rollback();
