@@ -138,6 +138,65 @@ public abstract class CommittingThreadBehaviour {
   }
 
   /**
+   * A transactional handler (which reads the log instead of taking the hand-over) and a batch
+   * handler run on the committing thread too, and the transactional handler's writes commit with
+   * its cursor before {@code inTransaction} returns.
+   */
+  @Test
+  void transactionalAndBatchHandlersRunOnTheCommittingThreadToo() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/ledger", 1);
+    subscribe(boxline, "s", t);
+    subscribe(boxline, "batches", t);
+    String table = db.table("inline_effect");
+    try (var c = db.dataSource().getConnection();
+        var st = c.createStatement()) {
+      st.execute("CREATE TABLE " + table + " (body VARCHAR(100) NOT NULL)");
+    }
+    Seen seen = new Seen();
+    Consumer ledger =
+        boxline
+            .consumer("s")
+            .handleOnCommittingThread(true)
+            .transactionalHandler(
+                (e, tx) -> {
+                  seen.handle(e);
+                  try (var ps = tx.prepareStatement("INSERT INTO " + table + " VALUES (?)")) {
+                    ps.setString(1, body(e));
+                    ps.executeUpdate();
+                  }
+                })
+            .start();
+    Seen batched = new Seen();
+    Consumer batches =
+        boxline
+            .consumer("batches")
+            .handleOnCommittingThread(true)
+            .batchHandler(events -> events.forEach(batched::handle))
+            .start();
+    warmUp(boxline, ledger, t, 1, seen.events);
+    Await.until(WAIT, "the batch consumer warmed up", () -> batched.events.size() >= 1);
+    Await.until(WAIT, "its partition held", () -> !batches.assignedPartitions().isEmpty());
+    SuiteSupport.awaitCaughtUp(boxline, "batches");
+
+    boxline.inTransaction(
+        tx -> boxline.publisher().publishAll(tx, List.of(raw(t, "k", "a"), raw(t, "k", "b"))));
+
+    assertThat(seen.events.all).extracting(SuiteSupport::body).endsWith("a", "b");
+    assertThat(seen.thread(seen.events.all.get(2))).isSameAs(Thread.currentThread());
+    assertThat(batched.events.all).extracting(SuiteSupport::body).endsWith("a", "b");
+    assertThat(batched.thread(batched.events.all.get(2))).isSameAs(Thread.currentThread());
+    try (var c = db.dataSource().getConnection();
+        var st = c.createStatement();
+        var rs = st.executeQuery("SELECT count(*) FROM " + table)) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getInt(1)).as("warm-up, a and b written with their cursor").isEqualTo(3);
+    }
+    assertThat(ledger.committingThreadBatches()).isEqualTo(1);
+    assertThat(batches.committingThreadBatches()).isEqualTo(1);
+  }
+
+  /**
    * Many threads commit into the same partitions at once: each partition's events are still handled
    * in sequence, every event exactly once, some on the committing threads and the rest on the
    * workers.
