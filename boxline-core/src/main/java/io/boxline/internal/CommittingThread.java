@@ -56,20 +56,23 @@ final class CommittingThread {
       return;
     }
     PENDING.set(RUNNING);
-    RuntimeException failed = null;
+    Throwable failed = null;
     try {
       for (Delivery delivery : pending) {
         try {
           delivery.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // a handler's Error too
           failed = failed == null ? e : failed; // the others still run: each holds a partition
         }
       }
     } finally {
       PENDING.remove();
     }
+    if (failed instanceof Error error) {
+      throw error;
+    }
     if (failed != null) {
-      throw failed;
+      throw (RuntimeException) failed;
     }
   }
 

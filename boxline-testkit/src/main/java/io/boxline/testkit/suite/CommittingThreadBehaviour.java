@@ -315,6 +315,53 @@ public abstract class CommittingThreadBehaviour {
   }
 
   /**
+   * A handler that throws an Error on the committing thread: {@code inTransaction} (already
+   * committed) throws it, the other consumer's batch still runs there, and a worker delivers the
+   * event again.
+   */
+  @Test
+  void anErrorFromAHandlerReachesTheCallerAndTheEventIsDeliveredAgain() {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/errors", 1);
+    subscribe(boxline, "s", t);
+    subscribe(boxline, "other", t);
+    java.util.concurrent.atomic.AtomicBoolean broken =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    Seen seen = new Seen();
+    Consumer failing =
+        boxline
+            .consumer("s")
+            .handleOnCommittingThread(true)
+            .handler(
+                e -> {
+                  if (body(e).equals("boom") && broken.getAndSet(false)) {
+                    throw new AssertionError("an Error, not an exception");
+                  }
+                  seen.handle(e);
+                })
+            .start();
+    Seen other = new Seen();
+    Consumer healthy =
+        boxline.consumer("other").handleOnCommittingThread(true).handler(other).start();
+    warmUp(boxline, failing, t, 1, seen.events);
+    Await.until(WAIT, "the other consumer warmed up", () -> other.events.size() >= 1);
+    Await.until(WAIT, "its partition held", () -> !healthy.assignedPartitions().isEmpty());
+    SuiteSupport.awaitCaughtUp(boxline, "other");
+
+    assertThatThrownBy(
+            () -> boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "boom"))))
+        .isInstanceOf(AssertionError.class)
+        .hasMessage("an Error, not an exception");
+
+    assertThat(other.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "boom");
+    assertThat(other.thread(other.events.all.get(1))).isSameAs(Thread.currentThread());
+    Await.until(WAIT, "boom delivered again", () -> seen.events.size() >= 2);
+    assertThat(seen.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "boom");
+    assertThat(seen.thread(seen.events.all.get(1))).isNotSameAs(Thread.currentThread());
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+  }
+
+  /**
    * A handler that runs a transaction of its own does not handle that transaction's events on its
    * thread as well: they go to the workers, so handlers never nest.
    */
