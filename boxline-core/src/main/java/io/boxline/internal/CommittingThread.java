@@ -5,68 +5,86 @@ import java.util.List;
 
 /**
  * Deliveries that consumers with {@code handleOnCommittingThread} leave to the thread that ran
- * {@code inTransaction}: claimed while it hands its committed events over, run once its connection
- * is closed (so a handler that needs a connection of the same pool cannot wait for this one).
+ * {@code inTransaction}: claimed while it hands its committed events over ({@link #collect}), run
+ * once its connection is closed ({@link #run}), so a handler that needs a connection of the same
+ * pool cannot wait for this one.
  */
 final class CommittingThread {
-  /** A claimed partition's batch: run it, or, if the transaction did not finish, give it back. */
+  /** A claimed partition's batch: run it, or, if the hand-over did not finish, give it back. */
   interface Delivery {
     void run();
 
     void cancel();
   }
 
-  private static final ThreadLocal<List<Delivery>> PENDING = new ThreadLocal<>();
+  /** Set only while this thread hands a committed transaction's events over. */
+  private static final ThreadLocal<List<Delivery>> COLLECTING = new ThreadLocal<>();
 
-  /** Marks a thread that is running deliveries: transactions its handlers run do not collect. */
-  private static final List<Delivery> RUNNING = List.of();
+  /** Set while this thread runs batches: transactions its handlers run collect nothing. */
+  private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
 
   private CommittingThread() {}
 
   /**
-   * Starts collecting on this thread; null when it already collects or runs deliveries (a
-   * transaction inside a handler, or nested {@code inTransaction} calls): those go to workers.
+   * Runs {@code handOver} (the committed transaction's events going to the consumers) and returns
+   * the deliveries consumers claimed for this thread meanwhile; none when this thread is running a
+   * handler (handlers never nest: those events go to workers). If {@code handOver} fails, the
+   * claims are given back.
    */
-  static List<Delivery> open() {
-    if (PENDING.get() != null) {
-      return null;
+  static List<Delivery> collect(Runnable handOver) {
+    if (HANDLING.get() != null) {
+      handOver.run();
+      return List.of();
     }
-    List<Delivery> pending = new ArrayList<>(2);
-    PENDING.set(pending);
-    return pending;
+    List<Delivery> claimed = new ArrayList<>(2);
+    COLLECTING.set(claimed);
+    boolean done = false;
+    try {
+      handOver.run();
+      done = true;
+    } finally {
+      COLLECTING.remove();
+      if (!done) {
+        claimed.forEach(Delivery::cancel);
+      }
+    }
+    return claimed;
   }
 
-  /** Whether this thread collects deliveries now. */
+  /** Whether this thread is collecting deliveries now. */
   static boolean collecting() {
-    List<Delivery> pending = PENDING.get();
-    return pending != null && pending != RUNNING;
+    return COLLECTING.get() != null;
   }
 
   /** Leaves {@code delivery} to this thread, which must be {@link #collecting}. */
   static void defer(Delivery delivery) {
-    if (!collecting()) {
+    List<Delivery> claimed = COLLECTING.get();
+    if (claimed == null) {
       throw new IllegalStateException("this thread does not collect deliveries");
     }
-    PENDING.get().add(delivery);
+    claimed.add(delivery);
   }
 
-  /** Runs every delivery {@link #open} collected and stops collecting. */
-  static void run(List<Delivery> pending) {
-    if (pending == null) {
+  /**
+   * Runs every collected delivery, each even if one before it failed (each holds a partition), and
+   * then rethrows the first failure (a handler's Error, say).
+   */
+  static void run(List<Delivery> claimed) {
+    if (claimed.isEmpty()) {
       return;
     }
-    PENDING.set(RUNNING);
     Throwable failed = null;
+    HANDLING.set(Boolean.TRUE);
     try {
-      for (Delivery delivery : pending) {
+      for (Delivery delivery : claimed) {
         try {
           delivery.run();
-        } catch (RuntimeException | Error e) { // a handler's Error too
-          failed = failed == null ? e : failed; // the others still run: each holds a partition
+        } catch (RuntimeException | Error e) {
+          failed = failed == null ? e : failed;
         }
       }
     } finally {
-      PENDING.remove();
+      HANDLING.remove();
     }
     if (failed instanceof Error error) {
       throw error;
@@ -76,24 +94,13 @@ final class CommittingThread {
     }
   }
 
-  /** Runs a worker's batches: transactions its handlers run do not collect either. */
+  /** Runs a worker's batches: transactions its handlers run collect nothing either. */
   static void runAsWorker(Runnable batches) {
-    PENDING.set(RUNNING);
+    HANDLING.set(Boolean.TRUE);
     try {
       batches.run();
     } finally {
-      PENDING.remove();
-    }
-  }
-
-  /** Gives every collected delivery back (the transaction failed) and stops collecting. */
-  static void cancel(List<Delivery> pending) {
-    if (pending == null) {
-      return;
-    }
-    PENDING.remove();
-    for (Delivery delivery : pending) {
-      delivery.cancel();
+      HANDLING.remove();
     }
   }
 }

@@ -229,8 +229,7 @@ public final class DefaultBoxline implements Boxline {
     requireStarted();
     T result;
     DefaultPublisher.Managed managed;
-    List<CommittingThread.Delivery> onThisThread = CommittingThread.open();
-    boolean committed = false;
+    List<CommittingThread.Delivery> onThisThread = List.of();
     try {
       try (Connection c = store.openTransaction()) {
         managed = publisher.enterManaged(c);
@@ -253,17 +252,13 @@ public final class DefaultBoxline implements Boxline {
         }
         // Before the connection goes back to the pool: the events' way to the handler starts
         // here.
-        publisher.committed(managed);
-        committed = true;
+        DefaultPublisher.Managed committed = managed;
+        onThisThread = CommittingThread.collect(() -> publisher.committed(committed));
       } catch (SQLException e) {
         throw new StoreException("could not close the transaction's connection", e);
       }
     } finally {
-      if (committed) {
-        CommittingThread.run(onThisThread); // handlers of consumers that asked for this thread
-      } else {
-        CommittingThread.cancel(onThisThread);
-      }
+      CommittingThread.run(onThisThread); // handlers of consumers that asked for this thread
     }
     return result;
   }

@@ -315,6 +315,31 @@ public abstract class CommittingThreadBehaviour {
   }
 
   /**
+   * An {@code inTransaction} inside another one's work (a transaction of its own) hands its events
+   * over when it commits, not when the outer one does.
+   */
+  @Test
+  void anInnerTransactionIsHandledWhenItCommitsNotWhenTheOuterOneDoes() {
+    Boxline boxline = boxline();
+    TopicName t = inTransactionTopic(boxline, "acme/inline/nested", 1);
+    subscribe(boxline, "s", t);
+    Seen seen = new Seen();
+    Consumer consumer = boxline.consumer("s").handleOnCommittingThread(true).handler(seen).start();
+    warmUp(boxline, consumer, t, 1, seen.events);
+
+    List<String> seenInside = new ArrayList<>();
+    boxline.inTransaction(
+        outer -> {
+          boxline.inTransaction(inner -> boxline.publisher().publish(inner, raw(t, "k", "inner")));
+          seen.events.all.forEach(e -> seenInside.add(body(e)));
+          return null;
+        });
+
+    assertThat(seenInside).containsExactly("warm-up", "inner");
+    assertThat(seen.thread(seen.events.all.get(1))).isSameAs(Thread.currentThread());
+  }
+
+  /**
    * A handler that throws an Error on the committing thread: {@code inTransaction} (already
    * committed) throws it, the other consumer's batch still runs there, and a worker delivers the
    * event again.
