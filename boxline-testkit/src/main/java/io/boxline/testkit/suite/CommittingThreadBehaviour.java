@@ -17,7 +17,6 @@ import io.boxline.RetryPolicy;
 import io.boxline.Sequencing;
 import io.boxline.TopicName;
 import io.boxline.testkit.Await;
-import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.suite.SuiteSupport.Recorder;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,33 +33,14 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * {@code ConsumerBuilder.handleOnCommittingThread}: handlers run on the thread that committed the
  * events of an in-transaction topic, before {@code inTransaction} returns, without giving up order,
  * retries, dead letters or a bounded stop. Every store must show it.
  */
-public abstract class CommittingThreadBehaviour {
-  protected TestDatabase db;
-
-  /** A fresh, isolated database (schema) for one test. */
-  protected abstract TestDatabase newDatabase(String hint);
-
-  @BeforeEach
-  void openDatabase(TestInfo info) {
-    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("t"));
-  }
-
-  @AfterEach
-  void closeDatabase() {
-    if (db != null) {
-      db.close();
-    }
-  }
+public abstract class CommittingThreadBehaviour extends DatabaseSuite {
 
   /** Records each event with the thread that handled it. */
   private static final class Seen implements EventHandler {
@@ -90,11 +70,12 @@ public abstract class CommittingThreadBehaviour {
   }
 
   /**
-   * Events through the workers first, in one transaction, until the consumer holds every partition
-   * (a partition is leased once it has events) and has caught up. Returns how many.
+   * Events with the body "warm-up" until each consumer holds every partition of {@code t} (a
+   * partition is leased once it has events) and has handled one batch on the committing thread: a
+   * partition whose worker is still finishing its batch when the next commit comes goes to the
+   * workers again. Returns how many warm-up events were published.
    */
-  private static int warmUp(
-      Boxline boxline, Consumer consumer, TopicName t, int partitions, Recorder seen) {
+  private static int warmUp(Boxline boxline, TopicName t, int partitions, Consumer... consumers) {
     int keys = partitions == 1 ? 1 : 16;
     boxline.inTransaction(
         tx -> {
@@ -103,11 +84,50 @@ public abstract class CommittingThreadBehaviour {
           }
           return null;
         });
-    Await.until(WAIT, "the warm-up events handled", () -> seen.size() >= keys);
-    Await.until(
-        WAIT, "every partition held", () -> consumer.assignedPartitions().size() == partitions);
-    SuiteSupport.awaitCaughtUp(boxline, "s");
-    return keys;
+    awaitHandled(keys, consumers);
+    for (Consumer c : consumers) {
+      Await.until(
+          WAIT,
+          "every partition held by " + c.id(),
+          () -> c.assignedPartitions().size() == partitions);
+    }
+    int published = keys;
+    long[] before = new long[consumers.length];
+    for (int i = 0; i < consumers.length; i++) {
+      before[i] = consumers[i].committingThreadBatches();
+    }
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    for (int i = 0; i < consumers.length; i++) {
+      while (consumers[i].committingThreadBatches() == before[i]) {
+        assertThat(System.nanoTime() - deadline)
+            .as("a warm-up event handled on the committing thread within " + WAIT)
+            .isNegative();
+        boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "warm-up")));
+        awaitHandled(++published, consumers);
+      }
+    }
+    for (Consumer c : consumers) {
+      SuiteSupport.awaitCaughtUp(boxline, c.subscription());
+    }
+    return published;
+  }
+
+  private static void awaitHandled(int events, Consumer... consumers) {
+    for (Consumer c : consumers) {
+      Await.until(WAIT, c.id() + " handled " + events, () -> c.handledCount() >= events);
+    }
+  }
+
+  private static Event last(Seen seen) {
+    return seen.events.all.get(seen.events.size() - 1);
+  }
+
+  /** What a consumer handled after the warm-up. */
+  private static List<String> afterWarmUp(Seen seen) {
+    return seen.events.all.stream()
+        .map(SuiteSupport::body)
+        .filter(b -> !b.equals("warm-up"))
+        .toList();
   }
 
   @Test
@@ -117,7 +137,8 @@ public abstract class CommittingThreadBehaviour {
     subscribe(boxline, "s", t);
     Seen seen = new Seen();
     Consumer consumer = boxline.consumer("s").handleOnCommittingThread(true).handler(seen).start();
-    warmUp(boxline, consumer, t, 1, seen.events);
+    int warm = warmUp(boxline, t, 1, consumer);
+    long batches = consumer.committingThreadBatches();
 
     boxline.inTransaction(
         tx -> {
@@ -128,13 +149,13 @@ public abstract class CommittingThreadBehaviour {
         });
 
     // No wait: the three were handled before inTransaction returned, on this thread.
-    assertThat(seen.events.all).extracting(SuiteSupport::body).endsWith("e-0", "e-1", "e-2");
-    for (Event e : seen.events.all.subList(1, 4)) {
+    assertThat(afterWarmUp(seen)).containsExactly("e-0", "e-1", "e-2");
+    for (Event e : seen.events.all.subList(warm, warm + 3)) {
       assertThat(seen.thread(e)).as("thread of " + body(e)).isSameAs(Thread.currentThread());
     }
-    assertThat(consumer.committingThreadBatches()).isEqualTo(1);
+    assertThat(consumer.committingThreadBatches()).isEqualTo(batches + 1);
     SuiteSupport.awaitCaughtUp(boxline, "s");
-    assertThat(consumer.handledCount()).isEqualTo(4);
+    assertThat(consumer.handledCount()).isEqualTo(warm + 3);
   }
 
   /**
@@ -174,26 +195,25 @@ public abstract class CommittingThreadBehaviour {
             .handleOnCommittingThread(true)
             .batchHandler(events -> events.forEach(batched::handle))
             .start();
-    warmUp(boxline, ledger, t, 1, seen.events);
-    Await.until(WAIT, "the batch consumer warmed up", () -> batched.events.size() >= 1);
-    Await.until(WAIT, "its partition held", () -> !batches.assignedPartitions().isEmpty());
-    SuiteSupport.awaitCaughtUp(boxline, "batches");
+    int warm = warmUp(boxline, t, 1, ledger, batches);
+    long ledgerBatches = ledger.committingThreadBatches();
+    long batchBatches = batches.committingThreadBatches();
 
     boxline.inTransaction(
         tx -> boxline.publisher().publishAll(tx, List.of(raw(t, "k", "a"), raw(t, "k", "b"))));
 
-    assertThat(seen.events.all).extracting(SuiteSupport::body).endsWith("a", "b");
-    assertThat(seen.thread(seen.events.all.get(2))).isSameAs(Thread.currentThread());
-    assertThat(batched.events.all).extracting(SuiteSupport::body).endsWith("a", "b");
-    assertThat(batched.thread(batched.events.all.get(2))).isSameAs(Thread.currentThread());
+    assertThat(afterWarmUp(seen)).containsExactly("a", "b");
+    assertThat(seen.thread(last(seen))).isSameAs(Thread.currentThread());
+    assertThat(afterWarmUp(batched)).containsExactly("a", "b");
+    assertThat(batched.thread(last(batched))).isSameAs(Thread.currentThread());
     try (var c = db.dataSource().getConnection();
         var st = c.createStatement();
         var rs = st.executeQuery("SELECT count(*) FROM " + table)) {
       assertThat(rs.next()).isTrue();
-      assertThat(rs.getInt(1)).as("warm-up, a and b written with their cursor").isEqualTo(3);
+      assertThat(rs.getInt(1)).as("warm-up, a and b written with their cursor").isEqualTo(warm + 2);
     }
-    assertThat(ledger.committingThreadBatches()).isEqualTo(1);
-    assertThat(batches.committingThreadBatches()).isEqualTo(1);
+    assertThat(ledger.committingThreadBatches()).isEqualTo(ledgerBatches + 1);
+    assertThat(batches.committingThreadBatches()).isEqualTo(batchBatches + 1);
   }
 
   /**
@@ -209,7 +229,7 @@ public abstract class CommittingThreadBehaviour {
     Seen seen = new Seen();
     Consumer consumer =
         boxline.consumer("s").handleOnCommittingThread(true).concurrency(2).handler(seen).start();
-    int warmUps = warmUp(boxline, consumer, t, 2, seen.events);
+    int warmUps = warmUp(boxline, t, 2, consumer);
 
     int threads = 8;
     int transactions = 40;
@@ -292,7 +312,7 @@ public abstract class CommittingThreadBehaviour {
                   seen.handle(e);
                 })
             .start();
-    warmUp(boxline, consumer, t, 1, seen.events);
+    int warm = warmUp(boxline, t, 1, consumer);
 
     assertThatThrownBy(
             () ->
@@ -308,9 +328,9 @@ public abstract class CommittingThreadBehaviour {
         .hasSize(1);
     boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "after")));
 
-    assertThat(seen.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "after");
-    assertThat(seen.thread(seen.events.all.get(1))).isSameAs(Thread.currentThread());
-    assertThat(seen.events.all.get(1).sequence()).as("the rolled-back number reused").isEqualTo(3);
+    assertThat(afterWarmUp(seen)).containsExactly("after");
+    assertThat(seen.thread(last(seen))).isSameAs(Thread.currentThread());
+    assertThat(last(seen).sequence()).as("the rolled-back number reused").isEqualTo(warm + 2L);
     SuiteSupport.awaitCaughtUp(boxline, "s");
   }
 
@@ -325,18 +345,18 @@ public abstract class CommittingThreadBehaviour {
     subscribe(boxline, "s", t);
     Seen seen = new Seen();
     Consumer consumer = boxline.consumer("s").handleOnCommittingThread(true).handler(seen).start();
-    warmUp(boxline, consumer, t, 1, seen.events);
+    warmUp(boxline, t, 1, consumer);
 
     List<String> seenInside = new ArrayList<>();
     boxline.inTransaction(
         outer -> {
           boxline.inTransaction(inner -> boxline.publisher().publish(inner, raw(t, "k", "inner")));
-          seen.events.all.forEach(e -> seenInside.add(body(e)));
+          seenInside.addAll(afterWarmUp(seen));
           return null;
         });
 
-    assertThat(seenInside).containsExactly("warm-up", "inner");
-    assertThat(seen.thread(seen.events.all.get(1))).isSameAs(Thread.currentThread());
+    assertThat(seenInside).containsExactly("inner");
+    assertThat(seen.thread(last(seen))).isSameAs(Thread.currentThread());
   }
 
   /**
@@ -368,21 +388,18 @@ public abstract class CommittingThreadBehaviour {
     Seen other = new Seen();
     Consumer healthy =
         boxline.consumer("other").handleOnCommittingThread(true).handler(other).start();
-    warmUp(boxline, failing, t, 1, seen.events);
-    Await.until(WAIT, "the other consumer warmed up", () -> other.events.size() >= 1);
-    Await.until(WAIT, "its partition held", () -> !healthy.assignedPartitions().isEmpty());
-    SuiteSupport.awaitCaughtUp(boxline, "other");
+    int warm = warmUp(boxline, t, 1, failing, healthy);
 
     assertThatThrownBy(
             () -> boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "boom"))))
         .isInstanceOf(AssertionError.class)
         .hasMessage("an Error, not an exception");
 
-    assertThat(other.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "boom");
-    assertThat(other.thread(other.events.all.get(1))).isSameAs(Thread.currentThread());
-    Await.until(WAIT, "boom delivered again", () -> seen.events.size() >= 2);
-    assertThat(seen.events.all).extracting(SuiteSupport::body).containsExactly("warm-up", "boom");
-    assertThat(seen.thread(seen.events.all.get(1))).isNotSameAs(Thread.currentThread());
+    assertThat(afterWarmUp(other)).containsExactly("boom");
+    assertThat(other.thread(last(other))).isSameAs(Thread.currentThread());
+    Await.until(WAIT, "boom delivered again", () -> seen.events.size() >= warm + 1);
+    assertThat(afterWarmUp(seen)).containsExactly("boom");
+    assertThat(seen.thread(last(seen))).isNotSameAs(Thread.currentThread());
     SuiteSupport.awaitCaughtUp(boxline, "s");
   }
 
@@ -412,17 +429,18 @@ public abstract class CommittingThreadBehaviour {
                       tx -> boxline.publisher().publish(tx, raw(mails, "m", "mail-" + body(e))));
                 })
             .start();
-    warmUp(boxline, consumer, orders, 1, seenOrders.events);
-    Await.until(WAIT, "the warm-up mail", () -> seenMails.events.size() >= 1);
+    int warm = warmUp(boxline, orders, 1, consumer);
+    Await.until(WAIT, "the warm-up mails", () -> seenMails.events.size() >= warm);
     Await.until(WAIT, "the mail partition held", () -> !mailer.assignedPartitions().isEmpty());
     SuiteSupport.awaitCaughtUp(boxline, "mails");
 
     long before = mailer.committingThreadBatches();
     boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(orders, "k", "order")));
 
-    assertThat(seenOrders.thread(seenOrders.events.all.get(1))).isSameAs(Thread.currentThread());
-    Await.until(WAIT, "the order's mail", () -> seenMails.events.size() >= 2);
-    Event mail = seenMails.events.all.get(1);
+    assertThat(afterWarmUp(seenOrders)).containsExactly("order");
+    assertThat(seenOrders.thread(last(seenOrders))).isSameAs(Thread.currentThread());
+    Await.until(WAIT, "the order's mail", () -> seenMails.events.size() >= warm + 1);
+    Event mail = last(seenMails);
     assertThat(body(mail)).isEqualTo("mail-order");
     assertThat(seenMails.thread(mail)).isNotSameAs(Thread.currentThread());
     assertThat(mailer.committingThreadBatches()).isEqualTo(before);
@@ -461,14 +479,14 @@ public abstract class CommittingThreadBehaviour {
                   seen.handle(e);
                 })
             .start();
-    warmUp(boxline, consumer, t, 1, seen.events);
+    int warm = warmUp(boxline, t, 1, consumer);
     Thread producer =
         new Thread(
             () -> boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "slow"))),
             "committer");
     producer.start();
     assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    assertThat(seen.events.size()).isEqualTo(1);
+    assertThat(seen.events.size()).isEqualTo(warm);
 
     assertThat(consumer.stop(Duration.ofMillis(200)))
         .as("stop reports the batch still running on the committing thread")
@@ -476,7 +494,7 @@ public abstract class CommittingThreadBehaviour {
     release.countDown();
     producer.join(WAIT.toMillis());
     assertThat(producer.isAlive()).isFalse();
-    assertThat(seen.thread(seen.events.all.get(1)).getName()).isEqualTo("committer");
+    assertThat(seen.thread(last(seen)).getName()).isEqualTo("committer");
     // Abandoned by the stop: not committed, so a new consumer gets it again.
     Seen again = new Seen();
     boxline.consumer("s").handler(again).start();

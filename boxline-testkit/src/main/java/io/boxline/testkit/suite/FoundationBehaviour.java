@@ -33,7 +33,6 @@ import io.boxline.spi.CursorMove;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
 import io.boxline.testkit.Await;
-import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.suite.SuiteSupport.Recorder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -54,36 +53,17 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * Publish, sequencing and delivery behaviour that every store must show. A dialect's test class
  * extends this and says how to get a database.
  */
-public abstract class FoundationBehaviour {
-  protected TestDatabase db;
-
-  /** A fresh, isolated database (schema) for one test. */
-  protected abstract TestDatabase newDatabase(String hint);
+public abstract class FoundationBehaviour extends DatabaseSuite {
 
   public record OrderPlaced(String customer, int counter) {}
 
   public record OrderShipped(String customer) {}
-
-  @BeforeEach
-  void openDatabase(TestInfo info) {
-    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("t"));
-  }
-
-  @AfterEach
-  void closeDatabase() {
-    if (db != null) {
-      db.close();
-    }
-  }
 
   private Boxline boxline() {
     return db.boxline(EventTypes.empty());

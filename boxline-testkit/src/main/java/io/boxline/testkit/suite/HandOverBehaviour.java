@@ -20,35 +20,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The sequencer hands the events it appended to consumers in the same process, and a consumer
  * commits such events only if the log still holds them (a database crash can lose the sequencer's
  * commit after the hand-over). Every store must show it.
  */
-public abstract class HandOverBehaviour {
+public abstract class HandOverBehaviour extends DatabaseSuite {
   private static final Duration WAIT = Duration.ofSeconds(30);
-
-  protected TestDatabase db;
-
-  /** A fresh, isolated database (schema) for one test. */
-  protected abstract TestDatabase newDatabase(String hint);
-
-  @BeforeEach
-  void openDatabase(TestInfo info) {
-    db = newDatabase(info.getTestMethod().map(m -> m.getName()).orElse("t"));
-  }
-
-  @AfterEach
-  void closeDatabase() {
-    if (db != null) {
-      db.close();
-    }
-  }
 
   @Test
   void consumersInTheSameProcessTakeAppendedEventsWithoutReadingThemBack() {
@@ -150,7 +130,8 @@ public abstract class HandOverBehaviour {
     c.close();
   }
 
-  private static long cursor(TestDatabase db) {
+  /** The position of the test's only cursor. */
+  protected static long cursor(TestDatabase db) {
     try (Connection conn = db.dataSource().getConnection();
         PreparedStatement ps = conn.prepareStatement("SELECT position FROM " + db.table("cursor"));
         ResultSet rs = ps.executeQuery()) {

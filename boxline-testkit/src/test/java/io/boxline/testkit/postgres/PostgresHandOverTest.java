@@ -149,19 +149,4 @@ class PostgresHandOverTest extends HandOverBehaviour {
       return ids.toArray(new UUID[0]);
     }
   }
-
-  private static long cursor(TestDatabase db) {
-    try (Connection conn = db.dataSource().getConnection();
-        PreparedStatement ps = conn.prepareStatement("SELECT position FROM " + db.table("cursor"));
-        ResultSet rs = ps.executeQuery()) {
-      List<Long> positions = new ArrayList<>();
-      while (rs.next()) {
-        positions.add(rs.getLong(1));
-      }
-      assertThat(positions).hasSize(1);
-      return positions.get(0);
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException(e);
-    }
-  }
 }
