@@ -58,6 +58,10 @@ final class DefaultPublisher implements Publisher {
   static final class Managed {
     final Connection tx;
     final List<OutboxRecord> heldBack = new ArrayList<>();
+
+    /** Events published per topic (not counting duplicates), for the observers after the commit. */
+    final Map<TopicName, Integer> published = new LinkedHashMap<>();
+
     final Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
     boolean outbox;
     boolean announcedInTransaction = true;
@@ -186,7 +190,12 @@ final class DefaultPublisher implements Publisher {
     }
     List<UUID> existing = store(tx, records, infos);
     if (observers.active()) {
-      reportPublished(infos, existing);
+      Managed m = managed.get();
+      if (m != null && m.tx == tx) {
+        countPublished(infos, existing, m.published); // reported once it has committed
+      } else {
+        reportPublished(infos, existing);
+      }
     }
     List<PublishResult> results = new ArrayList<>(records.size());
     for (int i = 0; i < records.size(); i++) {
@@ -352,6 +361,15 @@ final class DefaultPublisher implements Publisher {
     return headers;
   }
 
+  private static void countPublished(
+      List<TopicInfo> infos, List<UUID> existing, Map<TopicName, Integer> counts) {
+    for (int i = 0; i < infos.size(); i++) {
+      if (existing.get(i) == null) {
+        counts.merge(infos.get(i).name(), 1, Integer::sum);
+      }
+    }
+  }
+
   /** One observer call per run of events of the same topic; duplicates are not counted. */
   private void reportPublished(List<TopicInfo> infos, List<UUID> existing) {
     TopicName topic = null;
@@ -399,6 +417,7 @@ final class DefaultPublisher implements Publisher {
 
   /** A transaction {@code inTransaction} ran has committed. */
   void committed(Managed m) {
+    m.published.forEach(observers::published);
     if (!m.appended.isEmpty()) {
       for (List<StoredEvent> list : m.appended.values()) {
         list.sort(java.util.Comparator.comparingLong(StoredEvent::sequence));

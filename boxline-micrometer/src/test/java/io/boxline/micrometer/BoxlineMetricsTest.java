@@ -207,6 +207,48 @@ class BoxlineMetricsTest {
     }
   }
 
+  /**
+   * Through {@code inTransaction} Boxline sees the commit, so only committed events count as
+   * published; a plain transaction's events count when they are published.
+   */
+  @Test
+  void publishedCountsWhatInTransactionCommittedAndNotWhatItRolledBack() throws Exception {
+    try (TestDatabase db = TestDatabase.create("metricspublished")) {
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      Boxline boxline = db.boxline(b -> b.observer(BoxlineMetrics.builder(registry).build()));
+      setUp(boxline);
+      publish(boxline, 0, 3, i -> "order.placed");
+      assertThat(count(registry, "boxline.events.published")).isEqualTo(3);
+
+      assertThatThrownBy(
+              () ->
+                  boxline.inTransaction(
+                      tx -> {
+                        boxline.publisher().publish(tx, event(10));
+                        throw new IllegalStateException("roll back (expected by the test)");
+                      }))
+          .hasMessageContaining("roll back");
+      assertThat(count(registry, "boxline.events.published")).as("rolled back").isEqualTo(3);
+
+      try (java.sql.Connection c = db.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        boxline.publisher().publish(c, event(11));
+        assertThat(count(registry, "boxline.events.published"))
+            .as("plain, at publish")
+            .isEqualTo(4);
+        c.commit();
+      }
+    }
+  }
+
+  private static OutgoingEvent event(int i) {
+    return OutgoingEvent.builder(TOPIC)
+        .type("order.placed")
+        .key("k" + i)
+        .payload(("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
   @Test
   void outboxBacklogCountsCommittedEventsWaitingForTheSequencer() {
     try (TestDatabase db = TestDatabase.create("metricsoutbox")) {
