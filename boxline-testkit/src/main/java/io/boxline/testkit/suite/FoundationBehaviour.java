@@ -377,13 +377,15 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
       throws Exception {
     proveNothingLostNoGaps(Sequencing.IN_TRANSACTION);
     // Nothing went through the outbox or the sequencer; the plain transactions' events were found
-    // by
-    // reading the partitions' heads after they committed (a consumer of this instance reads them).
+    // by reading the partitions' heads after they committed (a consumer of this instance reads
+    // them), and some of the managed ones were handled on the threads that committed them.
     assertThat(proofBoxline.stats().eventsSequenced()).isZero();
     assertThat(proofBoxline.stats().announcerLooks()).isPositive();
+    assertThat(proofCommittingThreadBatches).isPositive();
   }
 
   private Boxline proofBoxline;
+  private long proofCommittingThreadBatches;
 
   /** One attempt, then a dead letter. */
   private static RetryPolicy deadLetterAtOnce() {
@@ -557,7 +559,15 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     subscribe(boxline, "second", t);
     Recorder first = new Recorder();
     Recorder second = new Recorder();
-    boxline.consumer("first").handler(first::record).batchSize(50).concurrency(4).start();
+    // On in-transaction topics the first subscription also handles on the committing threads.
+    Consumer firstConsumer =
+        boxline
+            .consumer("first")
+            .handler(first::record)
+            .batchSize(50)
+            .concurrency(4)
+            .handleOnCommittingThread(sequencing == Sequencing.IN_TRANSACTION)
+            .start();
     boxline
         .consumer("second")
         .batchHandler(b -> b.forEach(second::record))
@@ -649,6 +659,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
         () -> first.size() >= committed.size() && second.size() >= committed.size());
     SuiteSupport.awaitCaughtUp(boxline, "first");
     SuiteSupport.awaitCaughtUp(boxline, "second");
+    proofCommittingThreadBatches = firstConsumer.committingThreadBatches();
     for (Recorder r : List.of(first, second)) {
       assertThat(r.size()).as("exactly once: no duplicates").isEqualTo(committed.size());
       Set<UUID> ids = new HashSet<>();
