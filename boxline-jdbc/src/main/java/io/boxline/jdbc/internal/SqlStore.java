@@ -587,8 +587,30 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
       }
       return out;
     } catch (SQLException e) {
+      if (isDeadlock(e)) {
+        throw new StoreException(
+            "publishing to an IN_TRANSACTION topic deadlocked: another transaction holds a partition"
+                + " this one needs and waits for one this one holds (they locked them in different"
+                + " orders). Roll this transaction back and retry it. To avoid it, publish all of a"
+                + " transaction's events for such topics in one publishAll call, or run the"
+                + " transaction through boxline.inTransaction(...), which writes them in one fixed"
+                + " order at the commit. The database said: "
+                + e.getMessage(),
+            fail(step, e));
+      }
       throw fail(step, e);
     }
+  }
+
+  /** PostgreSQL's deadlock, or the serialization failure MariaDB and H2 report for one. */
+  private static boolean isDeadlock(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s
+          && ("40P01".equals(s.getSQLState()) || "40001".equals(s.getSQLState()))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** One statement per topic: the range of its partitions asked for, filtered here. */

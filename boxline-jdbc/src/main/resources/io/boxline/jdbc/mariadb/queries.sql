@@ -6,7 +6,10 @@
 -- which does not depend on the session time zone (both parts come from the statement's start time).
 -- Lists travel as one JSON array parameter read with JSON_TABLE (MariaDB 10.6+, MySQL 8.0.4+), the
 -- counterpart of PostgreSQL's unnest; "STRAIGHT_JOIN" makes the list drive the join so that rows are
--- looked up (and locked) by primary key in list order, which the Java side sorts by key.
+-- looked up (and locked) by primary key in list order, which the Java side sorts by key. "FORCE INDEX
+-- (PRIMARY)" keeps them lookups: on a small table the optimizer otherwise scans it with a join buffer, and a
+-- locking scan locks every row (in a REPEATABLE READ transaction until it ends), so producers of different
+-- partitions would wait for each other.
 -- Statements whose text ends in "VALUES (...)" are sent with that row group repeated once per row.
 
 -- name: lock_migrations
@@ -190,7 +193,7 @@ VALUES (?, UNHEX(?), ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 -- name: idempotency_owners
 SELECT i.topic_id, LOWER(HEX(i.key_hash)), i.event_id
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', h CHAR(64) PATH '$[1]')) k
-  STRAIGHT_JOIN ${schema}.${p}idempotency i ON i.topic_id = k.topic_id AND i.key_hash = UNHEX(k.h)
+  STRAIGHT_JOIN ${schema}.${p}idempotency i FORCE INDEX (PRIMARY) ON i.topic_id = k.topic_id AND i.key_hash = UNHEX(k.h)
   LOCK IN SHARE MODE
 
 -- ---------------------------------------------------------------- sequencer
@@ -243,13 +246,13 @@ SELECT id, topic_id, `partition`, event_key, event_id, event_type, source, conte
 -- name: lock_partitions
 SELECT p.topic_id, p.`partition`, p.last_seq
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]')) v
-  STRAIGHT_JOIN ${schema}.${p}partition p ON p.topic_id = v.topic_id AND p.`partition` = v.part
+  STRAIGHT_JOIN ${schema}.${p}partition p FORCE INDEX (PRIMARY) ON p.topic_id = v.topic_id AND p.`partition` = v.part
    FOR UPDATE
 
 -- name: advance_partitions
 UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]',
                                      last_seq BIGINT PATH '$[2]')) v
-  STRAIGHT_JOIN ${schema}.${p}partition p ON p.topic_id = v.topic_id AND p.`partition` = v.part
+  STRAIGHT_JOIN ${schema}.${p}partition p FORCE INDEX (PRIMARY) ON p.topic_id = v.topic_id AND p.`partition` = v.part
    SET p.last_seq = v.last_seq, p.seq_version = ?
 
 -- The payloads move inside the server: the list carries only (outbox id, partition, sequence).
@@ -260,13 +263,13 @@ INSERT INTO ${schema}.${p}log
 SELECT o.topic_id, v.part, v.seq, o.event_id, o.event_key, o.event_type, o.source, o.content_type, o.payload,
        o.headers, o.created_at, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), o.deliver_at
   FROM JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', part INT PATH '$[1]', seq BIGINT PATH '$[2]')) v
-  STRAIGHT_JOIN ${schema}.${p}outbox o ON o.id = v.id
+  STRAIGHT_JOIN ${schema}.${p}outbox o FORCE INDEX (PRIMARY) ON o.id = v.id
 
 -- (Multi-table DELETE names its target without an alias: MariaDB resolves aliases there only in the
 -- connection's default database, and Boxline never relies on one.)
 -- name: delete_outbox
 DELETE ${schema}.${p}outbox FROM JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]')) v
-  STRAIGHT_JOIN ${schema}.${p}outbox ON ${schema}.${p}outbox.id = v.id
+  STRAIGHT_JOIN ${schema}.${p}outbox FORCE INDEX (PRIMARY) ON ${schema}.${p}outbox.id = v.id
 
 -- ---------------------------------------------------------------- wake-ups (no LISTEN/NOTIFY here)
 -- The whole idle cost of the wake-up poll: one primary-key read.
@@ -333,7 +336,7 @@ SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = 
 SELECT c.topic_id, c.`partition`, c.position
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]',
                                      epoch BIGINT PATH '$[2]')) v
-  STRAIGHT_JOIN ${schema}.${p}cursor c
+  STRAIGHT_JOIN ${schema}.${p}cursor c FORCE INDEX (PRIMARY)
     ON c.subscription_id = ? AND c.topic_id = v.topic_id AND c.`partition` = v.part
  WHERE c.epoch < v.epoch
    FOR UPDATE
@@ -341,7 +344,7 @@ SELECT c.topic_id, c.`partition`, c.position
 -- name: fence_cursors
 UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]',
                                      epoch BIGINT PATH '$[2]')) v
-  STRAIGHT_JOIN ${schema}.${p}cursor c
+  STRAIGHT_JOIN ${schema}.${p}cursor c FORCE INDEX (PRIMARY)
     ON c.subscription_id = ? AND c.topic_id = v.topic_id AND c.`partition` = v.part
    SET c.epoch = v.epoch, c.owner = ?, c.updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
  WHERE c.epoch < v.epoch
@@ -368,14 +371,14 @@ VALUES (?, ?, ?, NULL, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), FALSE,
 -- name: acquire_lock
 SELECT l.topic_id, l.`partition`, l.owner, l.epoch
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]')) v
-  STRAIGHT_JOIN ${schema}.${p}lease l
+  STRAIGHT_JOIN ${schema}.${p}lease l FORCE INDEX (PRIMARY)
     ON l.group_name = ? AND l.topic_id = v.topic_id AND l.`partition` = v.part
    FOR UPDATE
 
 -- Compare-and-set on "nobody holds it", on the rows acquire_lock found free and still holds.
 -- name: acquire_take
 UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]')) v
-  STRAIGHT_JOIN ${schema}.${p}lease l
+  STRAIGHT_JOIN ${schema}.${p}lease l FORCE INDEX (PRIMARY)
     ON l.group_name = ? AND l.topic_id = v.topic_id AND l.`partition` = v.part
    SET l.owner = ?, l.epoch = l.epoch + 1, l.releasing = FALSE,
        l.since = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
@@ -412,7 +415,7 @@ UPDATE ${schema}.${p}lease SET owner = NULL, releasing = FALSE
 
 -- name: force_release
 UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]')) v
-  STRAIGHT_JOIN ${schema}.${p}lease l
+  STRAIGHT_JOIN ${schema}.${p}lease l FORCE INDEX (PRIMARY)
     ON l.group_name = ? AND l.topic_id = v.topic_id AND l.`partition` = v.part
    SET l.owner = NULL, l.releasing = FALSE
  WHERE l.owner IS NOT NULL
@@ -482,7 +485,7 @@ WITH heads AS (
 SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers,
        l.created_at, h.attempts, h.first_failed_at, l.deliver_at
   FROM due h
-  STRAIGHT_JOIN ${schema}.${p}log l ON l.topic_id = h.topic_id AND l.`partition` = h.`partition` AND l.seq = h.seq
+  STRAIGHT_JOIN ${schema}.${p}log l FORCE INDEX (PRIMARY) ON l.topic_id = h.topic_id AND l.`partition` = h.`partition` AND l.seq = h.seq
  ORDER BY h.seq
 
 -- Every resolution is fenced by the cursor's epoch, like a cursor commit.
@@ -595,7 +598,7 @@ SELECT o.topic_id, o.`partition`, o.seq
 -- name: purge_log_delete
 DELETE ${schema}.${p}log FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH '$[1]',
                                                           seq BIGINT PATH '$[2]')) v
-  STRAIGHT_JOIN ${schema}.${p}log
+  STRAIGHT_JOIN ${schema}.${p}log FORCE INDEX (PRIMARY)
     ON ${schema}.${p}log.topic_id = v.topic_id AND ${schema}.${p}log.`partition` = v.part
    AND ${schema}.${p}log.seq = v.seq
 

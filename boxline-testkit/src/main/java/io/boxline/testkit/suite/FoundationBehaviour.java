@@ -410,6 +410,66 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   }
 
   /**
+   * Two plain transactions that publish to an IN_TRANSACTION topic's partitions in opposite orders
+   * deadlock; the database fails one of them, and the exception says why and how to avoid it. The
+   * other commits.
+   */
+  @Test
+  void plainTransactionsThatDeadlockOnAnInTransactionTopicAreToldHowToAvoidIt() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = TopicName.parse("acme/deadlock/events");
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, 2, Sequencing.IN_TRANSACTION);
+    String[] keys = new String[2];
+    for (int i = 0; keys[0] == null || keys[1] == null; i++) {
+      keys[Partitioner.kafkaCompatible().partition("key-" + i, 2)] = "key-" + i;
+    }
+    var publisher = boxline.publisher();
+    try (Connection a = db.dataSource().getConnection();
+        Connection b = db.dataSource().getConnection()) {
+      a.setAutoCommit(false);
+      b.setAutoCommit(false);
+      publisher.publish(a, raw(t, keys[0], "a-first"));
+      publisher.publish(b, raw(t, keys[1], "b-first"));
+      var second = java.util.concurrent.Executors.newFixedThreadPool(2);
+      try {
+        var fromA = second.submit(() -> publisher.publish(a, raw(t, keys[1], "a-second")));
+        var fromB = second.submit(() -> publisher.publish(b, raw(t, keys[0], "b-second")));
+        Await.until(WAIT, "one of the two failed", () -> failed(fromA) || failed(fromB));
+        boolean aLost = failed(fromA);
+        Connection loser = aLost ? a : b;
+        Connection winner = aLost ? b : a;
+        Throwable failure = failure(aLost ? fromA : fromB);
+        loser.rollback();
+        (aLost ? fromB : fromA).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        winner.commit();
+        assertThat(failure)
+            .isInstanceOf(io.boxline.StoreException.class)
+            .hasMessageContaining("deadlocked")
+            .hasMessageContaining("publishAll")
+            .hasMessageContaining("inTransaction");
+      } finally {
+        second.shutdownNow();
+      }
+    }
+  }
+
+  private static boolean failed(java.util.concurrent.Future<?> f) {
+    return f.isDone() && failure(f) != null;
+  }
+
+  private static Throwable failure(java.util.concurrent.Future<?> f) {
+    try {
+      f.get(0, TimeUnit.SECONDS);
+      return null;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    } catch (Exception e) {
+      return null;
+    }
+  }
+
+  /**
    * A topic's sequencing is chosen once; one transaction can write to both kinds of topic, and an
    * idempotency key works the same on either.
    */
