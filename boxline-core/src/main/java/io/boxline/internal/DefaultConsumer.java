@@ -738,11 +738,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       return false;
     }
     if (p.state != State.ACTIVE) {
-      p.draining.set(false);
       freeWorkers.release();
-      if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
-        finishRelease(p); // a release started between the check and the claim
-      }
+      stopDraining(p); // a release may have started between the check and the claim
       return false;
     }
     return true;
@@ -767,12 +764,20 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * Gives back a claim that was not used (the committing thread's transaction failed after all).
    */
   private void unclaim(Partition p) {
+    stopDraining(p);
+    freeWorkers.release();
+    dispatchSignal.raise();
+  }
+
+  /**
+   * Gives up the partition's draining flag; a release that waited for it (the partition is
+   * RELEASING) is finished here, by whoever takes the flag back first.
+   */
+  private void stopDraining(Partition p) {
     p.draining.set(false);
     if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
       finishRelease(p);
     }
-    freeWorkers.release();
-    dispatchSignal.raise();
   }
 
   private boolean hasWork(Partition p) {
@@ -866,10 +871,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
     } finally {
       p.lastActiveNanos = System.nanoTime();
-      p.draining.set(false);
-      if (p.state == State.RELEASING && p.draining.compareAndSet(false, true)) {
-        finishRelease(p);
-      }
+      stopDraining(p);
       dispatchSignal.raise(); // a head may have arrived while this partition was busy
     }
   }

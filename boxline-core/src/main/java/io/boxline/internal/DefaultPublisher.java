@@ -188,10 +188,10 @@ final class DefaultPublisher implements Publisher {
               e.idempotencyKey(),
               e.deliverAt()));
     }
-    List<UUID> existing = store(tx, records, infos);
+    Managed m = managedFor(tx);
+    List<UUID> existing = store(tx, records, infos, m);
     if (observers.active()) {
-      Managed m = managed.get();
-      if (m != null && m.tx == tx) {
+      if (m != null) {
         countPublished(infos, existing, m.published); // reported once it has committed
       } else {
         reportPublished(infos, existing);
@@ -213,18 +213,16 @@ final class DefaultPublisher implements Publisher {
 
   /**
    * Appends the events of SEQUENCER topics to the outbox and those of IN_TRANSACTION topics to the
-   * log; returns, per record, the id of an earlier event with the same idempotency key or null.
+   * log (or, in {@code inTransaction}'s transaction {@code m}, holds the latter back to its
+   * commit); returns, per record, the id of an earlier event with the same idempotency key or null.
    */
-  private List<UUID> store(Connection tx, List<OutboxRecord> records, List<TopicInfo> infos) {
+  private List<UUID> store(
+      Connection tx, List<OutboxRecord> records, List<TopicInfo> infos, Managed m) {
     List<OutboxRecord> outbox = new ArrayList<>(records.size());
     List<OutboxRecord> direct = new ArrayList<>();
     for (int i = 0; i < records.size(); i++) {
       (infos.get(i).sequencing() == Sequencing.IN_TRANSACTION ? direct : outbox)
           .add(records.get(i));
-    }
-    Managed m = managed.get();
-    if (m != null && m.tx != tx) {
-      m = null;
     }
     List<UUID> fromOutbox = outbox.isEmpty() ? List.of() : store.append(tx, outbox);
     boolean holdBack = m != null && direct.stream().allMatch(r -> r.idempotencyKey() == null);
@@ -282,6 +280,12 @@ final class DefaultPublisher implements Publisher {
         java.util.Comparator.comparingLong(OutboxRecord::topicId)
             .thenComparingInt(OutboxRecord::partition));
     appendToLog(m.tx, records, m);
+  }
+
+  /** The transaction {@code inTransaction} runs on this thread, if {@code tx} is its connection. */
+  private Managed managedFor(Connection tx) {
+    Managed m = managed.get();
+    return m != null && m.tx == tx ? m : null;
   }
 
   /** {@code inTransaction} is about to commit: the held-back events go into the log now. */

@@ -387,6 +387,16 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   private Boxline proofBoxline;
   private long proofCommittingThreadBatches;
 
+  /** Of events k-0 … k-4 on subscription "s": k-2 became a dead letter, the others were handled. */
+  private static void awaitK2DeadLetteredAndTheOthersHandled(Boxline boxline, Recorder handled) {
+    Await.until(
+        WAIT,
+        "k-2 dead-lettered",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
+    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+  }
+
   /** One attempt, then a dead letter. */
   private static RetryPolicy deadLetterAtOnce() {
     return RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
@@ -561,12 +571,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
             })
         .start();
     publish(boxline, t, "k", 5);
-    Await.until(
-        WAIT,
-        "k-2 dead-lettered",
-        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
-    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
-    SuiteSupport.awaitCaughtUp(boxline, "s");
+    awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
     assertThat(handled.all)
         .extracting(SuiteSupport::body)
         .containsExactly("k-0", "k-1", "k-3", "k-4");
@@ -954,12 +959,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
                   handled.record(e);
                 })
             .start();
-    Await.until(
-        WAIT,
-        "k-2 dead-lettered",
-        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
-    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
-    SuiteSupport.awaitCaughtUp(boxline, "s");
+    awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
     c.close();
 
     boxline.admin().rewind("s", StartPosition.earliest());
