@@ -24,6 +24,7 @@ import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -225,16 +226,7 @@ final class DefaultPublisher implements Publisher {
           .add(records.get(i));
     }
     List<UUID> fromOutbox = outbox.isEmpty() ? List.of() : store.append(tx, outbox);
-    boolean holdBack = m != null && direct.stream().allMatch(r -> r.idempotencyKey() == null);
-    List<LogAppend> fromLog = List.of();
-    if (holdBack) {
-      m.heldBack.addAll(direct); // written just before the commit, see appendHeldBack
-    } else if (!direct.isEmpty()) {
-      if (m != null) {
-        appendHeldBack(m); // first what came before, so the partitions keep the call order
-      }
-      fromLog = appendToLog(tx, direct, m);
-    }
+    List<UUID> fromLog = direct.isEmpty() ? List.of() : storeDirect(tx, direct, m);
     if (fromOutbox.size() != outbox.size()) {
       throw new IllegalStateException(
           "the store returned " + fromOutbox.size() + " results for " + outbox.size() + " events");
@@ -249,10 +241,54 @@ final class DefaultPublisher implements Publisher {
       if (info.sequencing() != Sequencing.IN_TRANSACTION) {
         existing.add(fromOutbox.get(o++));
       } else {
-        existing.add(holdBack ? null : fromLog.get(d++).existingEventId());
+        existing.add(fromLog.get(d++));
       }
     }
     return existing;
+  }
+
+  /**
+   * Stores events of IN_TRANSACTION topics: at once in a plain transaction; in {@code
+   * inTransaction}'s, held back to its commit (see appendHeldBack), after their idempotency keys
+   * were claimed now, so the caller still learns about duplicates at once and keyed events lock no
+   * partition before the commit either. Returns, per record, the owner of its key or null.
+   */
+  private List<UUID> storeDirect(Connection tx, List<OutboxRecord> direct, Managed m) {
+    if (m == null) {
+      return appendToLog(tx, direct, null).stream().map(LogAppend::existingEventId).toList();
+    }
+    if (direct.stream().allMatch(r -> r.idempotencyKey() == null)) {
+      m.heldBack.addAll(direct);
+      return Collections.nCopies(direct.size(), null);
+    }
+    List<UUID> owners = store.claimIdempotencyKeys(tx, direct);
+    if (owners.size() != direct.size()) {
+      throw new IllegalStateException(
+          "the store returned " + owners.size() + " owners for " + direct.size() + " events");
+    }
+    for (int i = 0; i < direct.size(); i++) {
+      if (owners.get(i) == null) {
+        m.heldBack.add(withoutIdempotencyKey(direct.get(i))); // its key is claimed already
+      }
+    }
+    return owners;
+  }
+
+  private static OutboxRecord withoutIdempotencyKey(OutboxRecord r) {
+    return r.idempotencyKey() == null
+        ? r
+        : new OutboxRecord(
+            r.eventId(),
+            r.topicId(),
+            r.partition(),
+            r.key(),
+            r.type(),
+            r.source(),
+            r.contentType(),
+            r.payload(),
+            r.headers(),
+            null,
+            r.deliverAt());
   }
 
   private List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> direct, Managed m) {

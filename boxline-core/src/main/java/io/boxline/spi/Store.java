@@ -121,6 +121,17 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Claims the idempotency keys of {@code records} in the caller's transaction, as {@link #append}
+   * and {@link #appendToLog} do, without writing the events (they follow later in the same
+   * transaction, without their keys). Returns one entry per record: null when the record has no key
+   * or its key is now this event's, else the id of the event that owns the key already. The default
+   * throws {@link UnsupportedOperationException}.
+   */
+  default List<UUID> claimIdempotencyKeys(Connection tx, List<OutboxRecord> records) {
+    throw new UnsupportedOperationException(describe() + " cannot claim idempotency keys alone");
+  }
+
+  /**
    * The last committed sequence of each partition (no locks: a partition a producer holds shows its
    * value before that producer). The default throws {@link UnsupportedOperationException}.
    */

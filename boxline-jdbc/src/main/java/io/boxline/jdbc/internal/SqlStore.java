@@ -552,6 +552,24 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   }
 
   @Override
+  public List<UUID> claimIdempotencyKeys(Connection tx, List<OutboxRecord> records) {
+    List<UUID> owners = new ArrayList<>(records.size());
+    try {
+      Map<String, UUID> claimed =
+          records.stream().anyMatch(r -> r.idempotencyKey() != null)
+              ? claimKeys(tx, records)
+              : Map.of();
+      for (OutboxRecord r : records) {
+        UUID owner = r.idempotencyKey() == null ? null : claimed.get(ownerKey(r));
+        owners.add(owner == null || owner.equals(r.eventId()) ? null : owner);
+      }
+      return owners;
+    } catch (SQLException e) {
+      throw fail("claim_idempotency_keys", e);
+    }
+  }
+
+  @Override
   public List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> records) {
     List<LogAppend> out = new ArrayList<>(records.size());
     List<OutboxRecord> toStore = records;

@@ -464,6 +464,79 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     }
   }
 
+  /**
+   * The same interleaving through {@code inTransaction}, with idempotency keys: the keys are
+   * claimed at once (a repeated key is reported before the commit) but the events wait for the
+   * commit and lock their partitions in one order there, so both transactions commit. Before, keyed
+   * events were written at once and this deadlocked.
+   */
+  @Test
+  void inTransactionTransactionsThatInterleaveKeyedPublishesDoNotDeadlock() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/keyed/events", 2, Sequencing.IN_TRANSACTION);
+    subscribe(boxline, "s", t);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    String[] keys = new String[2];
+    for (int i = 0; keys[0] == null || keys[1] == null; i++) {
+      keys[Partitioner.kafkaCompatible().partition("key-" + i, 2)] = "key-" + i;
+    }
+    var bothWrote = new java.util.concurrent.CyclicBarrier(2);
+    var threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      List<java.util.concurrent.Future<Boolean>> txs = new ArrayList<>();
+      for (int p = 0; p < 2; p++) {
+        String name = p == 0 ? "a" : "b";
+        String first = keys[p];
+        String second = keys[1 - p];
+        txs.add(
+            threads.submit(
+                () ->
+                    boxline.inTransaction(
+                        tx -> {
+                          var publisher = boxline.publisher();
+                          publisher.publish(tx, keyed(t, first, name + "-first", name + "-1"));
+                          awaitBoth(bothWrote);
+                          publisher.publish(tx, keyed(t, second, name + "-second", name + "-2"));
+                          // The same key again in the same transaction: told now, stored once.
+                          return publisher
+                              .publish(tx, keyed(t, second, name + "-again", name + "-2"))
+                              .duplicate();
+                        })));
+      }
+      for (var tx : txs) {
+        assertThat(tx.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+    PublishResult again =
+        boxline.inTransaction(tx -> boxline.publisher().publish(tx, keyed(t, keys[0], "x", "a-1")));
+    assertThat(again.duplicate()).isTrue();
+    Await.until(WAIT, "4 events", () -> seen.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all.stream().map(SuiteSupport::body))
+        .containsExactlyInAnyOrder("a-first", "a-second", "b-first", "b-second");
+  }
+
+  private static void awaitBoth(java.util.concurrent.CyclicBarrier barrier) {
+    try {
+      barrier.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException("the other transaction did not publish its first event", e);
+    }
+  }
+
+  private static OutgoingEvent keyed(TopicName t, String key, String body, String idempotencyKey) {
+    return OutgoingEvent.builder(t)
+        .type("test.keyed")
+        .key(key)
+        .payload(body.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+        .contentType("text/plain")
+        .idempotencyKey(idempotencyKey)
+        .build();
+  }
+
   private static boolean failed(java.util.concurrent.Future<?> f) {
     return f.isDone() && failure(f) != null;
   }

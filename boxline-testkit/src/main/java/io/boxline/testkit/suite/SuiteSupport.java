@@ -25,9 +25,14 @@ public final class SuiteSupport {
   private SuiteSupport() {}
 
   public static TopicName topic(Boxline boxline, String fullName, int partitions) {
+    return topic(boxline, fullName, partitions, io.boxline.Sequencing.SEQUENCER);
+  }
+
+  public static TopicName topic(
+      Boxline boxline, String fullName, int partitions, io.boxline.Sequencing sequencing) {
     TopicName t = TopicName.parse(fullName);
     boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, partitions);
+    boxline.admin().createTopic(t, partitions, sequencing);
     return t;
   }
 
