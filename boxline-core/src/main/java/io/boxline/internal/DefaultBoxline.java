@@ -234,7 +234,7 @@ public final class DefaultBoxline implements Boxline {
       try (Connection c = store.openTransaction()) {
         managed = publisher.enterManaged(c);
         try {
-          result = work.run(c);
+          result = work.run(managed.tx);
           publisher.beforeCommit(managed);
           c.commit();
         } catch (SQLException | RuntimeException e) {

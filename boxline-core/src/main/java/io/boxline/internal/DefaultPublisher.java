@@ -57,7 +57,9 @@ final class DefaultPublisher implements Publisher {
    * committed.
    */
   static final class Managed {
+    /** The connection the work gets: the pooled one, watched (see ManagedConnection). */
     final Connection tx;
+
     final List<OutboxRecord> heldBack = new ArrayList<>();
 
     /** Events published per topic (not counting duplicates), for the observers after the commit. */
@@ -67,8 +69,60 @@ final class DefaultPublisher implements Publisher {
     boolean outbox;
     boolean announcedInTransaction = true;
 
-    Managed(Connection tx) {
-      this.tx = tx;
+    /** The work's savepoints, oldest first, with what was held back and counted at each. */
+    private final List<Mark> marks = new ArrayList<>();
+
+    private record Mark(
+        java.sql.Savepoint savepoint, int heldBack, Map<TopicName, Integer> published) {}
+
+    Managed(Connection pooled) {
+      this.tx = ManagedConnection.wrap(pooled, this);
+    }
+
+    void savepoint(java.sql.Savepoint s) {
+      marks.add(new Mark(s, heldBack.size(), new LinkedHashMap<>(published)));
+    }
+
+    /** Releasing a savepoint releases those set after it too. */
+    void released(java.sql.Savepoint s) {
+      int i = indexOf(s);
+      if (i >= 0) {
+        marks.subList(i, marks.size()).clear();
+      }
+    }
+
+    /** The database undid everything since {@code s}; so does the publisher (s stays valid). */
+    void rolledBackTo(java.sql.Savepoint s) {
+      int i = indexOf(s);
+      if (i < 0) {
+        throw new ConnectionStateException(
+            "the work rolled back to a savepoint it did not set on inTransaction's connection"
+                + " (an unwrapped one?), so Boxline cannot tell which of the events it holds back"
+                + " were undone; set savepoints on the connection inTransaction handed over. The"
+                + " transaction is rolled back when this exception leaves the work.");
+      }
+      Mark m = marks.get(i);
+      heldBack.subList(m.heldBack, heldBack.size()).clear();
+      published.clear();
+      published.putAll(m.published);
+      marks.subList(i + 1, marks.size()).clear();
+    }
+
+    /** The database undid the whole transaction so far; the work goes on in a new one. */
+    void rolledBack() {
+      heldBack.clear();
+      published.clear();
+      appended.clear();
+      marks.clear();
+    }
+
+    private int indexOf(java.sql.Savepoint s) {
+      for (int i = 0; i < marks.size(); i++) {
+        if (marks.get(i).savepoint == s) {
+          return i;
+        }
+      }
+      return -1;
     }
   }
 

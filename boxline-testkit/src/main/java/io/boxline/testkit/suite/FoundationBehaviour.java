@@ -519,6 +519,67 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
         .containsExactlyInAnyOrder("a-first", "a-second", "b-first", "b-second");
   }
 
+  /**
+   * Contract point 1 inside {@code inTransaction}: what the work rolls back — to a savepoint, or
+   * all of it with {@code rollback()} before it goes on — is not published, on either kind of topic
+   * (in-transaction topics hold their events back to the commit, so Boxline must forget them
+   * itself). Committing inside the work is refused and rolls everything back.
+   */
+  @Test
+  void inTransactionForgetsWhatTheWorkRolledBackAndRefusesCommitsInside() throws Exception {
+    Boxline boxline = boxline();
+    TopicName direct = topic(boxline, "acme/savepoints/direct", 1, Sequencing.IN_TRANSACTION);
+    TopicName queued = topic(boxline, "acme/savepoints/queued", 1);
+    subscribe(boxline, "s", direct, queued);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    for (TopicName t : List.of(direct, queued)) {
+      String n = t.name();
+      boxline.inTransaction(
+          tx -> {
+            var publisher = boxline.publisher();
+            publisher.publish(tx, raw(t, "k", n + "-kept-1"));
+            java.sql.Savepoint before = tx.setSavepoint();
+            publisher.publish(tx, raw(t, "k", n + "-undone-1"));
+            java.sql.Savepoint inner = tx.setSavepoint("inner");
+            publisher.publish(tx, raw(t, "k", n + "-undone-2"));
+            tx.releaseSavepoint(inner);
+            tx.rollback(before);
+            publisher.publish(tx, raw(t, "k", n + "-kept-2"));
+            return null;
+          });
+      boxline.inTransaction(
+          tx -> {
+            var publisher = boxline.publisher();
+            publisher.publish(tx, raw(t, "k", n + "-undone-3"));
+            tx.rollback();
+            publisher.publish(tx, raw(t, "k", n + "-kept-3"));
+            return null;
+          });
+      assertThatThrownBy(
+              () ->
+                  boxline.inTransaction(
+                      tx -> {
+                        boxline.publisher().publish(tx, raw(t, "k", n + "-undone-4"));
+                        tx.commit();
+                        return null;
+                      }))
+          .isInstanceOf(io.boxline.ConnectionStateException.class)
+          .hasMessageContaining("commit")
+          .hasMessageContaining("return");
+      boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", n + "-kept-4")));
+    }
+    Await.until(WAIT, "8 events", () -> seen.size() >= 8);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    for (TopicName t : List.of(direct, queued)) {
+      String n = t.name();
+      assertThat(
+              seen.all.stream().filter(e -> e.topic().equals(t)).map(SuiteSupport::body).toList())
+          .as("events of %s", t)
+          .containsExactly(n + "-kept-1", n + "-kept-2", n + "-kept-3", n + "-kept-4");
+    }
+  }
+
   private static void awaitBoth(java.util.concurrent.CyclicBarrier barrier) {
     try {
       barrier.await(WAIT.toSeconds(), TimeUnit.SECONDS);
