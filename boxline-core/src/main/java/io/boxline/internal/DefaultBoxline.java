@@ -248,7 +248,7 @@ public final class DefaultBoxline implements Boxline {
           }
           throw new StoreException("transaction failed and was rolled back", e);
         } finally {
-          publisher.leaveManaged();
+          publisher.leaveManaged(managed);
         }
         // Before the connection goes back to the pool: the events' way to the handler starts
         // here.

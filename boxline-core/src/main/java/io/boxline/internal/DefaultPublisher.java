@@ -75,8 +75,12 @@ final class DefaultPublisher implements Publisher {
     private record Mark(
         java.sql.Savepoint savepoint, int heldBack, Map<TopicName, Integer> published) {}
 
-    Managed(Connection pooled) {
+    /** The {@code inTransaction} whose work started this one, if any. */
+    final Managed outer;
+
+    Managed(Connection pooled, Managed outer) {
       this.tx = ManagedConnection.wrap(pooled, this);
+      this.outer = outer;
     }
 
     void savepoint(java.sql.Savepoint s) {
@@ -500,13 +504,18 @@ final class DefaultPublisher implements Publisher {
    * after it committed.
    */
   Managed enterManaged(Connection tx) {
-    Managed m = new Managed(tx);
+    Managed m = new Managed(tx, managed.get());
     managed.set(m);
     return m;
   }
 
-  void leaveManaged() {
-    managed.remove();
+  /** {@code m}'s work is over; an {@code inTransaction} it was nested in is this thread's again. */
+  void leaveManaged(Managed m) {
+    if (m.outer == null) {
+      managed.remove();
+    } else {
+      managed.set(m.outer);
+    }
   }
 
   /** A transaction {@code inTransaction} ran has committed. */

@@ -580,6 +580,32 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     }
   }
 
+  /**
+   * An {@code inTransaction} nested in another one's work commits on its own; the outer one's
+   * events keep their publish order around it (the outer transaction is still the one that holds
+   * them).
+   */
+  @Test
+  void aNestedInTransactionLeavesTheOuterOnesOrderAlone() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/nested/events", 1, Sequencing.IN_TRANSACTION);
+    subscribe(boxline, "s", t);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    boxline.inTransaction(
+        outer -> {
+          var publisher = boxline.publisher();
+          publisher.publish(outer, raw(t, "k", "outer-1"));
+          boxline.inTransaction(inner -> publisher.publish(inner, raw(t, "k", "inner")));
+          publisher.publish(outer, raw(t, "k", "outer-2"));
+          return null;
+        });
+    Await.until(WAIT, "3 events", () -> seen.size() >= 3);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all.stream().map(SuiteSupport::body))
+        .containsExactly("inner", "outer-1", "outer-2");
+  }
+
   private static void awaitBoth(java.util.concurrent.CyclicBarrier barrier) {
     try {
       barrier.await(WAIT.toSeconds(), TimeUnit.SECONDS);
