@@ -33,14 +33,14 @@ public final class Murmur2 {
     switch (length % 4) {
       case 3:
         h ^= (data[(length & ~3) + 2] & 0xff) << 16;
-        // fall through
+      // fall through
       case 2:
         h ^= (data[(length & ~3) + 1] & 0xff) << 8;
-        // fall through
+      // fall through
       case 1:
         h ^= data[length & ~3] & 0xff;
         h *= m;
-        // fall through
+      // fall through
       default:
         break;
     }
