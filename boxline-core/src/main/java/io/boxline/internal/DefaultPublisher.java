@@ -326,27 +326,10 @@ final class DefaultPublisher implements Publisher {
     }
     for (int i = 0; i < direct.size(); i++) {
       if (owners.get(i) == null) {
-        m.heldBack.add(withoutIdempotencyKey(direct.get(i))); // its key is claimed already
+        m.heldBack.add(direct.get(i).withoutIdempotencyKey()); // its key is claimed already
       }
     }
     return owners;
-  }
-
-  private static OutboxRecord withoutIdempotencyKey(OutboxRecord r) {
-    return r.idempotencyKey() == null
-        ? r
-        : new OutboxRecord(
-            r.eventId(),
-            r.topicId(),
-            r.partition(),
-            r.key(),
-            r.type(),
-            r.source(),
-            r.contentType(),
-            r.payload(),
-            r.headers(),
-            null,
-            r.deliverAt());
   }
 
   private List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> direct, Managed m) {

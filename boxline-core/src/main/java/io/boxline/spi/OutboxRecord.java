@@ -18,4 +18,23 @@ public record OutboxRecord(
     byte[] payload,
     Map<String, String> headers,
     String idempotencyKey,
-    java.time.Instant deliverAt) {}
+    java.time.Instant deliverAt) {
+
+  /** This record without its idempotency key (for a key claimed already). */
+  public OutboxRecord withoutIdempotencyKey() {
+    return idempotencyKey == null
+        ? this
+        : new OutboxRecord(
+            eventId,
+            topicId,
+            partition,
+            key,
+            type,
+            source,
+            contentType,
+            payload,
+            headers,
+            null,
+            deliverAt);
+  }
+}

@@ -474,9 +474,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   void inTransactionTransactionsThatInterleaveKeyedPublishesDoNotDeadlock() throws Exception {
     Boxline boxline = boxline();
     TopicName t = topic(boxline, "acme/keyed/events", 2, Sequencing.IN_TRANSACTION);
-    subscribe(boxline, "s", t);
-    Recorder seen = new Recorder();
-    boxline.consumer("s").handler(seen::record).start();
+    Recorder seen = SuiteSupport.record(boxline, "s", t);
     String[] keys = new String[2];
     for (int i = 0; keys[0] == null || keys[1] == null; i++) {
       keys[Partitioner.kafkaCompatible().partition("key-" + i, 2)] = "key-" + i;
@@ -530,9 +528,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     Boxline boxline = boxline();
     TopicName direct = topic(boxline, "acme/savepoints/direct", 1, Sequencing.IN_TRANSACTION);
     TopicName queued = topic(boxline, "acme/savepoints/queued", 1);
-    subscribe(boxline, "s", direct, queued);
-    Recorder seen = new Recorder();
-    boxline.consumer("s").handler(seen::record).start();
+    Recorder seen = SuiteSupport.record(boxline, "s", direct, queued);
     for (TopicName t : List.of(direct, queued)) {
       String n = t.name();
       boxline.inTransaction(
@@ -589,9 +585,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   void aNestedInTransactionLeavesTheOuterOnesOrderAlone() throws Exception {
     Boxline boxline = boxline();
     TopicName t = topic(boxline, "acme/nested/events", 1, Sequencing.IN_TRANSACTION);
-    subscribe(boxline, "s", t);
-    Recorder seen = new Recorder();
-    boxline.consumer("s").handler(seen::record).start();
+    Recorder seen = SuiteSupport.record(boxline, "s", t);
     boxline.inTransaction(
         outer -> {
           var publisher = boxline.publisher();

@@ -40,6 +40,14 @@ public final class SuiteSupport {
     boxline.admin().createSubscription(SubscriptionSpec.of(name, topics));
   }
 
+  /** Subscribes {@code name} to {@code topics} and starts a consumer that records what it gets. */
+  public static Recorder record(Boxline boxline, String name, TopicName... topics) {
+    subscribe(boxline, name, topics);
+    Recorder seen = new Recorder();
+    boxline.consumer(name).handler(seen::record).start();
+    return seen;
+  }
+
   public static OutgoingEvent raw(TopicName topic, String key, String body) {
     return OutgoingEvent.builder(topic)
         .type("test.event")
