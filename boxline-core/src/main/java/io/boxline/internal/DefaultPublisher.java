@@ -72,8 +72,14 @@ final class DefaultPublisher implements Publisher {
     /** The work's savepoints, oldest first, with what was held back and counted at each. */
     private final List<Mark> marks = new ArrayList<>();
 
+    /** Idempotency keys this transaction claimed ("topic id/key"), in publish order. */
+    private final List<String> claimed = new ArrayList<>();
+
     private record Mark(
-        java.sql.Savepoint savepoint, int heldBack, Map<TopicName, Integer> published) {}
+        java.sql.Savepoint savepoint,
+        int heldBack,
+        int claimed,
+        Map<TopicName, Integer> published) {}
 
     /** The {@code inTransaction} whose work started this one, if any. */
     final Managed outer;
@@ -84,7 +90,7 @@ final class DefaultPublisher implements Publisher {
     }
 
     void savepoint(java.sql.Savepoint s) {
-      marks.add(new Mark(s, heldBack.size(), new LinkedHashMap<>(published)));
+      marks.add(new Mark(s, heldBack.size(), claimed.size(), new LinkedHashMap<>(published)));
     }
 
     /** Releasing a savepoint releases those set after it too. */
@@ -107,6 +113,7 @@ final class DefaultPublisher implements Publisher {
       }
       Mark m = marks.get(i);
       heldBack.subList(m.heldBack, heldBack.size()).clear();
+      claimed.subList(m.claimed, claimed.size()).clear();
       published.clear();
       published.putAll(m.published);
       marks.subList(i + 1, marks.size()).clear();
@@ -115,9 +122,42 @@ final class DefaultPublisher implements Publisher {
     /** The database undid the whole transaction so far; the work goes on in a new one. */
     void rolledBack() {
       heldBack.clear();
+      claimed.clear();
       published.clear();
       appended.clear();
       marks.clear();
+    }
+
+    /**
+     * Notes the idempotency keys of {@code records}; refuses one that a transaction this one is
+     * nested in (same thread, another connection) claimed: the database would make this one wait
+     * for that one, which waits for this one to return, for good.
+     */
+    void claimKeys(List<OutboxRecord> records, List<TopicInfo> infos) {
+      for (int i = 0; i < records.size(); i++) {
+        OutboxRecord r = records.get(i);
+        if (r.idempotencyKey() == null) {
+          continue;
+        }
+        String k = r.topicId() + "/" + r.idempotencyKey();
+        for (Managed o = outer; o != null; o = o.outer) {
+          if (o.claimed.contains(k)) {
+            throw new ValidationException(
+                "idempotency key '"
+                    + r.idempotencyKey()
+                    + "' on topic '"
+                    + infos.get(i).name()
+                    + "' was claimed by the inTransaction this one is nested in, which has not"
+                    + " committed: this transaction would wait for it forever. Publish it in the"
+                    + " outer transaction, or after it commits.");
+          }
+        }
+      }
+      for (OutboxRecord r : records) {
+        if (r.idempotencyKey() != null) {
+          claimed.add(r.topicId() + "/" + r.idempotencyKey());
+        }
+      }
     }
 
     private int indexOf(java.sql.Savepoint s) {
@@ -248,6 +288,9 @@ final class DefaultPublisher implements Publisher {
               e.deliverAt()));
     }
     Managed m = managedFor(tx);
+    if (m != null) {
+      m.claimKeys(records, infos);
+    }
     List<UUID> existing = store(tx, records, infos, m);
     if (observers.active()) {
       if (m != null) {

@@ -600,6 +600,40 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
         .containsExactly("inner", "outer-1", "outer-2");
   }
 
+  /**
+   * A nested {@code inTransaction} that publishes an idempotency key its outer transaction claimed
+   * would wait for the outer one for good; it is refused at once, and the outer one goes on.
+   */
+  @Test
+  void aNestedInTransactionMayNotClaimAKeyItsOuterOneHolds() {
+    Boxline boxline = boxline();
+    TopicName direct = topic(boxline, "acme/claims/direct", 1, Sequencing.IN_TRANSACTION);
+    TopicName queued = topic(boxline, "acme/claims/queued", 1);
+    Recorder seen = SuiteSupport.record(boxline, "s", direct, queued);
+    for (TopicName t : List.of(direct, queued)) {
+      boxline.inTransaction(
+          outer -> {
+            var publisher = boxline.publisher();
+            publisher.publish(outer, keyed(t, "k", t.name() + "-outer", "once"));
+            assertThatThrownBy(
+                    () ->
+                        boxline.inTransaction(
+                            inner -> publisher.publish(inner, keyed(t, "k", "inner", "once"))))
+                .isInstanceOf(io.boxline.ValidationException.class)
+                .hasMessageContaining("'once'")
+                .hasMessageContaining("nested");
+            // Another key is fine.
+            boxline.inTransaction(
+                inner -> publisher.publish(inner, keyed(t, "k", t.name() + "-inner", "twice")));
+            return null;
+          });
+    }
+    Await.until(WAIT, "4 events", () -> seen.size() >= 4);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all.stream().map(SuiteSupport::body))
+        .containsExactlyInAnyOrder("direct-outer", "direct-inner", "queued-outer", "queued-inner");
+  }
+
   private static void awaitBoth(java.util.concurrent.CyclicBarrier barrier) {
     try {
       barrier.await(WAIT.toSeconds(), TimeUnit.SECONDS);
