@@ -129,11 +129,11 @@ final class DefaultPublisher implements Publisher {
     }
 
     /**
-     * Notes the idempotency keys of {@code records}; refuses one that a transaction this one is
-     * nested in (same thread, another connection) claimed: the database would make this one wait
-     * for that one, which waits for this one to return, for good.
+     * Refuses an idempotency key that a transaction this one is nested in (same thread, another
+     * connection) claimed: the database would make this one wait for that one, which waits for this
+     * one to return, for good.
      */
-    void claimKeys(List<OutboxRecord> records, List<TopicInfo> infos) {
+    void checkKeys(List<OutboxRecord> records, List<TopicInfo> infos) {
       for (int i = 0; i < records.size(); i++) {
         OutboxRecord r = records.get(i);
         if (r.idempotencyKey() == null) {
@@ -153,8 +153,13 @@ final class DefaultPublisher implements Publisher {
           }
         }
       }
-      for (OutboxRecord r : records) {
-        if (r.idempotencyKey() != null) {
+    }
+
+    /** Notes the keys this transaction now holds (not those an earlier event owned already). */
+    void claimed(List<OutboxRecord> records, List<UUID> existing) {
+      for (int i = 0; i < records.size(); i++) {
+        OutboxRecord r = records.get(i);
+        if (r.idempotencyKey() != null && existing.get(i) == null) {
           claimed.add(r.topicId() + "/" + r.idempotencyKey());
         }
       }
@@ -289,9 +294,12 @@ final class DefaultPublisher implements Publisher {
     }
     Managed m = managedFor(tx);
     if (m != null) {
-      m.claimKeys(records, infos);
+      m.checkKeys(records, infos);
     }
     List<UUID> existing = store(tx, records, infos, m);
+    if (m != null) {
+      m.claimed(records, existing);
+    }
     if (observers.active()) {
       if (m != null) {
         countPublished(infos, existing, m.published); // reported once it has committed
