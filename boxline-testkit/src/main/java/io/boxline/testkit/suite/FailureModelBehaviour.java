@@ -1,0 +1,150 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.raw;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.EventHandler;
+import io.boxline.EventTypes;
+import io.boxline.OutgoingEvent;
+import io.boxline.RetryPolicy;
+import io.boxline.Sequencing;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Failure handling against a model (contract point 4): events of random keys on an in-transaction
+ * topic and a sequencer topic, each failing a random number of times — never, once (retried in
+ * place), three times (parked and retried later) or always (dead-lettered after the last attempt).
+ * Each subscription must handle every event that can succeed exactly once, at the attempt the model
+ * says, dead-letter exactly the others after their last attempt, and handle each key's events in
+ * sequence order, a retried event holding back the later events of its key. One subscription's
+ * handlers run on the committing threads where they can, the other's on workers.
+ */
+public abstract class FailureModelBehaviour extends DatabaseSuite {
+  private static final int EVENTS = 300;
+  private static final int ALWAYS = Integer.MAX_VALUE;
+  private static final RetryPolicy POLICY =
+      RetryPolicy.exponential(Duration.ofMillis(5), Duration.ofMillis(20))
+          .inPlaceAttempts(2)
+          .maxAttempts(4);
+
+  /** One subscription's view: attempts per event, successes in the order they happened. */
+  private static final class Handling implements EventHandler {
+    final Map<String, Integer> failures;
+    final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    final List<Event> succeeded = new CopyOnWriteArrayList<>();
+    final Map<String, Integer> succeededAt = new ConcurrentHashMap<>();
+
+    Handling(Map<String, Integer> failures) {
+      this.failures = failures;
+    }
+
+    @Override
+    public void handle(Event e) {
+      String body = SuiteSupport.body(e);
+      int attempt = attempts.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+      if (attempt <= failures.get(body)) {
+        throw new IllegalStateException("planned failure " + attempt + " of " + body);
+      }
+      succeededAt.put(body, attempt);
+      succeeded.add(e);
+    }
+  }
+
+  @Test
+  void everyEventIsHandledOnceOrDeadLetteredAndEachKeyKeepsItsOrder() {
+    long seed = System.nanoTime();
+    Random random = new Random(seed);
+    Boxline boxline = db.boxline(EventTypes.empty());
+    TopicName direct = topic(boxline, "acme/failures/direct", 2, Sequencing.IN_TRANSACTION);
+    TopicName queued = topic(boxline, "acme/failures/queued", 2);
+    subscribe(boxline, "inline", direct, queued);
+    subscribe(boxline, "workers", direct, queued);
+
+    // Planned before publishing, so the handlers know each event's fate from its body.
+    List<OutgoingEvent> events = new ArrayList<>();
+    Map<String, Integer> failures = new HashMap<>();
+    for (int i = 0; i < EVENTS; i++) {
+      TopicName t = random.nextBoolean() ? direct : queued;
+      String body = "e" + i;
+      int roll = random.nextInt(100);
+      failures.put(body, roll < 70 ? 0 : roll < 85 ? 1 : roll < 93 ? 3 : ALWAYS);
+      events.add(raw(t, "k" + random.nextInt(5), body));
+    }
+    Map<String, Handling> handlings =
+        Map.of("inline", new Handling(failures), "workers", new Handling(failures));
+    boxline
+        .consumer("inline")
+        .handleOnCommittingThread(true)
+        .retryPolicy(POLICY)
+        .handler(handlings.get("inline"))
+        .start();
+    boxline.consumer("workers").retryPolicy(POLICY).handler(handlings.get("workers")).start();
+    for (int i = 0; i < events.size(); ) {
+      int n = Math.min(events.size() - i, 1 + random.nextInt(3));
+      List<OutgoingEvent> batch = events.subList(i, i + n);
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+      i += n;
+    }
+
+    long doomed = failures.values().stream().filter(f -> f == ALWAYS).count();
+    for (var entry : handlings.entrySet()) {
+      String s = entry.getKey();
+      Handling h = entry.getValue();
+      Await.until(
+          WAIT,
+          s + ": every event handled or dead-lettered",
+          () ->
+              h.succeeded.size() + boxline.deadLetters().list(DeadLetterQuery.of(s)).size()
+                  >= EVENTS);
+      SuiteSupport.awaitCaughtUp(boxline, s);
+      List<DeadLetter> dead = boxline.deadLetters().list(DeadLetterQuery.of(s));
+      assertThat(dead.stream().map(d -> SuiteSupport.body(d.event())).toList())
+          .as("seed %d, %s: dead letters", seed, s)
+          .containsExactlyInAnyOrderElementsOf(
+              failures.entrySet().stream()
+                  .filter(f -> f.getValue() == ALWAYS)
+                  .map(Map.Entry::getKey)
+                  .toList());
+      assertThat(dead).hasSize((int) doomed);
+      for (DeadLetter d : dead) {
+        assertThat(d.attempts()).as("seed %d, %s: attempts of %s", seed, s, d.event()).isEqualTo(4);
+      }
+      for (var f : failures.entrySet()) {
+        if (f.getValue() != ALWAYS) {
+          assertThat(h.succeededAt.get(f.getKey()))
+              .as("seed %d, %s: the attempt that handled %s", seed, s, f.getKey())
+              .isEqualTo(f.getValue() + 1);
+        }
+      }
+      assertThat(h.succeeded)
+          .as("seed %d, %s: each handled once", seed, s)
+          .hasSize(EVENTS - (int) doomed);
+      // Per key, successes in sequence order: a failing event held back its key's later events.
+      Map<String, List<Long>> byKey = new HashMap<>();
+      for (Event e : h.succeeded) {
+        byKey.computeIfAbsent(e.topic() + "/" + e.key(), k -> new ArrayList<>()).add(e.sequence());
+      }
+      byKey.forEach(
+          (key, sequences) ->
+              assertThat(sequences).as("seed %d, %s: order of key %s", seed, s, key).isSorted());
+    }
+  }
+}
