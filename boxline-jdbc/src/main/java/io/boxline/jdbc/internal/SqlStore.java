@@ -609,10 +609,12 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
         throw new StoreException(
             "publishing to an IN_TRANSACTION topic deadlocked: another transaction holds a partition"
                 + " this one needs and waits for one this one holds (they locked them in different"
-                + " orders). Roll this transaction back and retry it. To avoid it, publish all of a"
-                + " transaction's events for such topics in one publishAll call, or run the"
-                + " transaction through boxline.inTransaction(...), which writes them in one fixed"
-                + " order at the commit. The database said: "
+                + " orders; transactions run through boxline.inTransaction(...) always lock in one"
+                + " order, so at least one of the two was a plain transaction that published in"
+                + " several calls). Roll this transaction back and retry it. To avoid it, publish all"
+                + " of a plain transaction's events for such topics in one publishAll call, or run it"
+                + " through boxline.inTransaction(...), which writes them in one fixed order at the"
+                + " commit. The database said: "
                 + e.getMessage(),
             fail(step, e));
       }
