@@ -170,11 +170,28 @@ public abstract class ConsumerGroupBehaviour {
    */
   @Test
   void churnLosesNothingKeepsOrderAndBoundsDuplicates() throws Exception {
+    churn(io.boxline.Sequencing.SEQUENCER, false, 100_000, 1000);
+  }
+
+  /**
+   * The same churn on an in-transaction topic whose members run handlers on the committing threads
+   * where they can (small transactions, so many are handled there): claims on the committing thread
+   * and partition releases must not lose, reorder or repeat more than a hand-over allows.
+   */
+  @Test
+  void churnWithHandlersOnCommittingThreadsLosesNothingAndKeepsOrder() throws Exception {
+    churn(io.boxline.Sequencing.IN_TRANSACTION, true, 20_000, 10);
+  }
+
+  private void churn(io.boxline.Sequencing sequencing, boolean committingThread, int total, int txn)
+      throws Exception {
     boxline.admin().setDefaultGroupPolicy(FAST);
     int partitions = 16;
     int batchSize = 50;
     int concurrency = 2;
-    TopicName t = topic(boxline, "acme/churn/events", partitions);
+    TopicName t = TopicName.parse("acme/churn/events");
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, partitions, sequencing);
     subscribe(boxline, "churn", t);
     ConcurrentLinkedQueue<long[]> deliveries = new ConcurrentLinkedQueue<>();
     ConcurrentHashMap<UUID, AtomicInteger> seen = new ConcurrentHashMap<>();
@@ -183,17 +200,16 @@ public abstract class ConsumerGroupBehaviour {
           deliveries.add(new long[] {e.partition(), e.sequence()});
           seen.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
         };
-    int total = 100_000;
     Thread producer =
         new Thread(
             () -> {
-              for (int i = 0; i < total / 1000; i++) {
+              for (int i = 0; i < total / txn; i++) {
                 List<Object> batch = new ArrayList<>();
-                for (int j = 0; j < 1000; j++) {
+                for (int j = 0; j < txn; j++) {
                   batch.add(
                       OutgoingEvent.builder(t)
                           .type("t")
-                          .key("key-" + (j % 97))
+                          .key("key-" + ((i * txn + j) % 97))
                           .payload(new byte[16])
                           .build());
                 }
@@ -201,53 +217,41 @@ public abstract class ConsumerGroupBehaviour {
               }
             });
     producer.start();
+    List<Consumer> members = new ArrayList<>();
+    java.util.function.Function<String, Consumer> join =
+        id -> {
+          Consumer c =
+              boxline
+                  .consumer("churn")
+                  .id(id)
+                  .batchSize(batchSize)
+                  .concurrency(concurrency)
+                  .handleOnCommittingThread(committingThread)
+                  .handler(h)
+                  .start();
+          members.add(c);
+          return c;
+        };
     int changes = 0;
-    Consumer c1 =
-        boxline
-            .consumer("churn")
-            .id("c1")
-            .batchSize(batchSize)
-            .concurrency(concurrency)
-            .handler(h)
-            .start();
-    awaitHandled(seen, 10_000);
-    Consumer c2 =
-        boxline
-            .consumer("churn")
-            .id("c2")
-            .batchSize(batchSize)
-            .concurrency(concurrency)
-            .handler(h)
-            .start();
+    Consumer c1 = join.apply("c1");
+    awaitHandled(seen, total / 10);
+    Consumer c2 = join.apply("c2");
     changes++;
-    awaitHandled(seen, 25_000);
-    Consumer c3 =
-        boxline
-            .consumer("churn")
-            .id("c3")
-            .batchSize(batchSize)
-            .concurrency(concurrency)
-            .handler(h)
-            .start();
+    awaitHandled(seen, total / 4);
+    Consumer c3 = join.apply("c3");
     changes++;
-    awaitHandled(seen, 40_000);
+    awaitHandled(seen, total * 2 / 5);
     c1.close();
     changes++;
-    awaitHandled(seen, 60_000);
-    Consumer c4 =
-        boxline
-            .consumer("churn")
-            .id("c4")
-            .batchSize(batchSize)
-            .concurrency(concurrency)
-            .handler(h)
-            .start();
+    awaitHandled(seen, total * 3 / 5);
+    Consumer c4 = join.apply("c4");
     changes++;
-    awaitHandled(seen, 75_000);
+    awaitHandled(seen, total * 3 / 4);
     c2.close();
     changes++;
     producer.join(TimeUnit.MINUTES.toMillis(2));
-    Await.until(Duration.ofSeconds(90), "all 100,000 events handled", () -> seen.size() >= total);
+    Await.until(
+        Duration.ofSeconds(90), "all " + total + " events handled", () -> seen.size() >= total);
     SuiteSupport.awaitCaughtUp(boxline, "churn");
     assertThat(seen).hasSize(total);
     long duplicates = seen.values().stream().mapToLong(a -> a.get() - 1).sum();
@@ -263,6 +267,11 @@ public abstract class ConsumerGroupBehaviour {
     }
     assertThat(c3.handledCount() + c4.handledCount()).isPositive();
     assertThat(List.of(c3, c4)).allMatch(c -> c.fencedCount() == 0);
+    if (committingThread) {
+      assertThat(members.stream().mapToLong(Consumer::committingThreadBatches).sum())
+          .as("batches handled on committing threads")
+          .isPositive();
+    }
   }
 
   private static void awaitHandled(Map<UUID, AtomicInteger> seen, int n) {
