@@ -5,11 +5,15 @@ import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.Event;
 import io.boxline.Names;
+import io.boxline.OutgoingEvent;
+import io.boxline.TopicName;
 import io.boxline.jdbc.JdbcStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Child process: a Boxline consumer whose handler records every delivery in the table {@code
@@ -21,8 +25,12 @@ import java.time.Duration;
  * --subscription}, {@code --run} (number recorded with each delivery), {@code --batch}, {@code
  * --concurrency}, {@code --sequencer} (default false), {@code --leaseMillis} (default 2000), {@code
  * --spinMicros} (busy work per event, default 0), {@code --transactional} (record inside Boxline's
- * transaction; default false). Prints {@code READY} once consuming, and shuts down cleanly
- * (consumer, then Boxline) when stdin closes.
+ * transaction; default false), {@code --committingThread} (handlers on committing threads; default
+ * false), {@code --publishTopic} and {@code --publishThreads} (that many threads publish 1–3 events
+ * per {@code inTransaction} to the topic, each transaction also inserting one row per event into
+ * {@code <schema>.business(event_id)}; default none). Prints {@code READY} once consuming, {@code
+ * COMMITTING_THREAD_USED} once a batch ran on a committing thread, and shuts down cleanly
+ * (producers, consumer, then Boxline) when stdin closes.
  */
 public final class ConsumerProcess {
   private ConsumerProcess() {}
@@ -50,6 +58,9 @@ public final class ConsumerProcess {
     // --transactional=true records each delivery in Boxline's own transaction (exactly-once
     // effects).
     boolean transactional = child.getBoolean("transactional", false);
+    boolean committingThread = child.getBoolean("committingThread", false);
+    String publishTopic = child.get("publishTopic", null);
+    int publishThreads = child.getInt("publishThreads", 0);
 
     HikariDataSource boxlinePool = child.pool("boxline-" + instance, concurrency + 4);
     HikariDataSource handlerPool = child.pool("handler-" + instance, concurrency);
@@ -72,6 +83,7 @@ public final class ConsumerProcess {
             .id(instance + "-consumer")
             .batchSize(batch)
             .concurrency(concurrency)
+            .handleOnCommittingThread(committingThread)
             .retryPolicy(
                 io.boxline.RetryPolicy.exponential(Duration.ofMillis(20), Duration.ofMillis(500))
                     .inPlaceAttempts(1000)
@@ -107,15 +119,31 @@ public final class ConsumerProcess {
             + " sequencer="
             + sequencer);
 
+    java.util.concurrent.atomic.AtomicBoolean producing =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<Thread> producers = new ArrayList<>();
+    for (int i = 0; publishTopic != null && i < publishThreads; i++) {
+      TopicName topic = TopicName.parse(publishTopic);
+      String business = "INSERT INTO " + schema + ".business (event_id) VALUES (?)";
+      Thread t = new Thread(() -> produce(boxline, topic, business, producing), "producer-" + i);
+      t.start();
+      producers.add(t);
+    }
+
     Thread progress =
         new Thread(
             () -> {
               long last = -1;
+              boolean toldCommittingThread = false;
               while (true) {
                 long n = consumer.handledCount();
                 if (n != last) {
                   ChildMain.log("committed " + n + " events; " + boxline.stats());
                   last = n;
+                }
+                if (!toldCommittingThread && consumer.committingThreadBatches() > 0) {
+                  ChildMain.log("COMMITTING_THREAD_USED");
+                  toldCommittingThread = true;
                 }
                 try {
                   Thread.sleep(500); // progress report only
@@ -129,12 +157,45 @@ public final class ConsumerProcess {
     progress.start();
 
     child.awaitShutdown();
+    producing.set(false);
+    for (Thread t : producers) {
+      t.join(10_000);
+    }
     boolean clean = consumer.stop(Duration.ofSeconds(10));
     boxline.close();
     handlerPool.close();
     boxlinePool.close();
     ChildMain.log("STOPPED clean=" + clean + " committed=" + consumer.handledCount());
     System.exit(0);
+  }
+
+  /** Publishes until told to stop: 1–3 events per transaction, each with its business row. */
+  private static void produce(
+      Boxline boxline,
+      TopicName topic,
+      String business,
+      java.util.concurrent.atomic.AtomicBoolean producing) {
+    java.util.Random random = new java.util.Random();
+    while (producing.get()) {
+      boxline.inTransaction(
+          tx -> {
+            int n = 1 + random.nextInt(3);
+            for (int i = 0; i < n; i++) {
+              OutgoingEvent e =
+                  OutgoingEvent.builder(topic)
+                      .type("crash.event")
+                      .key("k" + random.nextInt(50))
+                      .payload(new byte[32])
+                      .build();
+              try (PreparedStatement ps = tx.prepareStatement(business)) {
+                ps.setObject(1, e.id());
+                ps.executeUpdate();
+              }
+              boxline.publisher().publish(tx, e);
+            }
+            return null;
+          });
+    }
   }
 
   private static void spin(long nanos) {
