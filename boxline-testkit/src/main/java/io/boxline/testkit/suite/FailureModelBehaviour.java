@@ -34,8 +34,9 @@ import org.junit.jupiter.api.Test;
  * place), three times (parked and retried later) or always (dead-lettered after the last attempt).
  * Each subscription must handle every event that can succeed exactly once, at the attempt the model
  * says, dead-letter exactly the others after their last attempt, and handle each key's events in
- * sequence order, a retried event holding back the later events of its key. One subscription's
- * handlers run on the committing threads where they can, the other's on workers.
+ * sequence order, a retried event holding back the later events of its key; with blocking dead
+ * letters, a dead-lettered event holds its key until redriven. One subscription's handlers run on
+ * the committing threads where they can, the other's on workers.
  */
 public abstract class FailureModelBehaviour extends DatabaseSuite {
   private static final int EVENTS = 300;
@@ -52,6 +53,10 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
     final List<Event> succeeded = new CopyOnWriteArrayList<>();
     final Map<String, Integer> succeededAt = new ConcurrentHashMap<>();
 
+    /** Once set, events planned to fail always succeed (their cause was fixed). */
+    final java.util.concurrent.atomic.AtomicBoolean healed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
     Handling(Map<String, Integer> failures) {
       this.failures = failures;
     }
@@ -60,7 +65,8 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
     public void handle(Event e) {
       String body = SuiteSupport.body(e);
       int attempt = attempts.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
-      if (attempt <= failures.get(body)) {
+      int planned = failures.get(body);
+      if (attempt <= planned && !(planned == ALWAYS && healed.get())) {
         throw new IllegalStateException("planned failure " + attempt + " of " + body);
       }
       succeededAt.put(body, attempt);
@@ -145,6 +151,109 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
       byKey.forEach(
           (key, sequences) ->
               assertThat(sequences).as("seed %d, %s: order of key %s", seed, s, key).isSorted());
+    }
+  }
+
+  /**
+   * With {@code deadLetterBlocksKey}, a dead letter holds back every later event of its key (none
+   * of them is even attempted) while the other keys go on; once the cause is fixed and the dead
+   * letters are redriven, each blocked key's events all arrive, once each, in publish order.
+   */
+  @Test
+  void blockingDeadLettersHoldTheirKeysUntilRedrivenThenAllArriveInOrder() {
+    long seed = System.nanoTime();
+    Random random = new Random(seed);
+    Boxline boxline = db.boxline(EventTypes.empty());
+    TopicName direct = topic(boxline, "acme/blocking/direct", 2, Sequencing.IN_TRANSACTION);
+    TopicName queued = topic(boxline, "acme/blocking/queued", 2);
+    subscribe(boxline, "inline", direct, queued);
+    subscribe(boxline, "workers", direct, queued);
+    List<OutgoingEvent> events = new ArrayList<>();
+    Map<String, Integer> failures = new HashMap<>();
+    // Per key, in publish order; the events after a key's first doomed one stay blocked.
+    Map<String, List<String>> byKey = new java.util.LinkedHashMap<>();
+    java.util.Set<String> blocked = new java.util.HashSet<>();
+    java.util.Set<String> firstDoomed = new java.util.HashSet<>();
+    for (int i = 0; i < EVENTS; i++) {
+      TopicName t = random.nextBoolean() ? direct : queued;
+      String key = "k" + random.nextInt(8);
+      String body = "e" + i;
+      int roll = random.nextInt(100);
+      int planned = roll < 75 ? 0 : roll < 88 ? 1 : roll < 96 ? 3 : ALWAYS;
+      failures.put(body, planned);
+      events.add(raw(t, key, body));
+      List<String> earlier = byKey.computeIfAbsent(t + "/" + key, k -> new ArrayList<>());
+      boolean behindDoomed = earlier.stream().anyMatch(b -> firstDoomed.contains(b));
+      if (behindDoomed) {
+        blocked.add(body);
+      } else if (planned == ALWAYS) {
+        firstDoomed.add(body);
+      }
+      earlier.add(body);
+    }
+    Map<String, Handling> handlings =
+        Map.of("inline", new Handling(failures), "workers", new Handling(failures));
+    for (var entry : handlings.entrySet()) {
+      boxline
+          .consumer(entry.getKey())
+          .handleOnCommittingThread(entry.getKey().equals("inline"))
+          .retryPolicy(POLICY)
+          .deadLetterBlocksKey(true)
+          .handler(entry.getValue())
+          .start();
+    }
+    for (int i = 0; i < events.size(); ) {
+      int n = Math.min(events.size() - i, 1 + random.nextInt(3));
+      List<OutgoingEvent> batch = events.subList(i, i + n);
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+      i += n;
+    }
+
+    int free = EVENTS - blocked.size() - firstDoomed.size();
+    for (var entry : handlings.entrySet()) {
+      String s = entry.getKey();
+      Handling h = entry.getValue();
+      Await.until(
+          WAIT,
+          s + ": the free events handled and the first doomed event of each key dead",
+          () ->
+              h.succeeded.size() >= free
+                  && boxline.deadLetters().list(DeadLetterQuery.of(s)).size()
+                      >= firstDoomed.size());
+      assertThat(
+              boxline.deadLetters().list(DeadLetterQuery.of(s)).stream()
+                  .map(d -> SuiteSupport.body(d.event()))
+                  .toList())
+          .as("seed %d, %s: dead letters", seed, s)
+          .containsExactlyInAnyOrderElementsOf(firstDoomed);
+      assertThat(h.succeeded.stream().map(SuiteSupport::body).toList())
+          .as("seed %d, %s: handled while keys are blocked", seed, s)
+          .hasSize(free)
+          .doesNotContainAnyElementsOf(blocked);
+      assertThat(blocked)
+          .as("seed %d, %s: blocked events never attempted", seed, s)
+          .allMatch(b -> !h.attempts.containsKey(b));
+    }
+
+    for (var entry : handlings.entrySet()) {
+      String s = entry.getKey();
+      Handling h = entry.getValue();
+      h.healed.set(true);
+      assertThat(boxline.deadLetters().redrive(DeadLetterQuery.of(s)))
+          .isEqualTo(firstDoomed.size());
+      Await.until(WAIT, s + ": every event handled", () -> h.succeeded.size() >= EVENTS);
+      SuiteSupport.awaitCaughtUp(boxline, s);
+      assertThat(h.succeeded).as("seed %d, %s: each handled once", seed, s).hasSize(EVENTS);
+      assertThat(boxline.deadLetters().list(DeadLetterQuery.of(s))).isEmpty();
+      Map<String, List<String>> handledByKey = new HashMap<>();
+      for (Event e : h.succeeded) {
+        handledByKey
+            .computeIfAbsent(e.topic() + "/" + e.key(), k -> new ArrayList<>())
+            .add(SuiteSupport.body(e));
+      }
+      assertThat(handledByKey)
+          .as("seed %d, %s: each key in publish order", seed, s)
+          .isEqualTo(byKey);
     }
   }
 }
