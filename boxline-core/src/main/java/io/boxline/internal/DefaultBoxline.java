@@ -228,7 +228,7 @@ public final class DefaultBoxline implements Boxline {
   public <T> T inTransaction(TransactionWork<T> work) {
     requireStarted();
     T result;
-    DefaultPublisher.Managed managed;
+    ManagedTransaction managed;
     List<CommittingThread.Delivery> onThisThread = List.of();
     try {
       try (Connection c = store.openTransaction()) {
@@ -252,7 +252,7 @@ public final class DefaultBoxline implements Boxline {
         }
         // Before the connection goes back to the pool: the events' way to the handler starts
         // here.
-        DefaultPublisher.Managed committed = managed;
+        ManagedTransaction committed = managed;
         onThisThread = CommittingThread.collect(() -> publisher.committed(committed));
       } catch (SQLException e) {
         throw new StoreException("could not close the transaction's connection", e);

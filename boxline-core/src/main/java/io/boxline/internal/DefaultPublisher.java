@@ -49,131 +49,7 @@ final class DefaultPublisher implements Publisher {
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
   /** The transaction {@code inTransaction} runs on this thread, if any: it says when it commits. */
-  private final ThreadLocal<Managed> managed = new ThreadLocal<>();
-
-  /**
-   * A transaction {@code inTransaction} runs: the events of IN_TRANSACTION topics it holds back
-   * until just before its commit, and those it appended to the log, handed to consumers once it has
-   * committed.
-   */
-  static final class Managed {
-    /** The connection the work gets: the pooled one, watched (see ManagedConnection). */
-    final Connection tx;
-
-    final List<OutboxRecord> heldBack = new ArrayList<>();
-
-    /** Events published per topic (not counting duplicates), for the observers after the commit. */
-    final Map<TopicName, Integer> published = new LinkedHashMap<>();
-
-    final Map<PartitionKey, List<StoredEvent>> appended = new HashMap<>();
-    boolean outbox;
-    boolean announcedInTransaction = true;
-
-    /** The work's savepoints, oldest first, with what was held back and counted at each. */
-    private final List<Mark> marks = new ArrayList<>();
-
-    /** Idempotency keys this transaction claimed ("topic id/key"), in publish order. */
-    private final List<String> claimed = new ArrayList<>();
-
-    private record Mark(
-        java.sql.Savepoint savepoint,
-        int heldBack,
-        int claimed,
-        Map<TopicName, Integer> published) {}
-
-    /** The {@code inTransaction} whose work started this one, if any. */
-    final Managed outer;
-
-    Managed(Connection pooled, Managed outer) {
-      this.tx = ManagedConnection.wrap(pooled, this);
-      this.outer = outer;
-    }
-
-    void savepoint(java.sql.Savepoint s) {
-      marks.add(new Mark(s, heldBack.size(), claimed.size(), new LinkedHashMap<>(published)));
-    }
-
-    /** Releasing a savepoint releases those set after it too. */
-    void released(java.sql.Savepoint s) {
-      int i = indexOf(s);
-      if (i >= 0) {
-        marks.subList(i, marks.size()).clear();
-      }
-    }
-
-    /** The database undid everything since {@code s}; so does the publisher (s stays valid). */
-    void rolledBackTo(java.sql.Savepoint s) {
-      int i = indexOf(s);
-      if (i < 0) {
-        throw new ConnectionStateException(
-            "the work rolled back to a savepoint it did not set on inTransaction's connection"
-                + " (an unwrapped one?), so Boxline cannot tell which of the events it holds back"
-                + " were undone; set savepoints on the connection inTransaction handed over. The"
-                + " transaction is rolled back when this exception leaves the work.");
-      }
-      Mark m = marks.get(i);
-      heldBack.subList(m.heldBack, heldBack.size()).clear();
-      claimed.subList(m.claimed, claimed.size()).clear();
-      published.clear();
-      published.putAll(m.published);
-      marks.subList(i + 1, marks.size()).clear();
-    }
-
-    /** The database undid the whole transaction so far; the work goes on in a new one. */
-    void rolledBack() {
-      heldBack.clear();
-      claimed.clear();
-      published.clear();
-      appended.clear();
-      marks.clear();
-    }
-
-    /**
-     * Refuses an idempotency key that a transaction this one is nested in (same thread, another
-     * connection) claimed: the database would make this one wait for that one, which waits for this
-     * one to return, for good.
-     */
-    void checkKeys(List<OutboxRecord> records, List<TopicInfo> infos) {
-      for (int i = 0; i < records.size(); i++) {
-        OutboxRecord r = records.get(i);
-        if (r.idempotencyKey() == null) {
-          continue;
-        }
-        String k = r.topicId() + "/" + r.idempotencyKey();
-        for (Managed o = outer; o != null; o = o.outer) {
-          if (o.claimed.contains(k)) {
-            throw new ValidationException(
-                "idempotency key '"
-                    + r.idempotencyKey()
-                    + "' on topic '"
-                    + infos.get(i).name()
-                    + "' was claimed by the inTransaction this one is nested in, which has not"
-                    + " committed: this transaction would wait for it forever. Publish it in the"
-                    + " outer transaction, or after it commits.");
-          }
-        }
-      }
-    }
-
-    /** Notes the keys this transaction now holds (not those an earlier event owned already). */
-    void claimed(List<OutboxRecord> records, List<UUID> existing) {
-      for (int i = 0; i < records.size(); i++) {
-        OutboxRecord r = records.get(i);
-        if (r.idempotencyKey() != null && existing.get(i) == null) {
-          claimed.add(r.topicId() + "/" + r.idempotencyKey());
-        }
-      }
-    }
-
-    private int indexOf(java.sql.Savepoint s) {
-      for (int i = 0; i < marks.size(); i++) {
-        if (marks.get(i).savepoint == s) {
-          return i;
-        }
-      }
-      return -1;
-    }
-  }
+  private final ThreadLocal<ManagedTransaction> managed = new ThreadLocal<>();
 
   DefaultPublisher(
       Store store,
@@ -292,7 +168,7 @@ final class DefaultPublisher implements Publisher {
               e.idempotencyKey(),
               e.deliverAt()));
     }
-    Managed m = managedFor(tx);
+    ManagedTransaction m = managedFor(tx);
     if (m != null) {
       m.checkKeys(records, infos);
     }
@@ -327,7 +203,7 @@ final class DefaultPublisher implements Publisher {
    * commit); returns, per record, the id of an earlier event with the same idempotency key or null.
    */
   private List<UUID> store(
-      Connection tx, List<OutboxRecord> records, List<TopicInfo> infos, Managed m) {
+      Connection tx, List<OutboxRecord> records, List<TopicInfo> infos, ManagedTransaction m) {
     List<OutboxRecord> outbox = new ArrayList<>(records.size());
     List<OutboxRecord> direct = new ArrayList<>();
     for (int i = 0; i < records.size(); i++) {
@@ -362,7 +238,7 @@ final class DefaultPublisher implements Publisher {
    * were claimed now, so the caller still learns about duplicates at once and keyed events lock no
    * partition before the commit either. Returns, per record, the owner of its key or null.
    */
-  private List<UUID> storeDirect(Connection tx, List<OutboxRecord> direct, Managed m) {
+  private List<UUID> storeDirect(Connection tx, List<OutboxRecord> direct, ManagedTransaction m) {
     if (m == null) {
       return appendToLog(tx, direct, null).stream().map(LogAppend::existingEventId).toList();
     }
@@ -383,7 +259,8 @@ final class DefaultPublisher implements Publisher {
     return owners;
   }
 
-  private List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> direct, Managed m) {
+  private List<LogAppend> appendToLog(
+      Connection tx, List<OutboxRecord> direct, ManagedTransaction m) {
     List<LogAppend> fromLog = store.appendToLog(tx, direct);
     if (fromLog.size() != direct.size()) {
       throw new IllegalStateException(
@@ -398,7 +275,7 @@ final class DefaultPublisher implements Publisher {
    * in key order (a stable sort keeps each partition's call order): transactions that do this never
    * deadlock each other, and hold the partitions only through their commit.
    */
-  private void appendHeldBack(Managed m) {
+  private void appendHeldBack(ManagedTransaction m) {
     if (m.heldBack.isEmpty()) {
       return;
     }
@@ -411,13 +288,13 @@ final class DefaultPublisher implements Publisher {
   }
 
   /** The transaction {@code inTransaction} runs on this thread, if {@code tx} is its connection. */
-  private Managed managedFor(Connection tx) {
-    Managed m = managed.get();
+  private ManagedTransaction managedFor(Connection tx) {
+    ManagedTransaction m = managed.get();
     return m != null && m.tx == tx ? m : null;
   }
 
   /** {@code inTransaction} is about to commit: the held-back events go into the log now. */
-  void beforeCommit(Managed m) {
+  void beforeCommit(ManagedTransaction m) {
     appendHeldBack(m);
   }
 
@@ -426,7 +303,7 @@ final class DefaultPublisher implements Publisher {
    * runs the transaction, else watched until their heads become visible.
    */
   private void appendedToLog(
-      Connection tx, List<OutboxRecord> records, List<LogAppend> results, Managed m) {
+      Connection tx, List<OutboxRecord> records, List<LogAppend> results, ManagedTransaction m) {
     Map<PartitionKey, List<StoredEvent>> events = new HashMap<>();
     for (int i = 0; i < records.size(); i++) {
       LogAppend a = results.get(i);
@@ -534,17 +411,17 @@ final class DefaultPublisher implements Publisher {
   }
 
   /**
-   * {@code inTransaction} runs {@code tx} on this thread, and calls {@link #committed(Managed)}
-   * after it committed.
+   * {@code inTransaction} runs {@code tx} on this thread, and calls {@link
+   * #committed(ManagedTransaction)} after it committed.
    */
-  Managed enterManaged(Connection tx) {
-    Managed m = new Managed(tx, managed.get());
+  ManagedTransaction enterManaged(Connection tx) {
+    ManagedTransaction m = new ManagedTransaction(tx, managed.get());
     managed.set(m);
     return m;
   }
 
   /** {@code m}'s work is over; an {@code inTransaction} it was nested in is this thread's again. */
-  void leaveManaged(Managed m) {
+  void leaveManaged(ManagedTransaction m) {
     if (m.outer == null) {
       managed.remove();
     } else {
@@ -553,7 +430,7 @@ final class DefaultPublisher implements Publisher {
   }
 
   /** A transaction {@code inTransaction} ran has committed. */
-  void committed(Managed m) {
+  void committed(ManagedTransaction m) {
     m.published.forEach(observers::published);
     if (!m.appended.isEmpty()) {
       for (List<StoredEvent> list : m.appended.values()) {
@@ -571,7 +448,7 @@ final class DefaultPublisher implements Publisher {
    * most once per interval per publisher, so that commits are not serialised on the notification
    * queue.
    */
-  private void wake(Connection tx, Managed m) {
+  private void wake(Connection tx, ManagedTransaction m) {
     if (m != null) {
       m.outbox = true;
     }

@@ -17,14 +17,14 @@ import java.sql.Savepoint;
  */
 final class ManagedConnection implements InvocationHandler {
   private final Connection real;
-  private final DefaultPublisher.Managed managed;
+  private final ManagedTransaction managed;
 
-  private ManagedConnection(Connection real, DefaultPublisher.Managed managed) {
+  private ManagedConnection(Connection real, ManagedTransaction managed) {
     this.real = real;
     this.managed = managed;
   }
 
-  static Connection wrap(Connection real, DefaultPublisher.Managed managed) {
+  static Connection wrap(Connection real, ManagedTransaction managed) {
     return (Connection)
         Proxy.newProxyInstance(
             Connection.class.getClassLoader(),
