@@ -74,16 +74,52 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
     }
   }
 
-  @Test
-  void everyEventIsHandledOnceOrDeadLetteredAndEachKeyKeepsItsOrder() {
-    long seed = System.nanoTime();
-    Random random = new Random(seed);
-    Boxline boxline = db.boxline(EventTypes.empty());
-    TopicName direct = topic(boxline, "acme/failures/direct", 2, Sequencing.IN_TRANSACTION);
-    TopicName queued = topic(boxline, "acme/failures/queued", 2);
+  private long seed;
+  private Random random;
+  private Boxline boxline;
+  private TopicName direct;
+  private TopicName queued;
+
+  /** A Boxline, an in-transaction and a sequencer topic, subscriptions "inline" and "workers". */
+  private void open(String namespace) {
+    seed = System.nanoTime();
+    random = new Random(seed);
+    boxline = db.boxline(EventTypes.empty());
+    direct = topic(boxline, namespace + "/direct", 2, Sequencing.IN_TRANSACTION);
+    queued = topic(boxline, namespace + "/queued", 2);
     subscribe(boxline, "inline", direct, queued);
     subscribe(boxline, "workers", direct, queued);
+  }
 
+  /** Starts both subscriptions' consumers ("inline" on committing threads where it can). */
+  private Map<String, Handling> consume(Map<String, Integer> failures, boolean blocking) {
+    Map<String, Handling> handlings =
+        Map.of("inline", new Handling(failures), "workers", new Handling(failures));
+    handlings.forEach(
+        (name, handling) ->
+            boxline
+                .consumer(name)
+                .handleOnCommittingThread(name.equals("inline"))
+                .retryPolicy(POLICY)
+                .deadLetterBlocksKey(blocking)
+                .handler(handling)
+                .start());
+    return handlings;
+  }
+
+  /** Publishes {@code events} in order, 1–3 per transaction. */
+  private void publish(List<OutgoingEvent> events) {
+    for (int i = 0; i < events.size(); ) {
+      int n = Math.min(events.size() - i, 1 + random.nextInt(3));
+      List<OutgoingEvent> batch = events.subList(i, i + n);
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+      i += n;
+    }
+  }
+
+  @Test
+  void everyEventIsHandledOnceOrDeadLetteredAndEachKeyKeepsItsOrder() {
+    open("acme/failures");
     // Planned before publishing, so the handlers know each event's fate from its body.
     List<OutgoingEvent> events = new ArrayList<>();
     Map<String, Integer> failures = new HashMap<>();
@@ -94,21 +130,8 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
       failures.put(body, roll < 70 ? 0 : roll < 85 ? 1 : roll < 93 ? 3 : ALWAYS);
       events.add(raw(t, "k" + random.nextInt(5), body));
     }
-    Map<String, Handling> handlings =
-        Map.of("inline", new Handling(failures), "workers", new Handling(failures));
-    boxline
-        .consumer("inline")
-        .handleOnCommittingThread(true)
-        .retryPolicy(POLICY)
-        .handler(handlings.get("inline"))
-        .start();
-    boxline.consumer("workers").retryPolicy(POLICY).handler(handlings.get("workers")).start();
-    for (int i = 0; i < events.size(); ) {
-      int n = Math.min(events.size() - i, 1 + random.nextInt(3));
-      List<OutgoingEvent> batch = events.subList(i, i + n);
-      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
-      i += n;
-    }
+    Map<String, Handling> handlings = consume(failures, false);
+    publish(events);
 
     long doomed = failures.values().stream().filter(f -> f == ALWAYS).count();
     for (var entry : handlings.entrySet()) {
@@ -161,13 +184,7 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
    */
   @Test
   void blockingDeadLettersHoldTheirKeysUntilRedrivenThenAllArriveInOrder() {
-    long seed = System.nanoTime();
-    Random random = new Random(seed);
-    Boxline boxline = db.boxline(EventTypes.empty());
-    TopicName direct = topic(boxline, "acme/blocking/direct", 2, Sequencing.IN_TRANSACTION);
-    TopicName queued = topic(boxline, "acme/blocking/queued", 2);
-    subscribe(boxline, "inline", direct, queued);
-    subscribe(boxline, "workers", direct, queued);
+    open("acme/blocking");
     List<OutgoingEvent> events = new ArrayList<>();
     Map<String, Integer> failures = new HashMap<>();
     // Per key, in publish order; the events after a key's first doomed one stay blocked.
@@ -191,23 +208,8 @@ public abstract class FailureModelBehaviour extends DatabaseSuite {
       }
       earlier.add(body);
     }
-    Map<String, Handling> handlings =
-        Map.of("inline", new Handling(failures), "workers", new Handling(failures));
-    for (var entry : handlings.entrySet()) {
-      boxline
-          .consumer(entry.getKey())
-          .handleOnCommittingThread(entry.getKey().equals("inline"))
-          .retryPolicy(POLICY)
-          .deadLetterBlocksKey(true)
-          .handler(entry.getValue())
-          .start();
-    }
-    for (int i = 0; i < events.size(); ) {
-      int n = Math.min(events.size() - i, 1 + random.nextInt(3));
-      List<OutgoingEvent> batch = events.subList(i, i + n);
-      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
-      i += n;
-    }
+    Map<String, Handling> handlings = consume(failures, true);
+    publish(events);
 
     int free = EVENTS - blocked.size() - firstDoomed.size();
     for (var entry : handlings.entrySet()) {
