@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,23 +27,15 @@ import org.junit.jupiter.api.Timeout;
  * ({@link ConsumerProcess} with {@code --sequencer=true}, 2 s lease) sequences and consumes. The
  * second process has another instance id, so it has to wait for the dead one's lease to expire.
  */
-class AppCrashRestartTest {
+class AppCrashRestartTest extends FaultTest {
   private static final int PARTITIONS = 6;
   private static final int BATCH = 40;
   private static final int CONCURRENCY = 3;
   private static final int KILL_AFTER = 1_000;
   private static final String SUBSCRIPTION = "app-sub";
 
-  private FaultFixture fx;
-
-  @BeforeEach
-  void setUp() {
-    fx = FaultFixture.create("appcrash");
-  }
-
-  @AfterEach
-  void tearDown() {
-    fx.close();
+  AppCrashRestartTest() {
+    super("appcrash");
   }
 
   private ChildJvm startApp(String name, int run) {

@@ -18,8 +18,6 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,7 +33,7 @@ import org.junit.jupiter.api.Timeout;
  * --publishThreads=4 --committingThread=true}) publishes and consumes. The second child only
  * consumes.
  */
-class CommittingThreadCrashTest {
+class CommittingThreadCrashTest extends FaultTest {
   private static final int PARTITIONS = 6;
   private static final int BATCH = 20;
   private static final int CONCURRENCY = 3;
@@ -43,16 +41,8 @@ class CommittingThreadCrashTest {
   private static final String SUBSCRIPTION = "inline-sub";
   private static final String TOPIC = "fault/inline/events";
 
-  private FaultFixture fx;
-
-  @BeforeEach
-  void setUp() {
-    fx = FaultFixture.create("inlinecrash");
-  }
-
-  @AfterEach
-  void tearDown() {
-    fx.close();
+  CommittingThreadCrashTest() {
+    super("inlinecrash");
   }
 
   private ChildJvm startApp(String name, int run, boolean publish) {

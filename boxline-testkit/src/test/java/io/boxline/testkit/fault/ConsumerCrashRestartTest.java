@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * with {@code .sequencer(false)} and record each delivery with an auto-commit insert, outside
  * Boxline's cursor commit.
  */
-class ConsumerCrashRestartTest {
+class ConsumerCrashRestartTest extends FaultTest {
   private static final int EVENTS = 10_000;
   private static final int PARTITIONS = 8;
   private static final int BATCH = 50;
@@ -37,16 +35,8 @@ class ConsumerCrashRestartTest {
   private static final int KILL_AFTER = 1_500;
   private static final String SUBSCRIPTION = "crash-sub";
 
-  private FaultFixture fx;
-
-  @BeforeEach
-  void setUp() {
-    fx = FaultFixture.create("consumercrash");
-  }
-
-  @AfterEach
-  void tearDown() {
-    fx.close();
+  ConsumerCrashRestartTest() {
+    super("consumercrash");
   }
 
   private ChildJvm startConsumer(String name, int run) {

@@ -13,8 +13,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,20 +24,12 @@ import org.junit.jupiter.api.Timeout;
  * <p>Topology: the test JVM only publishes (its Boxline is built with {@code .sequencer(false)});
  * the two child JVMs ({@code seq-a}, {@code seq-b}) only sequence, with a 2 s lease.
  */
-class SequencerFailoverTest {
+class SequencerFailoverTest extends FaultTest {
   private static final Duration LEASE = Duration.ofSeconds(2);
   private static final int WAVE_1 = 3_000;
 
-  private FaultFixture fx;
-
-  @BeforeEach
-  void setUp() {
-    fx = FaultFixture.create("seqfailover");
-  }
-
-  @AfterEach
-  void tearDown() {
-    fx.close();
+  SequencerFailoverTest() {
+    super("seqfailover");
   }
 
   private ChildJvm startSequencer(String instance) {

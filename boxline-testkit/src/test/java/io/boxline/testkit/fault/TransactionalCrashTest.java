@@ -13,8 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,21 +22,13 @@ import org.junit.jupiter.api.Timeout;
  * delivery into {@code handled} inside Boxline's transaction; at the end every published event has
  * exactly one row.
  */
-class TransactionalCrashTest {
+class TransactionalCrashTest extends FaultTest {
   private static final int EVENTS = 6_000;
   private static final int PARTITIONS = 6;
   private static final String SUBSCRIPTION = "tx-sub";
 
-  private FaultFixture fx;
-
-  @BeforeEach
-  void setUp() {
-    fx = FaultFixture.create("txcrash");
-  }
-
-  @AfterEach
-  void tearDown() {
-    fx.close();
+  TransactionalCrashTest() {
+    super("txcrash");
   }
 
   private ChildJvm startConsumer(String name, int run) {
