@@ -378,14 +378,13 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     proveNothingLostNoGaps(Sequencing.IN_TRANSACTION);
     // Nothing went through the outbox or the sequencer; the plain transactions' events were found
     // by reading the partitions' heads after they committed (a consumer of this instance reads
-    // them), and some of the managed ones were handled on the threads that committed them.
+    // them). The first subscription handles on committing threads when it is caught up, which
+    // under this load may not happen at all; TransactionModelBehaviour asserts that path is taken.
     assertThat(proofBoxline.stats().eventsSequenced()).isZero();
     assertThat(proofBoxline.stats().announcerLooks()).isPositive();
-    assertThat(proofCommittingThreadBatches).isPositive();
   }
 
   private Boxline proofBoxline;
-  private long proofCommittingThreadBatches;
 
   /** Of events k-0 … k-4 on subscription "s": k-2 became a dead letter, the others were handled. */
   private static void awaitK2DeadLetteredAndTheOthersHandled(Boxline boxline, Recorder handled) {
@@ -813,14 +812,13 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     Recorder first = new Recorder();
     Recorder second = new Recorder();
     // On in-transaction topics the first subscription also handles on the committing threads.
-    Consumer firstConsumer =
-        boxline
-            .consumer("first")
-            .handler(first::record)
-            .batchSize(50)
-            .concurrency(4)
-            .handleOnCommittingThread(sequencing == Sequencing.IN_TRANSACTION)
-            .start();
+    boxline
+        .consumer("first")
+        .handler(first::record)
+        .batchSize(50)
+        .concurrency(4)
+        .handleOnCommittingThread(sequencing == Sequencing.IN_TRANSACTION)
+        .start();
     boxline
         .consumer("second")
         .batchHandler(b -> b.forEach(second::record))
@@ -912,7 +910,6 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
         () -> first.size() >= committed.size() && second.size() >= committed.size());
     SuiteSupport.awaitCaughtUp(boxline, "first");
     SuiteSupport.awaitCaughtUp(boxline, "second");
-    proofCommittingThreadBatches = firstConsumer.committingThreadBatches();
     for (Recorder r : List.of(first, second)) {
       assertThat(r.size()).as("exactly once: no duplicates").isEqualTo(committed.size());
       Set<UUID> ids = new HashSet<>();

@@ -80,7 +80,8 @@ public abstract class TransactionModelBehaviour extends DatabaseSuite {
     subscribe(boxline, "workers", direct, queued);
     Recorder inline = new Recorder();
     Recorder workers = new Recorder();
-    boxline.consumer("inline").handleOnCommittingThread(true).handler(inline::record).start();
+    io.boxline.Consumer inlineConsumer =
+        boxline.consumer("inline").handleOnCommittingThread(true).handler(inline::record).start();
     boxline.consumer("workers").handler(workers::record).start();
 
     for (int i = 0; i < TRANSACTIONS; i++) {
@@ -108,6 +109,10 @@ public abstract class TransactionModelBehaviour extends DatabaseSuite {
           .containsExactlyInAnyOrderElementsOf(committed.stream().map(Pub::body).toList());
       checkOrder(entry.getKey(), seen);
     }
+    // One producer thread and caught-up consumers: many commits are handled on their own thread.
+    assertThat(inlineConsumer.committingThreadBatches())
+        .as("batches handled on committing threads")
+        .isPositive();
   }
 
   /**
