@@ -15,4 +15,11 @@ public record StoredEvent(
     byte[] payload,
     Map<String, String> headers,
     Instant createdAt,
-    Instant deliverAt) {}
+    Instant deliverAt) {
+
+  /** This event at {@code sequence} (the sequencer numbers an outbox row it read). */
+  public StoredEvent withSequence(long sequence) {
+    return new StoredEvent(
+        id, sequence, key, type, source, contentType, payload, headers, createdAt, deliverAt);
+  }
+}

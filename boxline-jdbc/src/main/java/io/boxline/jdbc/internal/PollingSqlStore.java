@@ -499,7 +499,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       rows.add(new long[] {t.outboxId(), partitions[i], seq});
       ids.add(new long[] {t.outboxId()});
       if (returnEvents) {
-        appended.computeIfAbsent(k, x -> new ArrayList<>()).add(withSequence(t.event(), seq));
+        appended.computeIfAbsent(k, x -> new ArrayList<>()).add(t.event().withSequence(seq));
       }
     }
     step[0] = "append_log";
@@ -513,20 +513,6 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     deleteOutbox(c, ids);
     step[0] = "commit";
     return new SequencedBatch(true, taken.size(), heads, appended);
-  }
-
-  private static StoredEvent withSequence(StoredEvent e, long sequence) {
-    return new StoredEvent(
-        e.id(),
-        sequence,
-        e.key(),
-        e.type(),
-        e.source(),
-        e.contentType(),
-        e.payload(),
-        e.headers(),
-        e.createdAt(),
-        e.deliverAt());
   }
 
   // ------------------------------------------------------------------ consume

@@ -521,31 +521,12 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
   // ------------------------------------------------------------------ publish
   @Override
   public List<UUID> append(Connection tx, List<OutboxRecord> records) {
-    List<UUID> existing = new ArrayList<>(records.size());
-    for (int i = 0; i < records.size(); i++) {
-      existing.add(null);
-    }
-    List<OutboxRecord> toStore = records;
     String step = "claim_idempotency_keys";
     try {
-      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
-        Map<String, UUID> owners = claimKeys(tx, records);
-        toStore = new ArrayList<>(records.size());
-        for (int i = 0; i < records.size(); i++) {
-          OutboxRecord r = records.get(i);
-          if (r.idempotencyKey() != null) {
-            UUID owner = owners.get(ownerKey(r));
-            if (!r.eventId().equals(owner)) {
-              existing.set(i, owner);
-              continue;
-            }
-          }
-          toStore.add(r);
-        }
-      }
+      List<UUID> owners = owners(tx, records);
       step = "append";
-      appendRows(tx, toStore);
-      return existing;
+      appendRows(tx, unowned(records, owners));
+      return owners;
     } catch (SQLException e) {
       throw fail(step, e);
     }
@@ -553,45 +534,54 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
 
   @Override
   public List<UUID> claimIdempotencyKeys(Connection tx, List<OutboxRecord> records) {
-    List<UUID> owners = new ArrayList<>(records.size());
     try {
-      Map<String, UUID> claimed =
-          records.stream().anyMatch(r -> r.idempotencyKey() != null)
-              ? claimKeys(tx, records)
-              : Map.of();
-      for (OutboxRecord r : records) {
-        UUID owner = r.idempotencyKey() == null ? null : claimed.get(ownerKey(r));
-        owners.add(owner == null || owner.equals(r.eventId()) ? null : owner);
-      }
-      return owners;
+      return owners(tx, records);
     } catch (SQLException e) {
       throw fail("claim_idempotency_keys", e);
     }
   }
 
+  /**
+   * Claims the idempotency keys of {@code records}; per record, the id of the event that owned its
+   * key already, or null (no key, or the key is now this event's: store it).
+   */
+  private List<UUID> owners(Connection tx, List<OutboxRecord> records) throws SQLException {
+    Map<String, UUID> claimed =
+        records.stream().anyMatch(r -> r.idempotencyKey() != null)
+            ? claimKeys(tx, records)
+            : Map.of();
+    List<UUID> owners = new ArrayList<>(records.size());
+    for (OutboxRecord r : records) {
+      UUID owner = r.idempotencyKey() == null ? null : claimed.get(ownerKey(r));
+      owners.add(owner == null || owner.equals(r.eventId()) ? null : owner);
+    }
+    return owners;
+  }
+
+  /** The records whose key no earlier event owns: those to store. */
+  private static List<OutboxRecord> unowned(List<OutboxRecord> records, List<UUID> owners) {
+    if (owners.stream().allMatch(java.util.Objects::isNull)) {
+      return records;
+    }
+    List<OutboxRecord> out = new ArrayList<>(records.size());
+    for (int i = 0; i < records.size(); i++) {
+      if (owners.get(i) == null) {
+        out.add(records.get(i));
+      }
+    }
+    return out;
+  }
+
   @Override
   public List<LogAppend> appendToLog(Connection tx, List<OutboxRecord> records) {
     List<LogAppend> out = new ArrayList<>(records.size());
-    List<OutboxRecord> toStore = records;
     String step = "claim_idempotency_keys";
     try {
-      if (records.stream().anyMatch(r -> r.idempotencyKey() != null)) {
-        Map<String, UUID> owners = claimKeys(tx, records);
-        toStore = new ArrayList<>(records.size());
-        for (OutboxRecord r : records) {
-          UUID owner = r.idempotencyKey() == null ? null : owners.get(ownerKey(r));
-          if (owner != null && !r.eventId().equals(owner)) {
-            out.add(new LogAppend(owner, 0, null));
-          } else {
-            out.add(null);
-            toStore.add(r);
-          }
-        }
-      } else {
-        for (int i = 0; i < records.size(); i++) {
-          out.add(null);
-        }
+      List<UUID> owners = owners(tx, records);
+      for (UUID owner : owners) {
+        out.add(owner == null ? null : new LogAppend(owner, 0, null));
       }
+      List<OutboxRecord> toStore = unowned(records, owners);
       step = "append_to_log";
       // Microseconds: what every dialect's column keeps, so a handed-over event and the same event
       // read back from the log carry the same time.
