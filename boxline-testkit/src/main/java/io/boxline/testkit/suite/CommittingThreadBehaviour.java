@@ -63,10 +63,7 @@ public abstract class CommittingThreadBehaviour extends DatabaseSuite {
   }
 
   private static TopicName inTransactionTopic(Boxline boxline, String name, int partitions) {
-    TopicName t = TopicName.parse(name);
-    boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, partitions, Sequencing.IN_TRANSACTION);
-    return t;
+    return SuiteSupport.topic(boxline, name, partitions, Sequencing.IN_TRANSACTION);
   }
 
   /**

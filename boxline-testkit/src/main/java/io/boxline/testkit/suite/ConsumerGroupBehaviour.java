@@ -1,6 +1,7 @@
 package io.boxline.testkit.suite;
 
 import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.keyFor;
 import static io.boxline.testkit.suite.SuiteSupport.subscribe;
 import static io.boxline.testkit.suite.SuiteSupport.topic;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,7 +12,6 @@ import io.boxline.Event;
 import io.boxline.GroupPolicy;
 import io.boxline.OutgoingEvent;
 import io.boxline.PartitionListener;
-import io.boxline.Partitioner;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.spi.CoordinationStore;
@@ -72,16 +72,6 @@ public abstract class ConsumerGroupBehaviour {
   @AfterEach
   void close() {
     db.close();
-  }
-
-  /** A key that lands on {@code partition} of a topic with {@code partitions} partitions. */
-  protected static String keyFor(int partition, int partitions) {
-    for (int i = 0; ; i++) {
-      String k = "k" + i;
-      if (Partitioner.kafkaCompatible().partition(k, partitions) == partition) {
-        return k;
-      }
-    }
   }
 
   private void publishPerPartition(TopicName t, int partitions, int perPartition) {
@@ -189,9 +179,7 @@ public abstract class ConsumerGroupBehaviour {
     int partitions = 16;
     int batchSize = 50;
     int concurrency = 2;
-    TopicName t = TopicName.parse("acme/churn/events");
-    boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, partitions, sequencing);
+    TopicName t = topic(boxline, "acme/churn/events", partitions, sequencing);
     subscribe(boxline, "churn", t);
     ConcurrentLinkedQueue<long[]> deliveries = new ConcurrentLinkedQueue<>();
     ConcurrentHashMap<UUID, AtomicInteger> seen = new ConcurrentHashMap<>();
@@ -329,11 +317,7 @@ public abstract class ConsumerGroupBehaviour {
                 e -> {
                   if (e.sequence() == 1 && entered.getCount() > 0) {
                     entered.countDown();
-                    try {
-                      release.await(30, TimeUnit.SECONDS);
-                    } catch (InterruptedException ie) {
-                      Thread.currentThread().interrupt();
-                    }
+                    SuiteSupport.awaitRelease(release);
                   }
                 })
             .start();

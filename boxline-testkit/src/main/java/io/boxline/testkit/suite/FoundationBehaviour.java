@@ -27,6 +27,7 @@ import io.boxline.Sequencing;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
+import io.boxline.TransactionWork;
 import io.boxline.TypedHandlers;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CursorMove;
@@ -426,13 +427,8 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   @Test
   void plainTransactionsThatDeadlockOnAnInTransactionTopicAreToldHowToAvoidIt() throws Exception {
     Boxline boxline = boxline();
-    TopicName t = TopicName.parse("acme/deadlock/events");
-    boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, 2, Sequencing.IN_TRANSACTION);
-    String[] keys = new String[2];
-    for (int i = 0; keys[0] == null || keys[1] == null; i++) {
-      keys[Partitioner.kafkaCompatible().partition("key-" + i, 2)] = "key-" + i;
-    }
+    TopicName t = topic(boxline, "acme/deadlock/events", 2, Sequencing.IN_TRANSACTION);
+    String[] keys = {SuiteSupport.keyFor(0, 2), SuiteSupport.keyFor(1, 2)};
     var publisher = boxline.publisher();
     try (Connection a = db.dataSource().getConnection();
         Connection b = db.dataSource().getConnection()) {
@@ -474,10 +470,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
     Boxline boxline = boxline();
     TopicName t = topic(boxline, "acme/keyed/events", 2, Sequencing.IN_TRANSACTION);
     Recorder seen = SuiteSupport.record(boxline, "s", t);
-    String[] keys = new String[2];
-    for (int i = 0; keys[0] == null || keys[1] == null; i++) {
-      keys[Partitioner.kafkaCompatible().partition("key-" + i, 2)] = "key-" + i;
-    }
+    String[] keys = {SuiteSupport.keyFor(0, 2), SuiteSupport.keyFor(1, 2)};
     var bothWrote = new java.util.concurrent.CyclicBarrier(2);
     var threads = java.util.concurrent.Executors.newFixedThreadPool(2);
     try {
@@ -573,6 +566,49 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
           .as("events of %s", t)
           .containsExactly(n + "-kept-1", n + "-kept-2", n + "-kept-3", n + "-kept-4");
     }
+  }
+
+  /**
+   * The other ways a work could commit behind the held-back events — {@code close()}, auto-commit
+   * on — are refused, and so is a rollback to a savepoint set on the unwrapped connection (Boxline
+   * cannot tell what it undid); each rolls the whole transaction back.
+   */
+  @Test
+  void inTransactionRefusesCloseAutoCommitAndSavepointsItDidNotSee() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/refused/direct", 1, Sequencing.IN_TRANSACTION);
+    Recorder seen = SuiteSupport.record(boxline, "s", t);
+    List<TransactionWork<Object>> works =
+        List.of(
+            tx -> {
+              tx.close();
+              return null;
+            },
+            tx -> {
+              tx.setAutoCommit(true);
+              return null;
+            },
+            tx -> {
+              java.sql.Savepoint unseen = tx.unwrap(Connection.class).setSavepoint();
+              boxline.publisher().publish(tx, raw(t, "k", "refused-after-savepoint"));
+              tx.rollback(unseen);
+              return null;
+            });
+    for (TransactionWork<Object> work : works) {
+      assertThatThrownBy(
+              () ->
+                  boxline.inTransaction(
+                      tx -> {
+                        boxline.publisher().publish(tx, raw(t, "k", "refused"));
+                        return work.run(tx);
+                      }))
+          .isInstanceOf(io.boxline.ConnectionStateException.class)
+          .hasMessageContaining("inTransaction");
+    }
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, "k", "kept")));
+    Await.until(WAIT, "the kept event", () -> seen.size() >= 1);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all.stream().map(SuiteSupport::body)).containsExactly("kept");
   }
 
   /**
@@ -741,9 +777,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   @Test
   void handedOverEventsThatFailAreDeadLetteredAndTheRestHandled() {
     Boxline boxline = boxline();
-    TopicName t = TopicName.parse("acme/direct/failing");
-    boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, 1, Sequencing.IN_TRANSACTION);
+    TopicName t = topic(boxline, "acme/direct/failing", 1, Sequencing.IN_TRANSACTION);
     subscribe(boxline, "s", t);
     Recorder handled = new Recorder();
     boxline
@@ -775,9 +809,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   void anotherInstanceHearsOfInTransactionEvents() throws Exception {
     Boxline producer = db.boxline(b -> b.sequencer(false));
     Boxline consumer = db.boxline(b -> b);
-    TopicName t = TopicName.parse("acme/remote/direct");
-    producer.admin().createNamespace(t.namespace());
-    producer.admin().createTopic(t, 1, Sequencing.IN_TRANSACTION);
+    TopicName t = topic(producer, "acme/remote/direct", 1, Sequencing.IN_TRANSACTION);
     subscribe(producer, "remote", t);
     Recorder seen = new Recorder();
     consumer.consumer("remote").handler(seen::record).start();
@@ -804,9 +836,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
   private void proveNothingLostNoGaps(Sequencing sequencing) throws Exception {
     Boxline boxline = boxline();
     proofBoxline = boxline;
-    TopicName t = TopicName.parse("acme/proof/events");
-    boxline.admin().createNamespace(t.namespace());
-    boxline.admin().createTopic(t, 8, sequencing);
+    TopicName t = topic(boxline, "acme/proof/events", 8, sequencing);
     subscribe(boxline, "first", t);
     subscribe(boxline, "second", t);
     Recorder first = new Recorder();

@@ -88,11 +88,7 @@ public abstract class HandOverBehaviour extends DatabaseSuite {
                     return;
                   }
                   entered.countDown();
-                  try {
-                    release.await(30, TimeUnit.SECONDS);
-                  } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                  }
+                  SuiteSupport.awaitRelease(release);
                 })
             .start();
     SuiteSupport.publish(boxline, t, "warm", 1); // the consumer takes the partition's lease

@@ -48,6 +48,28 @@ public final class SuiteSupport {
     return seen;
   }
 
+  /** A key that lands on {@code partition} of a topic with {@code partitions} partitions. */
+  public static String keyFor(int partition, int partitions) {
+    for (int i = 0; ; i++) {
+      String k = "k" + i;
+      if (io.boxline.Partitioner.kafkaCompatible().partition(k, partitions) == partition) {
+        return k;
+      }
+    }
+  }
+
+  /**
+   * Holds a handler until the test counts {@code release} down (at most {@link #WAIT}); keeps the
+   * interrupt of a consumer that abandons the batch.
+   */
+  public static void awaitRelease(java.util.concurrent.CountDownLatch release) {
+    try {
+      release.await(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   public static OutgoingEvent raw(TopicName topic, String key, String body) {
     return OutgoingEvent.builder(topic)
         .type("test.event")
