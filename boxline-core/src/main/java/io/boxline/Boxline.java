@@ -326,6 +326,7 @@ public interface Boxline extends AutoCloseable {
         throw new ValidationException(
             "instanceId must be 1 to 128 non-blank characters, got '" + id + "'");
       }
+      Names.requireStorable("instanceId", id, 128);
       return new DefaultBoxline(
           new DefaultBoxline.Settings(
               store,

@@ -70,6 +70,13 @@ public interface BoxlineObserver {
   /** {@code event} became a dead letter of {@code subscription}. */
   default void deadLettered(String subscription, Event event, String reason) {}
 
+  /**
+   * A consumer of {@code subscription} read {@code event} from a row it cannot deliver as it is
+   * ({@code reason} says why; see {@link MalformedEventException}). Called once per consumer and
+   * event; every attempt at it then fails until it is dead-lettered.
+   */
+  default void malformed(String subscription, Event event, String reason) {}
+
   /** Consumer {@code consumerId} of {@code subscription} took these partitions. */
   default void partitionsAssigned(
       String subscription, String consumerId, Set<TopicPartition> partitions) {}

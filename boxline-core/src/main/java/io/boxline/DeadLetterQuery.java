@@ -1,7 +1,6 @@
 package io.boxline;
 
 import java.time.Instant;
-import java.util.Objects;
 import java.util.UUID;
 
 /**
@@ -20,7 +19,10 @@ public record DeadLetterQuery(
     int limit) {
 
   public DeadLetterQuery {
-    Objects.requireNonNull(subscription, "subscription");
+    Names.requireName("subscription name", subscription);
+    Names.requireStorable("event type", type, Names.MAX_LABEL_LENGTH);
+    Names.requireStorable("event key", key, Names.MAX_KEY_LENGTH);
+    Names.requireStorable("error text", errorContains, Names.MAX_KEY_LENGTH);
     if (limit < 1 || limit > 100_000) {
       throw new ValidationException("limit must be between 1 and 100000, got " + limit);
     }

@@ -15,6 +15,13 @@ import java.util.regex.Pattern;
  *   <li>SQL identifiers (schema, table prefix): {@code [a-z_][a-z0-9_]*}, schema at most 48
  *       characters and prefix at most 16, so that every derived table and index name fits the
  *       smallest database limit (MySQL: 64).
+ *   <li>Event fields: every string is storable on every supported database, so it round-trips
+ *       exactly: no NUL character (PostgreSQL cannot store it) and no unpaired UTF-16 surrogate (it
+ *       has no UTF-8 form; drivers would silently store '?'). Event type, content type and header
+ *       names are labels: not blank, no control characters, at most {@value #MAX_LABEL_LENGTH}
+ *       characters. Keys, idempotency keys and sources: at most {@value #MAX_KEY_LENGTH} characters
+ *       (an idempotency key is never empty); header values at most {@value
+ *       #MAX_HEADER_VALUE_LENGTH}. The SQL {@code publish()} functions apply the same rules.
  * </ul>
  */
 public final class Names {
@@ -23,6 +30,9 @@ public final class Names {
   public static final int MAX_PATH_LENGTH = 512;
   public static final int MAX_SCHEMA_LENGTH = 48;
   public static final int MAX_PREFIX_LENGTH = 16;
+  public static final int MAX_LABEL_LENGTH = 256;
+  public static final int MAX_KEY_LENGTH = 4096;
+  public static final int MAX_HEADER_VALUE_LENGTH = 65_536;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
@@ -54,6 +64,78 @@ public final class Names {
               + " digit");
     }
     return name;
+  }
+
+  /**
+   * Validates a string that is stored as text (null passes): at most {@code maxLength} characters,
+   * no NUL, no unpaired surrogate. {@code what} names the field in the message.
+   */
+  public static String requireStorable(String what, String value, int maxLength) {
+    if (value == null) {
+      return null;
+    }
+    if (value.length() > maxLength) {
+      throw new ValidationException(
+          what
+              + " '"
+              + abbreviate(value)
+              + "' is "
+              + value.length()
+              + " characters long; the limit is "
+              + maxLength);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == 0) {
+        throw new ValidationException(
+            what
+                + " has a NUL character (\\u0000) at index "
+                + i
+                + ", which PostgreSQL cannot store; remove it, or encode the value (Base64, hex)");
+      }
+      if (Character.isSurrogate(c)) {
+        boolean paired =
+            Character.isHighSurrogate(c)
+                ? i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))
+                : i > 0 && Character.isHighSurrogate(value.charAt(i - 1));
+        if (!paired) {
+          throw new ValidationException(
+              what
+                  + " has an unpaired UTF-16 surrogate (\\u"
+                  + Integer.toHexString(c)
+                  + ") at index "
+                  + i
+                  + ", which has no UTF-8 form and would not be stored as given; fix the string's"
+                  + " encoding");
+        }
+      }
+    }
+    return value;
+  }
+
+  /**
+   * Validates a label (event type, content type, header name): storable, not blank, no control
+   * characters, at most {@value #MAX_LABEL_LENGTH} characters.
+   */
+  public static String requireLabel(String what, String value) {
+    if (value == null || value.isBlank()) {
+      throw new ValidationException(what + " must not be empty");
+    }
+    requireStorable(what, value, MAX_LABEL_LENGTH);
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isISOControl(value.charAt(i))) {
+        throw new ValidationException(
+            what
+                + " '"
+                + abbreviate(value)
+                + "' has a control character (\\u"
+                + String.format("%04x", (int) value.charAt(i))
+                + ") at index "
+                + i
+                + "; use printable characters only");
+      }
+    }
+    return value;
   }
 
   /** Validates a SQL identifier (schema name) chosen by the operator. */

@@ -24,18 +24,34 @@ public final class OutgoingEvent {
   private OutgoingEvent(Builder b) {
     this.id = b.id == null ? UUID.randomUUID() : b.id;
     this.topic = Objects.requireNonNull(b.topic, "topic");
-    this.key = b.key;
     if (b.type == null || b.type.isBlank()) {
       throw new ValidationException(
           "event type must be set for an event on topic '" + topic + "'; call .type(\"...\")");
     }
-    this.type = b.type;
-    this.source = b.source;
-    this.contentType = b.contentType == null ? "application/octet-stream" : b.contentType;
+    this.type = Names.requireLabel("event type", b.type);
+    this.key = Names.requireStorable("event key", b.key, Names.MAX_KEY_LENGTH);
+    this.source = Names.requireStorable("event source", b.source, Names.MAX_KEY_LENGTH);
+    this.contentType =
+        b.contentType == null
+            ? "application/octet-stream"
+            : Names.requireLabel("content type", b.contentType);
     this.payload = b.payload == null ? new byte[0] : b.payload;
+    b.headers.forEach(OutgoingEvent::requireHeader);
     this.headers = Map.copyOf(b.headers);
-    this.idempotencyKey = b.idempotencyKey;
+    if (b.idempotencyKey != null && b.idempotencyKey.isEmpty()) {
+      throw new ValidationException(
+          "idempotency key must not be empty; leave it unset (null) for an event without one");
+    }
+    this.idempotencyKey =
+        Names.requireStorable("idempotency key", b.idempotencyKey, Names.MAX_KEY_LENGTH);
     this.deliverAt = b.deliverAt;
+  }
+
+  /** Header names are labels, values storable strings (see {@link Names}). */
+  static void requireHeader(String name, String value) {
+    Names.requireLabel("header name", name);
+    Names.requireStorable(
+        "value of header '" + Names.abbreviate(name) + "'", value, Names.MAX_HEADER_VALUE_LENGTH);
   }
 
   public static Builder builder(TopicName topic) {
@@ -137,7 +153,17 @@ public final class OutgoingEvent {
     }
 
     public Builder header(String name, String value) {
-      headers.put(Objects.requireNonNull(name, "header name"), Objects.requireNonNull(value, name));
+      if (name == null) {
+        throw new ValidationException("a header name is null; headers need a name");
+      }
+      if (value == null) {
+        throw new ValidationException(
+            "header '"
+                + Names.abbreviate(name)
+                + "' has a null value; header values are strings: omit the header or give it a"
+                + " value");
+      }
+      headers.put(name, value);
       return this;
     }
 

@@ -16,6 +16,7 @@ import io.boxline.DeadLetters;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
 import io.boxline.GroupPolicy;
+import io.boxline.Names;
 import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
 import io.boxline.OutboxBacklog;
@@ -209,12 +210,16 @@ public final class DefaultBoxline implements Boxline {
     return admin;
   }
 
+  /** Looks a subscription up by name; a name that could not exist is refused with its rule. */
+  private Optional<SubscriptionInfo> findSubscription(String name) {
+    return store.findSubscription(Names.requireName("subscription name", name));
+  }
+
   @Override
   public ConsumerBuilder consumer(String subscription) {
     requireStarted();
     SubscriptionInfo info =
-        store
-            .findSubscription(subscription)
+        findSubscription(subscription)
             .orElseThrow(
                 () ->
                     new NotFoundException(
@@ -366,14 +371,13 @@ public final class DefaultBoxline implements Boxline {
 
     @Override
     public Optional<SubscriptionInfo> subscription(String name) {
-      return store.findSubscription(name);
+      return findSubscription(name);
     }
 
     @Override
     public List<PartitionLag> lag(String subscription) {
       SubscriptionInfo s =
-          store
-              .findSubscription(subscription)
+          findSubscription(subscription)
               .orElseThrow(
                   () ->
                       new NotFoundException("subscription '" + subscription + "' does not exist"));
@@ -433,8 +437,7 @@ public final class DefaultBoxline implements Boxline {
     }
 
     private SubscriptionInfo existing(String subscription) {
-      return store
-          .findSubscription(subscription)
+      return findSubscription(subscription)
           .orElseThrow(
               () -> new NotFoundException("subscription '" + subscription + "' does not exist"));
     }
@@ -442,8 +445,7 @@ public final class DefaultBoxline implements Boxline {
 
   private final class DeadLettersImpl implements DeadLetters {
     private long subscriptionId(DeadLetterQuery q) {
-      return store
-          .findSubscription(q.subscription())
+      return findSubscription(q.subscription())
           .orElseThrow(
               () -> new NotFoundException("subscription '" + q.subscription() + "' does not exist"))
           .id();
@@ -584,6 +586,7 @@ public final class DefaultBoxline implements Boxline {
         throw new ValidationException(
             "consumer id must be 1 to 128 non-blank characters, got '" + id + "'");
       }
+      Names.requireStorable("consumer id", id, 128);
       this.id = id;
       return this;
     }

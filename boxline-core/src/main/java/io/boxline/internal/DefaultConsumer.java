@@ -8,6 +8,7 @@ import io.boxline.Event;
 import io.boxline.EventHandler;
 import io.boxline.GroupPolicy;
 import io.boxline.HandlerDecision;
+import io.boxline.MalformedEventException;
 import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.RetryPolicy;
@@ -115,6 +116,13 @@ final class DefaultConsumer implements Consumer, WakeupListener {
 
     volatile boolean parkedLoaded;
     volatile long nextRetryAtMillis = Long.MAX_VALUE;
+
+    /**
+     * Sequences of events read from rows that cannot be delivered as they are, with the reason;
+     * every attempt at them fails. An entry goes when its event is dead-lettered.
+     */
+    final Map<Long, String> malformed = new ConcurrentHashMap<>();
+
     long lastRetryPassNanos = System.nanoTime() - RETRY_PASS_SPACING_NANOS;
 
     Partition(PartitionKey key, TopicInfo topic, long epoch, long position, long knownLast) {
@@ -877,6 +885,24 @@ final class DefaultConsumer implements Consumer, WakeupListener {
   }
 
   private Event toEvent(Partition p, StoredEvent r) {
+    Event e = event(p, r);
+    if (r.malformed() != null && p.malformed.put(r.sequence(), r.malformed()) == null) {
+      LOG.log(
+          Level.WARNING,
+          "consumer {0}: {1} cannot be delivered as stored ({2}); each attempt fails, so it will be"
+              + " dead-lettered under the retry policy while the other keys of {3} flow",
+          id,
+          e,
+          r.malformed(),
+          p.ref());
+      if (s.observers().active()) {
+        s.observers().malformed(group, e, r.malformed());
+      }
+    }
+    return e;
+  }
+
+  private static Event event(Partition p, StoredEvent r) {
     return new Event(
         r.id(),
         p.topic.name(),
@@ -936,6 +962,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
 
     void record(Event e, Outcome o) {
+      settled(p, e, o.park());
       if (o.park() != null) {
         parks.add(
             new Park(
@@ -1119,8 +1146,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     List<Event> eligible = new ArrayList<>();
     Map<UUID, Event> byId = new HashMap<>();
     for (Event e : progress.batch) {
-      if (notYetDue(e)) {
-        return false; // the per-event path parks it until due
+      if (notYetDue(e) || progress.p.malformed.containsKey(e.sequence())) {
+        return false; // the per-event path parks it until due, or fails it without the handler
       }
       if (e.key() == null || !progress.p.blockedKeys.contains(e.key())) {
         eligible.add(e);
@@ -1159,8 +1186,35 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     return true;
   }
 
-  private void invoke(Event e, int attempt) {
-    String dedup = s.inboxKey() == null ? null : s.inboxKey().apply(e);
+  /**
+   * Fails an attempt at an event read from a row that cannot be delivered as it is; the handler is
+   * never called with it.
+   */
+  private static void requireWellFormed(Partition p, Event e) {
+    String why = p.malformed.get(e.sequence());
+    if (why != null) {
+      throw new MalformedEventException(e + " cannot be delivered: " + why);
+    }
+  }
+
+  /** Forgets what is known about a malformed event once it is settled (dead-lettered). */
+  private static void settled(Partition p, Event e, ParkState park) {
+    if (park == ParkState.DEAD) {
+      p.malformed.remove(e.sequence());
+    }
+  }
+
+  /** The handler's inbox key for the event, or null; a key the database cannot store fails. */
+  private String inboxKeyOf(Event e) {
+    return s.inboxKey() == null
+        ? null
+        : io.boxline.Names.requireStorable(
+            "inbox key", s.inboxKey().apply(e), io.boxline.Names.MAX_KEY_LENGTH);
+  }
+
+  private void invoke(Partition p, Event e, int attempt) {
+    requireWellFormed(p, e);
+    String dedup = inboxKeyOf(e);
     if (dedup != null && store.inboxSeen(subscription.id(), dedup)) {
       return; // handled before under the same key: skip
     }
@@ -1183,7 +1237,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * handler).
    */
   private boolean claimInbox(java.sql.Connection tx, Event e) {
-    String dedup = s.inboxKey() == null ? null : s.inboxKey().apply(e);
+    String dedup = inboxKeyOf(e);
     return dedup == null || store.inboxClaim(tx, subscription.id(), dedup);
   }
 
@@ -1195,7 +1249,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
     for (int attempt = 1; ; attempt++) {
       try {
-        invoke(e, attempt);
+        invoke(progress.p, e, attempt);
         return Outcome.DONE;
       } catch (RuntimeException failure) {
         if (!(failure instanceof HandlerDecision)) {
@@ -1315,7 +1369,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           r = toResolution(decide(e, t.failure, attempt, policyFor(e)));
         } else {
           try {
-            invoke(e, attempt);
+            invoke(p, e, attempt);
             r = Resolution.done();
           } catch (RuntimeException failure) {
             if (!(failure instanceof HandlerDecision)) {
@@ -1323,6 +1377,9 @@ final class DefaultConsumer implements Consumer, WakeupListener {
             }
             r = toResolution(decide(e, failure, attempt, policyFor(e)));
           }
+        }
+        if (r.kind() == Resolution.Kind.DEAD) {
+          settled(p, e, ParkState.DEAD);
         }
         outcomes.put(e.sequence(), r);
       }
@@ -1385,6 +1442,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
     java.sql.Connection tx = begun.connection();
     try {
+      requireWellFormed(p, e);
       hook(() -> s.hooks().beforeEvent(e, attempt));
       long start = System.nanoTime();
       if (claimInbox(tx, e)) {
@@ -1455,6 +1513,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
                   null));
           continue;
         }
+        requireWellFormed(p, e); // rolls back and redoes the batch one event at a time
         hook(() -> s.hooks().beforeEvent(e, 1));
         long start = System.nanoTime();
         if (claimInbox(tx, e)) {
@@ -1497,6 +1556,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         return false;
       }
       List<Park> one = new ArrayList<>();
+      settled(p, e, outcome.park());
       if (outcome.park() != null) {
         one.add(
             new Park(

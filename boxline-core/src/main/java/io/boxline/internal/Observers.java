@@ -130,6 +130,17 @@ final class Observers implements BoxlineObserver {
   }
 
   @Override
+  public void malformed(String subscription, Event event, String reason) {
+    for (BoxlineObserver o : all) {
+      try {
+        o.malformed(subscription, event, reason);
+      } catch (RuntimeException e) {
+        failed(o, "malformed", e);
+      }
+    }
+  }
+
+  @Override
   public void partitionsAssigned(
       String subscription, String consumerId, Set<TopicPartition> partitions) {
     for (BoxlineObserver o : all) {

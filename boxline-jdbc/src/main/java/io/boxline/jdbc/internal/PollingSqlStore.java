@@ -441,7 +441,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
           }
           StoredEvent event =
               returnEvents
-                  ? new StoredEvent(
+                  ? Headers.storedEvent(
                       uuid(rs, 5),
                       0,
                       rs.getString(4),
@@ -449,7 +449,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
                       rs.getString(7),
                       rs.getString(8),
                       rs.getBytes(9),
-                      Headers.fromJson(rs.getString(10)),
+                      rs.getString(10),
                       instant(rs, 11),
                       instant(rs, 12))
                   : null;

@@ -8,7 +8,6 @@ import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Resolution;
-import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -276,7 +275,7 @@ final class PostgresParking implements SqlStore.Parking {
           Timestamp first = rs.getTimestamp(11);
           out.add(
               new ParkedEvent(
-                  new StoredEvent(
+                  Headers.storedEvent(
                       rs.getObject(2, UUID.class),
                       rs.getLong(1),
                       rs.getString(3),
@@ -284,7 +283,7 @@ final class PostgresParking implements SqlStore.Parking {
                       rs.getString(5),
                       rs.getString(6),
                       rs.getBytes(7),
-                      Headers.fromJson(rs.getString(8)),
+                      rs.getString(8),
                       rs.getTimestamp(9).toInstant(),
                       JdbcSql.instant(rs.getTimestamp(12))),
                   rs.getInt(10),
@@ -413,7 +412,7 @@ final class PostgresParking implements SqlStore.Parking {
                   rs.getString(13),
                   rs.getString(14),
                   rs.getBytes(15),
-                  Headers.fromJson(rs.getString(16)),
+                  Headers.fromJsonOrEmpty(rs.getString(16)),
                   rs.getTimestamp(17).toInstant(),
                   JdbcSql.instant(rs.getTimestamp(18)));
           Timestamp first = rs.getTimestamp(6);

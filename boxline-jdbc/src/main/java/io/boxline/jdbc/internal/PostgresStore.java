@@ -546,7 +546,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
                 .computeIfAbsent(
                     PartitionKey.of(rs.getLong(8), rs.getInt(9)), k -> new ArrayList<>())
                 .add(
-                    new StoredEvent(
+                    Headers.storedEvent(
                         rs.getObject(11, UUID.class),
                         rs.getLong(10),
                         rs.getString(12),
@@ -554,7 +554,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
                         rs.getString(14),
                         rs.getString(15),
                         rs.getBytes(16),
-                        Headers.fromJson(rs.getString(17)),
+                        rs.getString(17),
                         rs.getTimestamp(18).toInstant(),
                         JdbcSql.instant(rs.getTimestamp(19))));
           }

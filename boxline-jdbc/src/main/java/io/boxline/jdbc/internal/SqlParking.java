@@ -10,7 +10,6 @@ import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.PurgeResult;
 import io.boxline.spi.Resolution;
-import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -206,7 +205,7 @@ abstract class SqlParking implements SqlStore.Parking {
         },
         rs ->
             new ParkedEvent(
-                new StoredEvent(
+                Headers.storedEvent(
                     MariaDbSql.uuid(rs.getString(2)),
                     rs.getLong(1),
                     rs.getString(3),
@@ -214,7 +213,7 @@ abstract class SqlParking implements SqlStore.Parking {
                     rs.getString(5),
                     rs.getString(6),
                     rs.getBytes(7),
-                    Headers.fromJson(rs.getString(8)),
+                    rs.getString(8),
                     MariaDbSql.instant(rs.getLong(9)),
                     MariaDbSql.instant(rs, 12)),
                 rs.getInt(10),
@@ -311,7 +310,7 @@ abstract class SqlParking implements SqlStore.Parking {
                   rs.getString(13),
                   rs.getString(14),
                   rs.getBytes(15),
-                  Headers.fromJson(rs.getString(16)),
+                  Headers.fromJsonOrEmpty(rs.getString(16)),
                   MariaDbSql.instant(rs.getLong(17)),
                   MariaDbSql.instant(rs, 18));
           return new DeadLetter(

@@ -25,7 +25,8 @@ public final class SqlScript {
           "V7__policy_batch_size.sql",
           "V8__retention_by_size.sql",
           "V9__kept_plans.sql",
-          "V10__in_transaction_sequencing.sql");
+          "V10__in_transaction_sequencing.sql",
+          "V11__publish_checks.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
@@ -38,7 +39,8 @@ public final class SqlScript {
           "V3__retries_dead_letters_inbox.sql",
           "V4__publish_procedure.sql",
           "V5__check_in_procedure.sql",
-          "V6__in_transaction_sequencing.sql");
+          "V6__in_transaction_sequencing.sql",
+          "V7__publish_checks.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =

@@ -668,7 +668,7 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
           ps.setInt(4, limit);
         },
         rs ->
-            new StoredEvent(
+            Headers.storedEvent(
                 uuid(rs, 2),
                 rs.getLong(1),
                 rs.getString(3),
@@ -676,7 +676,7 @@ abstract class SqlStore<P extends SqlStore.Parking> implements Store {
                 rs.getString(5),
                 rs.getString(6),
                 rs.getBytes(7),
-                Headers.fromJson(rs.getString(8)),
+                rs.getString(8),
                 instant(rs, 9),
                 instant(rs, 10)));
   }
