@@ -31,7 +31,14 @@ public final class Names {
   public static final int MAX_SCHEMA_LENGTH = 48;
   public static final int MAX_PREFIX_LENGTH = 16;
   public static final int MAX_LABEL_LENGTH = 256;
-  public static final int MAX_KEY_LENGTH = 4096;
+
+  /**
+   * Longest ordering, idempotency and inbox key: 512 characters (2 KiB of UTF-8 at most) keep the
+   * rows that index them within PostgreSQL's B-tree limit of 2,704 bytes.
+   */
+  public static final int MAX_KEY_LENGTH = 512;
+
+  public static final int MAX_SOURCE_LENGTH = 4096;
   public static final int MAX_HEADER_VALUE_LENGTH = 65_536;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");

@@ -30,7 +30,7 @@ public final class OutgoingEvent {
     }
     this.type = Names.requireLabel("event type", b.type);
     this.key = Names.requireStorable("event key", b.key, Names.MAX_KEY_LENGTH);
-    this.source = Names.requireStorable("event source", b.source, Names.MAX_KEY_LENGTH);
+    this.source = Names.requireStorable("event source", b.source, Names.MAX_SOURCE_LENGTH);
     this.contentType =
         b.contentType == null
             ? "application/octet-stream"

@@ -51,17 +51,17 @@ publish: BEGIN
     SIGNAL SQLSTATE '45000'
       SET MESSAGE_TEXT = 'boxline: p_payload must be JSON (the text ''null'' for a JSON null)';
   END IF;
-  IF CHAR_LENGTH(p_key) > 4096 OR LOCATE(v_nul, p_key) > 0 THEN
+  IF CHAR_LENGTH(p_key) > 512 OR LOCATE(v_nul, p_key) > 0 THEN
     SIGNAL SQLSTATE '45000'
-      SET MESSAGE_TEXT = 'boxline: p_key must be at most 4096 characters, without NUL';
+      SET MESSAGE_TEXT = 'boxline: p_key must be at most 512 characters, without NUL';
   END IF;
   IF CHAR_LENGTH(p_source) > 4096 OR LOCATE(v_nul, p_source) > 0 THEN
     SIGNAL SQLSTATE '45000'
       SET MESSAGE_TEXT = 'boxline: p_source must be at most 4096 characters, without NUL';
   END IF;
-  IF p_idempotency_key = '' OR CHAR_LENGTH(p_idempotency_key) > 4096 OR LOCATE(v_nul, p_idempotency_key) > 0 THEN
+  IF p_idempotency_key = '' OR CHAR_LENGTH(p_idempotency_key) > 512 OR LOCATE(v_nul, p_idempotency_key) > 0 THEN
     SIGNAL SQLSTATE '45000'
-      SET MESSAGE_TEXT = 'boxline: p_idempotency_key must be 1 to 4096 characters, without NUL; NULL for none';
+      SET MESSAGE_TEXT = 'boxline: p_idempotency_key must be 1 to 512 characters, without NUL; NULL for none';
   END IF;
   IF p_headers IS NOT NULL THEN
     IF NOT JSON_VALID(p_headers) OR JSON_TYPE(p_headers) <> 'OBJECT' THEN

@@ -41,16 +41,16 @@ BEGIN
     RAISE EXCEPTION 'boxline: p_payload is null; pass JSON (''null''::jsonb for a JSON null)'
       USING ERRCODE = '22023';
   END IF;
-  IF length(p_key) > 4096 THEN
-    RAISE EXCEPTION 'boxline: p_key is % characters long; the limit is 4096', length(p_key)
+  IF length(p_key) > 512 THEN
+    RAISE EXCEPTION 'boxline: p_key is % characters long; the limit is 512', length(p_key)
       USING ERRCODE = '22023';
   END IF;
   IF length(p_source) > 4096 THEN
     RAISE EXCEPTION 'boxline: p_source is % characters long; the limit is 4096', length(p_source)
       USING ERRCODE = '22023';
   END IF;
-  IF p_idempotency_key = '' OR length(p_idempotency_key) > 4096 THEN
-    RAISE EXCEPTION 'boxline: p_idempotency_key must be 1 to 4096 characters; pass NULL for none'
+  IF p_idempotency_key = '' OR length(p_idempotency_key) > 512 THEN
+    RAISE EXCEPTION 'boxline: p_idempotency_key must be 1 to 512 characters; pass NULL for none'
       USING ERRCODE = '22023';
   END IF;
   IF p_headers IS NOT NULL THEN
