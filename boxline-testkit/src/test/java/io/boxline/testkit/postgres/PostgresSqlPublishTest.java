@@ -1,0 +1,93 @@
+package io.boxline.testkit.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.EventTypes;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import io.boxline.testkit.suite.SqlPublishBehaviour;
+import io.boxline.testkit.suite.SuiteSupport;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+class PostgresSqlPublishTest extends SqlPublishBehaviour {
+  @Override
+  protected TestDatabase newDatabase(String hint) {
+    return TestDatabase.create(hint);
+  }
+
+  @Override
+  protected boolean storesNul() {
+    return false;
+  }
+
+  @Override
+  protected String callPublish(Connection c, String schema, Args a) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT " + schema + ".publish(?, ?, CAST(? AS jsonb), ?, CAST(? AS jsonb), ?, ?)")) {
+      ps.setString(1, a.topic());
+      ps.setString(2, a.type());
+      ps.setString(3, a.payload());
+      ps.setString(4, a.key());
+      ps.setString(5, a.headers());
+      ps.setString(6, a.idempotencyKey());
+      ps.setString(7, a.source());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  /**
+   * A publish from SQL adds the sequencer's wake-up (a NOTIFY on the outbox channel, as a Java
+   * publisher in another process sends) to its transaction: a listener hears it at the commit and
+   * not after a rollback; and with the safety poll at a minute, events published one at a time from
+   * a plain connection reach the consumer.
+   */
+  @Test
+  void aPublishFromSqlWakesTheSequencer() throws Exception {
+    Boxline boxline =
+        db.boxline(
+            b ->
+                b.eventTypes(EventTypes.empty())
+                    .sequencerLease(Duration.ofMinutes(3))
+                    .sequencerIdlePoll(Duration.ofMinutes(1)));
+    TopicName t = SuiteSupport.topic(boxline, "acme/sql/woken", 2);
+    SuiteSupport.Recorder seen = SuiteSupport.record(boxline, "woken", t);
+    Args event = new Args("acme/sql/woken", "t", "{}", "k", null, null, null);
+    try (Connection listener = db.dataSource().getConnection();
+        Connection c = db.dataSource().getConnection()) {
+      PGConnection pg = listener.unwrap(PGConnection.class);
+      try (Statement st = listener.createStatement()) {
+        st.execute("LISTEN " + db.schema() + "_outbox");
+      }
+      c.setAutoCommit(false);
+      callPublish(c, db.schema(), event);
+      c.rollback();
+      callPublish(c, db.schema(), event);
+      assertThat(pg.getNotifications(200)).as("nothing before the commit").isNullOrEmpty();
+      c.commit();
+      PGNotification[] heard = pg.getNotifications(10_000);
+      assertThat(heard).as("the wake-up, sent at the commit").isNotEmpty();
+      assertThat(heard[0].getName()).isEqualTo(db.schema() + "_outbox");
+      c.setAutoCommit(true);
+      for (int i = 0; i < 10; i++) {
+        callPublish(c, db.schema(), event);
+        int expected = i + 2;
+        Await.until(Duration.ofSeconds(20), "event " + i, () -> seen.size() >= expected);
+      }
+    }
+    assertThat(seen.size()).isEqualTo(11);
+  }
+}
