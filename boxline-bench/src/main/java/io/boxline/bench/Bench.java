@@ -164,10 +164,11 @@ public final class Bench {
         o.user = kind.defaultUser();
       }
       for (String w : o.w2Where) {
-        if (!w.equals("same-jvm") && !w.equals("other-jvm") && !w.equals("floor")) {
+        if (!List.of("same-jvm", "other-jvm", "sql", "floor").contains(w)) {
           throw new IllegalArgumentException(
-              "--w2.where takes same-jvm, other-jvm and/or floor (no Boxline: a commit, then a"
-                  + " hand-off to another thread)");
+              "--w2.where takes same-jvm, other-jvm, sql (the SQL publish() function in another"
+                  + " process) and/or floor (no Boxline: a commit, then a hand-off to another"
+                  + " thread)");
         }
       }
       return o;

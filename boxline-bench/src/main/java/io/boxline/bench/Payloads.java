@@ -13,6 +13,9 @@ final class Payloads {
    */
   static final long ID_MAGIC = 0x0B0C5B3E_0000_4000L;
 
+  /** The header that carries the index of an event published through SQL publish(). */
+  static final String INDEX_HEADER = "bench-index";
+
   private static final byte[][] PAYLOADS = build();
 
   private Payloads() {}

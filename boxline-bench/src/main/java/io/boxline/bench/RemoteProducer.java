@@ -49,6 +49,12 @@ public final class RemoteProducer {
     long[] took = new long[total];
     long[] late = new long[total];
     TopicName topic = TopicName.of("bench", "events");
+    if (args.length > 12 && args[12].equals("sql")) {
+      publishThroughSql(
+          db, schema, rate, total, threads, keys, warm, warmRate, committed, took, late);
+      write(out, total, committed, took, late);
+      return;
+    }
     try (HikariDataSource pool = db.pool("remote-producer", threads + 2, null);
         Boxline boxline =
             Boxline.builder()
@@ -83,6 +89,11 @@ public final class RemoteProducer {
             late[i] = lateNanos;
           });
     }
+    write(out, total, committed, took, late);
+  }
+
+  private static void write(String out, int total, long[] committed, long[] took, long[] late)
+      throws java.io.IOException {
     try (DataOutputStream o =
         new DataOutputStream(new BufferedOutputStream(new FileOutputStream(out)))) {
       o.writeInt(total);
@@ -93,5 +104,67 @@ public final class RemoteProducer {
       }
     }
     System.out.println("remote producer done: " + total + " events");
+  }
+
+  /**
+   * Publishes through the SQL-level publish() (PostgreSQL's function, MariaDB's procedure) on plain
+   * pooled connections, one transaction per event, as a program in another language would: no
+   * Boxline in this process. The event's index travels in a header.
+   */
+  private static void publishThroughSql(
+      Db db,
+      String schema,
+      double rate,
+      int total,
+      int threads,
+      int keys,
+      int warm,
+      double warmRate,
+      long[] committed,
+      long[] took,
+      long[] late)
+      throws Exception {
+    boolean postgres = db.url.startsWith("jdbc:postgresql");
+    String call =
+        postgres
+            ? "SELECT "
+                + schema
+                + ".publish('bench/events', 'order.placed', CAST(? AS jsonb), ?,"
+                + " CAST(? AS jsonb))"
+            : "{call "
+                + schema
+                + ".publish('bench/events', 'order.placed', ?, ?, ?, NULL, NULL, ?)}";
+    try (HikariDataSource pool = db.pool("sql-producer", threads + 2, null)) {
+      System.out.println("remote producer ready (SQL publish)");
+      Pacer.run(
+          total,
+          warm,
+          warmRate,
+          rate,
+          threads,
+          (i, lateNanos) -> {
+            String key = "customer-" + new SplittableRandom(i).nextInt(keys);
+            String payload =
+                new String(Payloads.payload(i), java.nio.charset.StandardCharsets.UTF_8);
+            String headers = "{\"" + Payloads.INDEX_HEADER + "\": \"" + i + "\"}";
+            long t0 = System.nanoTime();
+            try (java.sql.Connection c = pool.getConnection()) {
+              c.setAutoCommit(false);
+              try (java.sql.CallableStatement ps = c.prepareCall(call)) {
+                ps.setString(1, payload);
+                ps.setString(2, key);
+                ps.setString(3, headers);
+                if (!postgres) {
+                  ps.registerOutParameter(4, java.sql.Types.CHAR);
+                }
+                ps.execute();
+              }
+              c.commit();
+            }
+            committed[i] = DeliveryCheck.epochNanos();
+            took[i] = System.nanoTime() - t0;
+            late[i] = lateNanos;
+          });
+    }
   }
 }

@@ -69,7 +69,10 @@ final class W2Latency {
     List<Result> out = new ArrayList<>();
     for (String where : o.w2Where) {
       for (int rate : o.w2Rates) {
-        Result r = where.equals("floor") ? floor(rate) : trial(where.equals("same-jvm"), rate);
+        Result r =
+            where.equals("floor")
+                ? floor(rate)
+                : trial(where.equals("same-jvm"), where.equals("sql"), rate);
         out.add(r);
         Bench.log(
             "W2 %s %d/s: p50 %s ms, p90 %s ms, p99 %s ms, max %s ms (%d events, %.0f/s achieved)",
@@ -174,14 +177,14 @@ final class W2Latency {
     }
   }
 
-  private Result trial(boolean sameJvm, int rate) throws Exception {
+  private Result trial(boolean sameJvm, boolean sql, int rate) throws Exception {
     String schema = runSchema + "_w2_" + (++trialCounter);
     TopicName topic = TopicName.of("bench", "events");
     double warmRate = Math.max(rate, o.w2WarmupRate);
     int warm = (int) (warmRate * o.w2WarmupSeconds);
     int measured = (int) (rate * o.w2Seconds);
     int total = warm + measured;
-    String what = "W2 " + (sameJvm ? "same-jvm" : "other-jvm") + " " + rate + "/s";
+    String what = "W2 " + (sameJvm ? "same-jvm" : sql ? "sql" : "other-jvm") + " " + rate + "/s";
     DeliveryCheck check =
         new DeliveryCheck(
             total,
@@ -246,7 +249,7 @@ final class W2Latency {
         Path file = Files.createTempFile("boxline-w2-", ".bin");
         try {
           long started = System.nanoTime();
-          runChild(schema, rate, total, warm, warmRate, file);
+          runChild(schema, rate, total, warm, warmRate, file, sql);
           lastDone = System.nanoTime();
           firstDue = started; // only used for the achieved rate below, corrected from the file
           try (DataInputStream in =
@@ -293,7 +296,7 @@ final class W2Latency {
         achieved = measured / ((committed[total - 1] - committed[warm]) / 1e9);
       }
       return new Result(
-          sameJvm ? "same JVM" : "other JVM",
+          sameJvm ? "same JVM" : sql ? "SQL publish(), other process" : "other JVM",
           rate,
           measured,
           achieved,
@@ -336,7 +339,8 @@ final class W2Latency {
         .build();
   }
 
-  private void runChild(String schema, int rate, int total, int warm, double warmRate, Path out)
+  private void runChild(
+      String schema, int rate, int total, int warm, double warmRate, Path out, boolean sql)
       throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -356,6 +360,7 @@ final class W2Latency {
     cmd.add(Long.toString(o.w2RemoteNotifyMillis));
     cmd.add(Integer.toString(warm));
     cmd.add(Double.toString(warmRate));
+    cmd.add(sql ? "sql" : "java");
     Process p = new ProcessBuilder(cmd).inheritIO().start();
     long limit = (long) (warm / warmRate + (total - warm) / (double) rate) + 60;
     if (!p.waitFor(limit, TimeUnit.SECONDS)) {

@@ -97,11 +97,19 @@ final class SequencerLoop implements WakeupListener {
     this.bus = bus;
     this.observers = observers;
     this.assigner =
-        (topicId, key) -> {
-          TopicInfo t = topics.get(topicId);
-          return key == null
-              ? ThreadLocalRandom.current().nextInt(t.partitions())
-              : partitioner.partition(key, t.partitions());
+        new PartitionAssigner() {
+          @Override
+          public int assign(long topicId, String key) {
+            TopicInfo t = topics.get(topicId);
+            return key == null
+                ? ThreadLocalRandom.current().nextInt(t.partitions())
+                : partitioner.partition(key, t.partitions());
+          }
+
+          @Override
+          public boolean kafkaCompatible() {
+            return partitioner == io.boxline.Partitioner.kafkaCompatible();
+          }
         };
     this.thread = new Thread(this::run, "boxline-sequencer-" + owner);
     thread.setDaemon(true);

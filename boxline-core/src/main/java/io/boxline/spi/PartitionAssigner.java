@@ -1,7 +1,6 @@
 package io.boxline.spi;
 
 /** Assigns a partition to outbox rows written without one (by the SQL-level publish function). */
-@FunctionalInterface
 public interface PartitionAssigner {
   /**
    * @param topicId the topic
@@ -9,4 +8,12 @@ public interface PartitionAssigner {
    * @return the partition, in [0, partitions of the topic)
    */
   int assign(long topicId, String key);
+
+  /**
+   * True when keyed rows are assigned with {@link io.boxline.Partitioner#kafkaCompatible()} and
+   * keyless ones at random: a store may then place such rows itself, without a round trip.
+   */
+  default boolean kafkaCompatible() {
+    return false;
+  }
 }

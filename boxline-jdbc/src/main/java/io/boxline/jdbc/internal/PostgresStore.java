@@ -413,7 +413,8 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
-    SequencedBatch batch = sequenceInOneStatement(owner, ttl, maxEvents, returnEvents);
+    SequencedBatch batch =
+        sequenceInOneStatement(owner, ttl, maxEvents, returnEvents, assigner.kafkaCompatible());
     if (batch == null) {
       batch = sequenceInSteps(owner, ttl, maxEvents, assigner);
     }
@@ -520,7 +521,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
    * assign it, so that batch goes through {@link #sequenceInSteps}.
    */
   private SequencedBatch sequenceInOneStatement(
-      String owner, Duration ttl, int maxEvents, boolean returnEvents) {
+      String owner, Duration ttl, int maxEvents, boolean returnEvents, boolean placeUnassigned) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("sequence_batch"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
@@ -529,6 +530,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       ps.setString(4, logChannel);
       ps.setInt(5, PostgresListener.MAX_PAYLOAD);
       ps.setBoolean(6, returnEvents);
+      ps.setBoolean(7, placeUnassigned);
       boolean leased = false;
       int taken = 0;
       boolean unassigned = false;

@@ -224,14 +224,15 @@ RETURNING set_config('synchronous_commit', 'off', true),
 -- The whole sequencer batch in one statement and one transaction (run in auto-commit; the statement is the
 -- function of V9__kept_plans.sql): renew the lease
 -- (its row lock keeps sequencer transactions from overlapping; a lost lease takes nothing), take the
--- oldest outbox rows up to the first one without a partition, number them per partition, advance each
+-- oldest outbox rows (up to the first one without a partition, unless the last parameter says the Java
+-- partitioner is the default, which the statement then applies itself), number them per partition, advance each
 -- partition's last sequence (an UPDATE re-reads the newest row version, so the numbers continue the
 -- previous batch even though this statement's snapshot is older), append them to the log and notify.
 -- The commit is asynchronous: see docs/architecture.md. Returns one summary row (kind 0): whether the
--- lease is ours, how many events moved, and the new heads; when the last parameter is true, also one row
+-- lease is ours, how many events moved, and the new heads; when the sixth parameter is true, also one row
 -- per appended event (kind 1), which the engine hands to consumers in the same process.
 -- name: sequence_batch
-SELECT * FROM ${schema}.${p}sequence_batch(?, ?, ?, ?, ?, ?)
+SELECT * FROM ${schema}.${p}sequence_batch(?, ?, ?, ?, ?, ?, ?)
 
 -- By primary key (= ANY of an array): IN (subquery) was planned as a hash join over the whole outbox heap.
 -- name: take_outbox
