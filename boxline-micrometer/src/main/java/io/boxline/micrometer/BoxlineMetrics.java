@@ -434,6 +434,11 @@ public final class BoxlineMetrics implements BoxlineObserver {
   }
 
   @Override
+  public void malformed(String subscription, Event event, String reason) {
+    eventMeters(subscription, event).malformed.increment();
+  }
+
+  @Override
   public void partitionsAssigned(
       String subscription, String consumerId, Set<TopicPartition> partitions) {
     SubscriptionMeters m = subscription(subscription);
@@ -549,6 +554,7 @@ public final class BoxlineMetrics implements BoxlineObserver {
     final Counter failed;
     final Counter retried;
     final Counter deadLettered;
+    final Counter malformed;
     final Timer duration;
 
     EventMeters(MeterRegistry registry, String subscription, TopicName topic, String type) {
@@ -557,6 +563,12 @@ public final class BoxlineMetrics implements BoxlineObserver {
       failed = counter(registry, "failed", tags, "Handler invocations that threw");
       retried = counter(registry, "retried", tags, "Failed events scheduled for another attempt");
       deadLettered = counter(registry, "dead.lettered", tags, "Events that became dead letters");
+      malformed =
+          counter(
+              registry,
+              "malformed",
+              tags,
+              "Events read from rows that cannot be delivered as stored (see the log line)");
       duration =
           Timer.builder("boxline.handler.duration")
               .tags(tags)

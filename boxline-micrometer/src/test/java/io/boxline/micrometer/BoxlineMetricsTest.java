@@ -241,6 +241,41 @@ class BoxlineMetricsTest {
     }
   }
 
+  /**
+   * An event whose stored headers were overwritten with something that is not a JSON object of
+   * strings is counted as malformed (once), fails every attempt and becomes a dead letter.
+   */
+  @Test
+  void aMalformedRowIsCountedAndDeadLettered() throws Exception {
+    try (TestDatabase db = TestDatabase.create("malformed")) {
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      Boxline boxline = db.boxline(b -> b.observer(BoxlineMetrics.builder(registry).build()));
+      setUp(boxline);
+      publish(boxline, 0, 1, i -> "mangled");
+      Await.until(
+          WAIT,
+          "sequenced",
+          () -> boxline.admin().lag(SUB),
+          l -> l.stream().mapToLong(PartitionLag::lastSequence).sum() == 1);
+      try (java.sql.Connection c = db.dataSource().getConnection();
+          java.sql.Statement st = c.createStatement()) {
+        st.executeUpdate(
+            "UPDATE " + db.table("log") + " SET headers = '{\"tenant\": {\"id\": 7}}'::jsonb");
+      }
+      publish(boxline, 1, 4, i -> "order.placed");
+      consume(boxline);
+      Await.until(
+          WAIT,
+          "4 handled, the mangled one dead",
+          () ->
+              count(registry, "boxline.events.handled", "order.placed") == 4
+                  && count(registry, "boxline.events.dead.lettered", "mangled") == 1);
+      assertThat(count(registry, "boxline.events.malformed", "mangled")).isEqualTo(1);
+      assertThat(count(registry, "boxline.events.failed", "mangled")).isEqualTo(3);
+      assertThat(count(registry, "boxline.events.handled", "mangled")).isZero();
+    }
+  }
+
   private static OutgoingEvent event(int i) {
     return OutgoingEvent.builder(TOPIC)
         .type("order.placed")
