@@ -28,6 +28,9 @@ package io.boxline;
  * @param announcerLooks reads of partition heads for such events published in transactions whose
  *     commit Boxline could not see (plain {@code publish(connection, ...)})
  * @param announcerErrors announcer steps that failed (logged, retried)
+ * @param outboxRowsSetAside outbox rows this instance's sequencer moved to the {@code
+ *     outbox_rejected} table because their topic or partition does not exist (rows written by hand;
+ *     logged), so that they could not stop sequencing
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -46,4 +49,5 @@ public record BoxlineStats(
     long longTransactionWarnings,
     long announcements,
     long announcerLooks,
-    long announcerErrors) {}
+    long announcerErrors,
+    long outboxRowsSetAside) {}

@@ -300,7 +300,8 @@ public final class DefaultBoxline implements Boxline {
         storeStats.longTransactionWarnings(),
         announcer.announcements.get(),
         announcer.looks.get(),
-        announcer.errors.get());
+        announcer.errors.get(),
+        sequencer == null ? 0 : sequencer.setAside.get());
   }
 
   @Override

@@ -75,6 +75,9 @@ final class SequencerLoop implements WakeupListener {
   final AtomicLong events = new AtomicLong();
   final AtomicLong errors = new AtomicLong();
 
+  /** Outbox rows moved to the rejected rows because their topic or partition does not exist. */
+  final AtomicLong setAside = new AtomicLong();
+
   SequencerLoop(
       Store store,
       String owner,
@@ -257,6 +260,10 @@ final class SequencerLoop implements WakeupListener {
       } catch (RuntimeException e) {
         errors.incrementAndGet();
         recent.clear(); // the database may have restarted and lost what is cached
+        if (setAsideUnplaceable()) {
+          pending = true;
+          continue; // the batch failed on rows nobody could place: try again without them
+        }
         LOG.log(Level.WARNING, "sequencer " + owner + " failed; retrying", e);
         try {
           signal.await(errorBackoffNanos);
@@ -266,6 +273,32 @@ final class SequencerLoop implements WakeupListener {
         errorBackoffNanos = Math.min(errorBackoffNanos * 2, TimeUnit.SECONDS.toNanos(5));
       }
     }
+  }
+
+  /**
+   * After a failed batch: moves outbox rows whose topic or partition does not exist (written by
+   * hand; no publisher writes them) to the rejected rows, so that they cannot stop sequencing for
+   * every topic. True when it moved any.
+   */
+  private boolean setAsideUnplaceable() {
+    int n;
+    try {
+      n = store.setAsideUnplaceable();
+    } catch (RuntimeException e) {
+      LOG.log(Level.DEBUG, "sequencer " + owner + " could not look for unplaceable rows", e);
+      return false;
+    }
+    if (n > 0) {
+      setAside.addAndGet(n);
+      LOG.log(
+          Level.WARNING,
+          "sequencer {0}: set aside {1} outbox row(s) whose topic or partition does not exist"
+              + " (written by hand or by a script?) into the outbox_rejected table, with the"
+              + " reason; sequencing goes on without them",
+          owner,
+          n);
+    }
+    return n > 0;
   }
 
   /** Stops the loop (bounded wait) and hands the lease back so a standby takes over at once. */

@@ -109,6 +109,17 @@ public interface Store extends AutoCloseable {
   void notifyOutbox(Connection tx);
 
   /**
+   * Moves outbox rows that name a topic or partition that does not exist (rows written by hand or
+   * by a script; the publishers never write them) out of the outbox, into a table of rejected rows
+   * kept with the reason, so that they cannot stop sequencing. The sequencer calls it after a
+   * failed batch. Returns how many rows it moved; a store whose sequencing cannot meet such rows
+   * returns 0.
+   */
+  default int setAsideUnplaceable() {
+    return 0;
+  }
+
+  /**
    * Appends events of {@link io.boxline.Sequencing#IN_TRANSACTION} topics straight to the log in
    * the caller's transaction: locks each partition's row (in topic, partition order), numbers the
    * events after its last sequence in list order and inserts them. The locks last until the caller

@@ -188,6 +188,13 @@ public final class BoxlineMetrics implements BoxlineObserver {
                   "boxline.announcer.errors", boxline, b -> b.stats().announcerErrors())
               .description("announcer steps that failed (logged and retried)")
               .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.sequencer.set.aside", boxline, b -> b.stats().outboxRowsSetAside())
+              .description(
+                  "outbox rows moved to outbox_rejected because their topic or partition does not"
+                      + " exist (written by hand; logged)")
+              .register(registry));
       running = true;
       collector = new Thread(this::collect, "boxline-metrics-" + boxline.instanceId());
       collector.setDaemon(true);

@@ -275,6 +275,16 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     return seqs;
   }
 
+  @Override
+  public int setAsideUnplaceable() {
+    return db.tx(
+        "set_aside_unplaceable",
+        c -> {
+          int copied = db.update(c, "set_aside_unplaceable_copy", ps -> {});
+          return copied == 0 ? 0 : db.update(c, "set_aside_unplaceable_delete", ps -> {});
+        });
+  }
+
   /** Other processes re-check every partition at their next poll (there is no NOTIFY). */
   @Override
   public void announce(List<PartitionHead> heads) {

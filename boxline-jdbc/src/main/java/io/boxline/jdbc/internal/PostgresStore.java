@@ -303,6 +303,11 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
   }
 
   @Override
+  public int setAsideUnplaceable() {
+    return db.update("set_aside_unplaceable", ps -> {});
+  }
+
+  @Override
   public void notifyOutbox(Connection tx) {
     try (PreparedStatement ps = tx.prepareStatement(sql("notify"))) {
       ps.setString(1, outboxChannel);

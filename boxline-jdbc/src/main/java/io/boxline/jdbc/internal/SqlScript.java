@@ -40,7 +40,8 @@ public final class SqlScript {
           "V4__publish_procedure.sql",
           "V5__check_in_procedure.sql",
           "V6__in_transaction_sequencing.sql",
-          "V7__publish_checks.sql");
+          "V7__publish_checks.sql",
+          "V8__outbox_rejected.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =
@@ -48,7 +49,8 @@ public final class SqlScript {
           "V1__base.sql",
           "V2__consumer_groups.sql",
           "V3__retries_dead_letters_inbox.sql",
-          "V4__in_transaction_sequencing.sql");
+          "V4__in_transaction_sequencing.sql",
+          "V5__outbox_rejected.sql");
 
   private SqlScript() {}
 

@@ -637,3 +637,18 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- The ids the log holds at the sequences of events handed over in memory (checked before the cursor passes them).
 -- name: log_ids
 SELECT seq, event_id FROM ${schema}.${p}log WHERE topic_id = ? AND `partition` = ? AND seq BETWEEN ? AND ?
+
+-- Copies outbox rows whose topic or partition does not exist into outbox_rejected; the next statement
+-- deletes what was copied (the sequencer runs both, in one transaction, after a failed batch). Full scans:
+-- they run only then.
+-- name: set_aside_unplaceable_copy
+INSERT INTO ${schema}.${p}outbox_rejected
+SELECT o.*, 'its topic or partition does not exist', UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+  FROM ${schema}.${p}outbox o
+ WHERE NOT EXISTS (SELECT 1 FROM ${schema}.${p}topic t WHERE t.id = o.topic_id)
+    OR (o.`partition` IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}partition p
+                         WHERE p.topic_id = o.topic_id AND p.`partition` = o.`partition`))
+
+-- name: set_aside_unplaceable_delete
+DELETE FROM ${schema}.${p}outbox WHERE id IN (SELECT id FROM ${schema}.${p}outbox_rejected)

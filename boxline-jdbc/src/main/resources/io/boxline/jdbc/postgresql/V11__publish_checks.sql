@@ -244,3 +244,12 @@ BEGIN
    WHERE p_return_events;
 END
 $$;
+
+-- Outbox rows the sequencer cannot place, because their topic or partition does not exist (written by hand or
+-- by a script): set aside here with the reason, instead of stopping all sequencing. Nothing reads this table;
+-- an operator inspects it, and may move a row back into the outbox once its topic exists.
+CREATE TABLE ${schema}.${p}outbox_rejected (LIKE ${schema}.${p}outbox);
+ALTER TABLE ${schema}.${p}outbox_rejected
+  ADD COLUMN reason text NOT NULL,
+  ADD COLUMN rejected_at timestamptz NOT NULL DEFAULT now(),
+  ADD PRIMARY KEY (id);

@@ -656,3 +656,16 @@ SELECT partition, last_seq FROM ${schema}.${p}partition WHERE topic_id = ? AND p
 -- name: append_to_log
 SELECT * FROM ${schema}.${p}append_to_log(?::bigint[], ?::integer[], ?::uuid[], ?::text[], ?::text[], ?::text[],
                                           ?::text[], ?::bytea[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[])
+
+-- Moves outbox rows whose topic or partition does not exist into outbox_rejected (the sequencer runs it
+-- after a failed batch, so that such rows cannot stop sequencing). A full scan: it runs only then.
+-- name: set_aside_unplaceable
+WITH unplaceable AS (
+  DELETE FROM ${schema}.${p}outbox o
+   WHERE NOT EXISTS (SELECT 1 FROM ${schema}.${p}topic t WHERE t.id = o.topic_id)
+      OR (o.partition IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}partition p
+                           WHERE p.topic_id = o.topic_id AND p.partition = o.partition))
+  RETURNING o.*)
+INSERT INTO ${schema}.${p}outbox_rejected
+SELECT u.*, 'its topic or partition does not exist', now() FROM unplaceable u

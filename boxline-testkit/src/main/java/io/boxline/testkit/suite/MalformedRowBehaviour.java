@@ -153,24 +153,40 @@ public abstract class MalformedRowBehaviour extends DatabaseSuite {
 
   /** Writes {@code bad} into the outbox as a trigger or a script would, partition left open. */
   private void insertIntoOutbox(long topicId, Bad bad) throws Exception {
+    insertIntoOutbox(topicId, null, bad);
+  }
+
+  /** Writes {@code bad} into the outbox as a script would, with a partition when not null. */
+  private void insertIntoOutbox(long topicId, Integer partition, Bad bad) throws Exception {
     boolean pg = db.dialect() == TestDatabase.Dialect.POSTGRESQL;
+    String partitionColumn =
+        pg
+            ? "partition"
+            : db.dialect() == TestDatabase.Dialect.MARIADB ? "`partition`" : "\"PARTITION\"";
     String sql =
         "INSERT INTO "
             + db.table("outbox")
-            + " (event_id, topic_id, event_key, event_type, content_type, payload, headers"
+            + " (event_id, topic_id, "
+            + partitionColumn
+            + ", event_key, event_type, content_type, payload, headers"
             + (pg
-                ? ") VALUES (?, ?, ?, ?, 'text/plain', ?, CAST(? AS jsonb))"
-                : ", created_at)" + " VALUES (?, ?, ?, ?, 'text/plain', ?, ?, ?)");
+                ? ") VALUES (?, ?, ?, ?, ?, 'text/plain', ?, CAST(? AS jsonb))"
+                : ", created_at) VALUES (?, ?, ?, ?, ?, 'text/plain', ?, ?, ?)");
     try (Connection c = db.dataSource().getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       bindId(ps, 1, bad.id());
       ps.setLong(2, topicId);
-      ps.setString(3, bad.key());
-      ps.setString(4, bad.type());
-      ps.setBytes(5, ("bad " + bad.key()).getBytes(StandardCharsets.UTF_8));
-      ps.setString(6, bad.headers());
+      if (partition == null) {
+        ps.setNull(3, java.sql.Types.INTEGER);
+      } else {
+        ps.setInt(3, partition);
+      }
+      ps.setString(4, bad.key());
+      ps.setString(5, bad.type());
+      ps.setBytes(6, ("bad " + bad.key()).getBytes(StandardCharsets.UTF_8));
+      ps.setString(7, bad.headers());
       if (!pg) {
-        ps.setLong(7, System.currentTimeMillis() * 1000);
+        ps.setLong(8, System.currentTimeMillis() * 1000);
       }
       ps.executeUpdate();
     }
@@ -355,5 +371,57 @@ public abstract class MalformedRowBehaviour extends DatabaseSuite {
       good.computeIfAbsent(key, k -> new ArrayList<>()).add(body);
     }
     assertOutcome(subs, good, bads);
+  }
+
+  /**
+   * Outbox rows naming a topic or a partition that does not exist (as a script could write them)
+   * are set aside into outbox_rejected, with the reason, and counted; the events published before,
+   * between and after them, on two topics, are all delivered in order.
+   */
+  @Test
+  void unplaceableOutboxRowsAreSetAsideAndSequencingGoesOn() throws Exception {
+    open();
+    TopicName a = topic(boxline, "acme/rows/a", 1);
+    TopicName b = topic(boxline, "acme/rows/b", 3);
+    subscribe(boxline, "plain", a, b);
+    consume("plain", "plain");
+    long topicA = boxline.admin().topic(a).orElseThrow().id();
+    Map<String, List<String>> good = new LinkedHashMap<>();
+    List<UUID> unplaceable = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      for (TopicName t : List.of(a, b)) {
+        String key = "good-" + t.name() + "-" + (i % 3);
+        String body = t.name() + "-" + i;
+        boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(t, key, body)));
+        good.computeIfAbsent(key, k -> new ArrayList<>()).add(body);
+      }
+      if (i % 4 == 0) {
+        Bad row = new Bad(UUID.randomUUID(), "lost-" + i, null, "test.event");
+        boolean noTopic = random.nextBoolean();
+        insertIntoOutbox(
+            noTopic ? topicA + 1_000_000 + i : topicA,
+            noTopic ? null : 1 + random.nextInt(100),
+            row);
+        unplaceable.add(row.id());
+      }
+    }
+    assertOutcome(List.of("plain"), good, List.of());
+    Await.until(
+        WAIT,
+        "rows set aside",
+        () -> boxline.stats().outboxRowsSetAside(),
+        n -> n == unplaceable.size());
+    List<UUID> rejected = new ArrayList<>();
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT event_id, reason FROM " + db.table("outbox_rejected") + " ORDER BY id");
+        java.sql.ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rejected.add(UUID.fromString(rs.getString(1)));
+        assertThat(rs.getString(2)).isEqualTo("its topic or partition does not exist");
+      }
+    }
+    assertThat(rejected).containsExactlyElementsOf(unplaceable);
   }
 }
