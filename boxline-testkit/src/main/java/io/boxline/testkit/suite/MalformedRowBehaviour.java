@@ -424,4 +424,77 @@ public abstract class MalformedRowBehaviour extends DatabaseSuite {
     }
     assertThat(rejected).containsExactlyElementsOf(unplaceable);
   }
+
+  /**
+   * The payload of the typed events of {@link #undecodablePayloadsAreDeadLetteredByTypedHandlers}.
+   */
+  public record Order(String id, int amount) {}
+
+  /**
+   * Payloads a codec cannot decode (generated: truncated JSON, binary, wrong shapes, a content type
+   * nobody registered) and types nobody registered, through {@code TypedHandlers}: each is
+   * dead-lettered with the codec's or the registry's reason, and every decodable event arrives.
+   */
+  @Test
+  void undecodablePayloadsAreDeadLetteredByTypedHandlers() {
+    seed = System.nanoTime();
+    random = new Random(seed);
+    TopicName t = TopicName.of("acme/rows", "typed");
+    io.boxline.EventTypes types =
+        io.boxline.EventTypes.builder()
+            .register(io.boxline.EventType.of(Order.class, "order.placed", t))
+            .build();
+    boxline = db.boxline(b -> b.eventTypes(types));
+    topic(boxline, "acme/rows/typed", 2);
+    subscribe(boxline, "typed", t);
+    List<Order> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("typed")
+        .retryPolicy(POLICY)
+        .handler(io.boxline.TypedHandlers.builder(types).on(Order.class, handled::add).build())
+        .start();
+    List<Order> good = new ArrayList<>();
+    Map<UUID, String> bad = new LinkedHashMap<>();
+    for (int i = 0; i < 60; i++) {
+      if (i % 3 == 0) {
+        Order o = new Order("o-" + i, i);
+        good.add(o);
+        boxline.inTransaction(tx -> boxline.publisher().publish(tx, o));
+        continue;
+      }
+      String[] shapes = {
+        "{\"id\": \"o-" + i,
+        "[1, 2, 3]",
+        "{\"id\": {\"nested\": true}, \"amount\": 1}",
+        "{\"amount\": \"not a number\"}",
+        "",
+        new String(new char[] {(char) random.nextInt(32), 'x'}),
+      };
+      boolean unknownType = random.nextInt(4) == 0;
+      byte[] payload =
+          random.nextInt(5) == 0
+              ? new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1}
+              : shapes[random.nextInt(shapes.length)].getBytes(StandardCharsets.UTF_8);
+      io.boxline.OutgoingEvent e =
+          io.boxline.OutgoingEvent.builder(t)
+              .type(unknownType ? "order.unknown" : "order.placed")
+              .key("bad-" + i)
+              .contentType(random.nextBoolean() ? "application/json" : "application/x-unheard-of")
+              .payload(payload)
+              .build();
+      boxline.inTransaction(tx -> boxline.publisher().publish(tx, e));
+      bad.put(e.id(), unknownType ? "no handler for event type" : "cannot decode");
+    }
+    Await.until(
+        WAIT,
+        "good handled and bad dead-lettered (seed " + seed + ")",
+        () -> handled.size() + "/" + deadLetters("typed").size(),
+        x -> handled.size() >= good.size() && deadLetters("typed").size() >= bad.size());
+    assertThat(handled).containsExactlyInAnyOrderElementsOf(good);
+    Map<UUID, DeadLetter> dead =
+        deadLetters("typed").stream().collect(Collectors.toMap(d -> d.event().id(), d -> d));
+    assertThat(dead.keySet()).isEqualTo(bad.keySet());
+    bad.forEach(
+        (id, reason) -> assertThat(dead.get(id).lastError()).as("seed " + seed).contains(reason));
+  }
 }
