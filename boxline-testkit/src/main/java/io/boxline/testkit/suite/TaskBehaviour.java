@@ -188,4 +188,65 @@ public abstract class TaskBehaviour {
     Await.until(WAIT, "unknown type blocked", () -> boxline.tasks().blocked().size() == 1);
     assertThat(boxline.tasks().blocked().get(0).event().type()).isEqualTo("unknown-type");
   }
+
+  /**
+   * A task whose stored row was overwritten with headers that are not a JSON object of strings (as
+   * a script could) is blocked with the reason after the retry policy, without its handler being
+   * called; the other tasks run.
+   */
+  @Test
+  void aTaskStoredMalformedIsBlockedAndTheOthersRun() throws Exception {
+    PublishResult mangled =
+        boxline.inTransaction(
+            tx -> {
+              for (int i = 0; i < 5; i++) {
+                boxline.tasks().schedule(tx, "send-email", new SendEmail("ok@x", i));
+              }
+              return boxline.tasks().schedule(tx, "send-email", new SendEmail("mangled@x", 9));
+            });
+    Await.until(
+        WAIT,
+        "tasks sequenced",
+        () -> {
+          try (Connection c = db.dataSource().getConnection();
+              java.sql.Statement st = c.createStatement();
+              java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM " + db.table("log"))) {
+            rs.next();
+            return rs.getLong(1) == 6;
+          } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    boolean pg = db.dialect() == TestDatabase.Dialect.POSTGRESQL;
+    try (Connection c = db.dataSource().getConnection();
+        java.sql.PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE "
+                    + db.table("log")
+                    + " SET headers = "
+                    + (pg ? "CAST(? AS jsonb)" : "?")
+                    + " WHERE event_id = ?")) {
+      ps.setString(1, "{\"attempt\": 1}");
+      if (pg) {
+        ps.setObject(2, mangled.eventId());
+      } else {
+        ps.setString(2, mangled.eventId().toString());
+      }
+      assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
+    List<SendEmail> sent = new CopyOnWriteArrayList<>();
+    boxline
+        .tasks()
+        .worker()
+        .retryPolicy(QUICK)
+        .handle("send-email", SendEmail.class, (p, task) -> sent.add(p))
+        .start();
+    Await.until(WAIT, "the mangled task blocked", () -> boxline.tasks().blocked().size() == 1);
+    assertThat(boxline.tasks().blocked().get(0).event().id()).isEqualTo(mangled.eventId());
+    assertThat(boxline.tasks().blocked().get(0).lastError())
+        .contains("MalformedEventException")
+        .contains("header 'attempt' is number, not a string");
+    Await.until(WAIT, "the other five ran", () -> sent.size() == 5);
+    assertThat(sent).extracting(SendEmail::to).containsOnly("ok@x");
+  }
 }
