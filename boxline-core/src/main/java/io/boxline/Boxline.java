@@ -242,7 +242,6 @@ public interface Boxline extends AutoCloseable {
       return this;
     }
 
-    /** Clock for timestamps and backoff (default UTC system clock). */
     /**
      * Time between two retention runs, 100 ms to 1 day (default 1 min); only the sequencer leader
      * runs them.
@@ -294,6 +293,11 @@ public interface Boxline extends AutoCloseable {
       return this;
     }
 
+    /**
+     * The clock consumers read for wall-clock decisions: when a retry is due, when a delayed event
+     * is due, the times recorded on parked events (default: the UTC system clock). Intervals use
+     * {@code System.nanoTime()}; events are stamped by the database's clock.
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;

@@ -650,7 +650,8 @@ public final class DefaultBoxline implements Boxline {
                   observers.hooks(subscription.name(), hooks),
                   inboxKey,
                   onCommittingThread,
-                  observers),
+                  observers,
+                  settings.clock()),
               cursorCommitCalls,
               cursorMovesCommitted,
               () -> consumers.remove(self[0]));

@@ -155,7 +155,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       ConsumerHooks hooks,
       java.util.function.Function<Event, String> inboxKey,
       boolean onCommittingThread,
-      Observers observers) {}
+      Observers observers,
+      java.time.Clock clock) {}
 
   private final Store store;
   private final CoordinationStore coordination;
@@ -693,7 +694,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         }
         long untilRetry = TimeUnit.SECONDS.toMillis(1);
         for (Partition p : held.values()) {
-          untilRetry = Math.min(untilRetry, p.nextRetryAtMillis - System.currentTimeMillis());
+          untilRetry = Math.min(untilRetry, p.nextRetryAtMillis - s.clock().millis());
         }
         dispatchSignal.await(TimeUnit.MILLISECONDS.toNanos(Math.max(1, untilRetry)));
       } catch (InterruptedException e) {
@@ -792,7 +793,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     return p.knownLast.get() > p.position
         || p.retryDue
         || !p.parkedLoaded
-        || System.currentTimeMillis() >= p.nextRetryAtMillis;
+        || s.clock().millis() >= p.nextRetryAtMillis;
   }
 
   /**
@@ -806,7 +807,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     int maxBatches = committingThread ? 1 : BATCHES_PER_TURN;
     try {
       if (committingThread
-          && (!p.parkedLoaded || p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis)) {
+          && (!p.parkedLoaded || p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)) {
         return;
       }
       // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
@@ -818,7 +819,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           }
           // While new events wait, retry passes are spaced out so poisoned keys retrying fast
           // cannot take the partition's time from its healthy keys.
-          if ((p.retryDue || System.currentTimeMillis() >= p.nextRetryAtMillis)
+          if ((p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)
               && (p.knownLast.get() <= p.position
                   || System.nanoTime() - p.lastRetryPassNanos >= RETRY_PASS_SPACING_NANOS)) {
             retryPass(p);
@@ -922,8 +923,8 @@ final class DefaultConsumer implements Consumer, WakeupListener {
    * An event with a deliver-at time in the future: parked until then instead of holding up the
    * partition.
    */
-  private static boolean notYetDue(Event e) {
-    return e.deliverAt() != null && e.deliverAt().isAfter(Instant.now());
+  private boolean notYetDue(Event e) {
+    return e.deliverAt() != null && e.deliverAt().isAfter(s.clock().instant());
   }
 
   private RetryPolicy policyFor(Event e) {
@@ -1118,7 +1119,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
       Event e = batch.get(i);
       if (e.key() != null && p.blockedKeys.contains(e.key())) {
-        progress.record(e, new Outcome(ParkState.WAITING, 0, Instant.now(), null));
+        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
         continue;
       }
       if (notYetDue(e)) {
@@ -1172,7 +1173,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     }
     for (Event e : progress.batch) {
       if (!byId.containsKey(e.id())) {
-        progress.record(e, new Outcome(ParkState.WAITING, 0, Instant.now(), null));
+        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
       } else if (failed.containsKey(e.id())) {
         RuntimeException cause = failed.get(e.id());
         if (!(cause instanceof HandlerDecision)) {
@@ -1262,7 +1263,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
             || attempt >= policy.inPlaceAttempts()) {
           return o;
         }
-        long delayNanos = Duration.between(Instant.now(), o.nextAttemptAt()).toNanos();
+        long delayNanos = Duration.between(s.clock().instant(), o.nextAttemptAt()).toNanos();
         if (System.nanoTime() + delayNanos > deadline) {
           return o;
         }
@@ -1297,7 +1298,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
     if (attempt >= policy.maxAttempts()) {
       return dead(e, attempt, error);
     }
-    Instant next = Instant.now().plus(policy.delayAfter(attempt, random));
+    Instant next = s.clock().instant().plus(policy.delayAfter(attempt, random));
     if (s.observers().active()) {
       s.observers().retrying(group, e, attempt, next);
     }
@@ -1313,7 +1314,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
         attempts,
         reason);
     hook(() -> s.hooks().onDeadLetter(e, reason));
-    return new Outcome(ParkState.DEAD, attempts, Instant.now(), reason);
+    return new Outcome(ParkState.DEAD, attempts, s.clock().instant(), reason);
   }
 
   private static String describe(Throwable t) {
@@ -1509,7 +1510,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
                   e.type(),
                   ParkState.WAITING,
                   0,
-                  Instant.now(),
+                  s.clock().instant(),
                   null));
           continue;
         }
@@ -1537,7 +1538,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
       }
       Outcome outcome;
       if (e.key() != null && p.blockedKeys.contains(e.key())) {
-        outcome = new Outcome(ParkState.WAITING, 0, Instant.now(), null);
+        outcome = new Outcome(ParkState.WAITING, 0, s.clock().instant(), null);
       } else if (notYetDue(e)) {
         outcome = new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled");
       } else {
@@ -1631,7 +1632,7 @@ final class DefaultConsumer implements Consumer, WakeupListener {
           || attempt >= policy.inPlaceAttempts()) {
         return o;
       }
-      long delayNanos = Duration.between(Instant.now(), o.nextAttemptAt()).toNanos();
+      long delayNanos = Duration.between(s.clock().instant(), o.nextAttemptAt()).toNanos();
       if (System.nanoTime() + delayNanos > deadline) {
         return o;
       }

@@ -531,6 +531,49 @@ public abstract class FailureBehaviour {
     assertThat(order.get(0)).isEqualTo("z:now");
   }
 
+  /**
+   * The consumer reads the time from the clock given to {@code Boxline.Builder.clock}: with a clock
+   * an hour ahead, an event due in half an hour is due now and handled at once, in order with the
+   * events after it; with the system clock (the suite's other instance) the same event waits.
+   */
+  @Test
+  void theConsumerUsesTheInjectedClock() {
+    TopicName t = topic(boxline, "acme/clock/events", 1);
+    boxline.admin().createSubscription(io.boxline.SubscriptionSpec.of("ahead", t));
+    boxline.admin().createSubscription(io.boxline.SubscriptionSpec.of("system", t));
+    Boxline ahead =
+        db.boxline(
+            b ->
+                b.eventTypes(io.boxline.EventTypes.empty())
+                    .clock(
+                        java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofHours(1))));
+    List<String> seenAhead = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> seenSystem = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ahead.consumer("ahead").handler(e -> seenAhead.add(body(e))).start();
+    boxline.consumer("system").handler(e -> seenSystem.add(body(e))).start();
+    boxline.inTransaction(
+        tx ->
+            boxline
+                .publisher()
+                .publishAll(
+                    tx,
+                    List.of(
+                        io.boxline.OutgoingEvent.builder(t)
+                            .type("t")
+                            .key("k")
+                            .payload("k:in-half-an-hour".getBytes())
+                            .deliverAt(Instant.now().plus(Duration.ofMinutes(30)))
+                            .build(),
+                        raw(t, "k", "k:after"))));
+    Await.until(WAIT, "the clock-ahead consumer handled both", () -> seenAhead.size() == 2);
+    assertThat(seenAhead).containsExactly("k:in-half-an-hour", "k:after");
+    Await.until(
+        WAIT,
+        "the system-clock consumer parked both (the second waits behind the first)",
+        () -> boxline.admin().lag("system").get(0).backlog() == 0);
+    assertThat(seenSystem).isEmpty();
+  }
+
   private long count(String table) {
     return single("SELECT count(*) FROM " + table);
   }
