@@ -3,8 +3,8 @@ package io.boxline;
 import java.time.Duration;
 
 /**
- * Configures a {@link Consumer}. Exactly one of {@link #handler} and {@link #batchHandler} must be
- * set.
+ * Configures a {@link Consumer}. Exactly one of {@link #handler}, {@link #batchHandler} and {@link
+ * #transactionalHandler} must be set.
  */
 public interface ConsumerBuilder {
   /** Default events fetched and handled per batch. */
