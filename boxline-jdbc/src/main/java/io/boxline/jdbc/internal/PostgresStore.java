@@ -659,13 +659,13 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     }
     // Outbox order is publish order; DELETE ... RETURNING does not promise any order.
     taken.sort((a, b) -> Long.compare(a.outboxId(), b.outboxId()));
-    Map<Long, Integer> counts = new LinkedHashMap<>();
+    Map<PartitionKey, Integer> counts = new LinkedHashMap<>();
     int[] partitions = new int[taken.size()];
     for (int i = 0; i < taken.size(); i++) {
       Taken t = taken.get(i);
       int p = t.partition() >= 0 ? t.partition() : assigner.assign(t.topicId(), t.key());
       partitions[i] = p;
-      counts.merge(headKey(t.topicId(), p), 1, Integer::sum);
+      counts.merge(PartitionKey.of(t.topicId(), p), 1, Integer::sum);
     }
     step[0] = "advance_partitions";
     int groups = counts.size();
@@ -673,13 +673,13 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     Integer[] gParts = new Integer[groups];
     Long[] gCounts = new Long[groups];
     int g = 0;
-    for (Map.Entry<Long, Integer> e : counts.entrySet()) {
-      gTopics[g] = e.getKey() >>> 17;
-      gParts[g] = (int) (e.getKey() & 0x1ffff);
+    for (Map.Entry<PartitionKey, Integer> e : counts.entrySet()) {
+      gTopics[g] = e.getKey().topicId();
+      gParts[g] = e.getKey().partition();
       gCounts[g] = (long) e.getValue();
       g++;
     }
-    Map<Long, Long> next = new HashMap<>();
+    Map<PartitionKey, Long> next = new HashMap<>();
     List<PartitionHead> heads = new ArrayList<>(groups);
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
       ps.setArray(1, c.createArrayOf("bigint", gTopics));
@@ -690,7 +690,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
           long topicId = rs.getLong(1);
           int partition = rs.getInt(2);
           long last = rs.getLong(3);
-          long k = headKey(topicId, partition);
+          PartitionKey k = PartitionKey.of(topicId, partition);
           next.put(k, last - counts.get(k) + 1);
           heads.add(new PartitionHead(topicId, partition, last));
         }
@@ -708,7 +708,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
     Long[] seqs = new Long[n];
     for (int i = 0; i < n; i++) {
       Taken t = taken.get(i);
-      long k = headKey(t.topicId(), partitions[i]);
+      PartitionKey k = PartitionKey.of(t.topicId(), partitions[i]);
       long seq = next.get(k);
       next.put(k, seq + 1);
       seqs[i] = seq;
@@ -743,10 +743,6 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       ps.execute();
     }
     return new SequencedBatch(true, n, heads);
-  }
-
-  private static long headKey(long topicId, int partition) {
-    return (topicId << 17) | partition;
   }
 
   // ------------------------------------------------------------------ consume

@@ -122,4 +122,38 @@ class PostgresSqlPublishTest extends SqlPublishBehaviour {
       }
     }
   }
+
+  /**
+   * With a custom Java partitioner the sequencer cannot place SQL-published rows in SQL: they go
+   * through Java (the multi-statement path), land where that partitioner says, and keep each key's
+   * order.
+   */
+  @Test
+  void aCustomPartitionerPlacesSqlPublishedRowsThroughJava() throws Exception {
+    Boxline boxline =
+        db.boxline(b -> b.eventTypes(EventTypes.empty()).partitioner((key, n) -> key.length() % n));
+    TopicName t = SuiteSupport.topic(boxline, "acme/sql/custom", 4);
+    SuiteSupport.Recorder seen = SuiteSupport.record(boxline, "custom", t);
+    try (Connection c = db.dataSource().getConnection()) {
+      for (int i = 0; i < 40; i++) {
+        String key = "k".repeat(1 + i % 6);
+        callPublish(
+            c,
+            db.schema(),
+            new Args("acme/sql/custom", "t", "{\"i\": " + i + "}", key, null, null, null));
+      }
+    }
+    Await.until(Duration.ofSeconds(30), "40 events", () -> seen.size() >= 40);
+    for (io.boxline.Event e : seen.all) {
+      assertThat(e.partition()).as(e.key()).isEqualTo(e.key().length() % 4);
+    }
+    java.util.Map<String, java.util.List<Integer>> byKey = new java.util.HashMap<>();
+    for (io.boxline.Event e : seen.all) {
+      String body = new String(e.payload(), java.nio.charset.StandardCharsets.UTF_8);
+      byKey
+          .computeIfAbsent(e.key(), k -> new java.util.ArrayList<>())
+          .add(Integer.parseInt(body.replaceAll("[^0-9]", "")));
+    }
+    byKey.values().forEach(list -> assertThat(list).isSorted());
+  }
 }
