@@ -1,0 +1,257 @@
+package io.boxline.internal;
+
+import io.boxline.Event;
+import io.boxline.HandlerDecision;
+import io.boxline.MalformedEventException;
+import io.boxline.PartitionLag;
+import io.boxline.RetryPolicy;
+import io.boxline.SubscriptionInfo;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
+import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the parts of one consumer share: its settings, its store, its counters, the callbacks into
+ * the consumer that owns the partitions, and the one path from a failed attempt to its outcome
+ * (retry, park, dead letter) that every delivery strategy uses.
+ */
+final class ConsumerContext {
+  private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
+
+  /** What the consumer that owns the partitions does for its parts. */
+  interface Host {
+    /** True once the consumer is stopping. */
+    boolean stopping();
+
+    /** True once the consumer gave up its in-flight batches (shutdown timeout passed). */
+    boolean abandoned();
+
+    /** Forgets {@code p}: another member took it. */
+    void lose(LeasedPartition p, String why);
+
+    /** Waits up to {@code nanos}; true when the consumer is stopping. */
+    boolean waitForStop(long nanos);
+  }
+
+  final Store store;
+  final DefaultConsumer.Settings s;
+  final SubscriptionInfo subscription;
+  final String id;
+  final String group;
+  final RecentEvents recent;
+  final CursorCommitter cursorCommits;
+  final AtomicLong handled = new AtomicLong();
+  final AtomicLong fenced = new AtomicLong();
+  private final java.util.Random random = new java.util.Random();
+  private final Host host;
+
+  ConsumerContext(
+      Store store,
+      DefaultConsumer.Settings s,
+      SubscriptionInfo subscription,
+      RecentEvents recent,
+      CursorCommitter cursorCommits,
+      Host host) {
+    this.store = store;
+    this.s = s;
+    this.subscription = subscription;
+    this.id = s.id();
+    this.group = subscription.name();
+    this.recent = recent;
+    this.cursorCommits = cursorCommits;
+    this.host = host;
+  }
+
+  boolean stopping() {
+    return host.stopping();
+  }
+
+  boolean abandoned() {
+    return host.abandoned();
+  }
+
+  void lose(LeasedPartition p, String why) {
+    host.lose(p, why);
+  }
+
+  boolean waitForStop(long nanos) {
+    return host.waitForStop(nanos);
+  }
+
+  Event toEvent(LeasedPartition p, StoredEvent r) {
+    Event e = event(p, r);
+    if (r.malformed() != null && p.malformed.put(r.sequence(), r.malformed()) == null) {
+      LOG.log(
+          Level.WARNING,
+          "consumer {0}: {1} cannot be delivered as stored ({2}); each attempt fails, so it will be"
+              + " dead-lettered under the retry policy while the other keys of {3} flow",
+          id,
+          e,
+          r.malformed(),
+          p.ref());
+      if (s.observers().active()) {
+        s.observers().malformed(group, e, r.malformed());
+      }
+    }
+    return e;
+  }
+
+  static Event event(LeasedPartition p, StoredEvent r) {
+    return new Event(
+        r.id(),
+        p.topic.name(),
+        p.key.partition(),
+        r.sequence(),
+        r.key(),
+        r.type(),
+        r.source(),
+        r.contentType(),
+        r.payload(),
+        r.headers(),
+        r.createdAt(),
+        r.deliverAt());
+  }
+
+  /**
+   * An event with a deliver-at time in the future: parked until then instead of holding up the
+   * partition.
+   */
+  boolean notYetDue(Event e) {
+    return e.deliverAt() != null && e.deliverAt().isAfter(s.clock().instant());
+  }
+
+  RetryPolicy policyFor(Event e) {
+    RetryPolicy p = s.typePolicies().get(e.type());
+    return p != null ? p : s.retryPolicy();
+  }
+
+  /**
+   * The stored cursor is not where this consumer left it (a rewind while it ran, or a database
+   * crash that lost asynchronous commits): go back to it, so nothing behind it is skipped.
+   */
+  void cursorMovedUnderneath(LeasedPartition p) {
+    long stored = storedPosition(p);
+    LOG.log(
+        Level.WARNING,
+        "consumer {0}: the stored cursor of {1} is at {2}, not at {3} (rewound while it ran,"
+            + " or the database restarted and lost asynchronous commits); delivering again from"
+            + " there",
+        id,
+        p.ref(),
+        stored,
+        p.position);
+    if (recent != null) {
+      recent.clear();
+    }
+    p.position = stored;
+  }
+
+  long storedPosition(LeasedPartition p) {
+    for (PartitionLag lag : store.lag(subscription.id())) {
+      if (lag.topic().equals(p.topic.name()) && lag.partition() == p.key.partition()) {
+        return lag.position();
+      }
+    }
+    throw new IllegalStateException("no cursor for " + p.ref() + " of " + group);
+  }
+
+  /**
+   * Fails an attempt at an event read from a row that cannot be delivered as it is; the handler is
+   * never called with it.
+   */
+  static void requireWellFormed(LeasedPartition p, Event e) {
+    String why = p.malformed.get(e.sequence());
+    if (why != null) {
+      throw new MalformedEventException(e + " cannot be delivered: " + why);
+    }
+  }
+
+  /** Forgets what is known about a malformed event once it is settled (dead-lettered). */
+  static void settled(LeasedPartition p, Event e, ParkState park) {
+    if (park == ParkState.DEAD) {
+      p.malformed.remove(e.sequence());
+    }
+  }
+
+  /** The handler's inbox key for the event, or null; a key the database cannot store fails. */
+  String inboxKeyOf(Event e) {
+    return s.inboxKey() == null
+        ? null
+        : io.boxline.Names.requireStorable(
+            "inbox key", s.inboxKey().apply(e), io.boxline.Names.MAX_KEY_LENGTH);
+  }
+
+  /** The outcome of a failed attempt: the handler's decision, or the retry policy's. */
+  Outcome decide(Event e, RuntimeException failure, int attempt, RetryPolicy policy) {
+    if (failure instanceof HandlerDecision) {
+      HandlerDecision d = (HandlerDecision) failure;
+      switch (d.kind()) {
+        case IGNORE:
+          return Outcome.DONE;
+        case DEAD_LETTER:
+          return dead(e, attempt, "dead-lettered by the handler: " + d.getMessage());
+        case RETRY_AT:
+          if (s.observers().active()) {
+            s.observers().retrying(group, e, attempt, d.retryAt());
+          }
+          return new Outcome(
+              ParkState.RETRY, attempt, d.retryAt(), "retry requested: " + d.getMessage());
+        default:
+          throw new IllegalStateException(d.kind().name());
+      }
+    }
+    String error = describe(failure);
+    if (attempt >= policy.maxAttempts()) {
+      return dead(e, attempt, error);
+    }
+    Instant next = s.clock().instant().plus(policy.delayAfter(attempt, random));
+    if (s.observers().active()) {
+      s.observers().retrying(group, e, attempt, next);
+    }
+    return new Outcome(ParkState.RETRY, attempt, next, error);
+  }
+
+  Outcome dead(Event e, int attempts, String reason) {
+    LOG.log(
+        Level.WARNING,
+        "consumer {0}: dead-lettered {1} after {2} attempts: {3}",
+        id,
+        e,
+        attempts,
+        reason);
+    hook(() -> s.hooks().onDeadLetter(e, reason));
+    return new Outcome(ParkState.DEAD, attempts, s.clock().instant(), reason);
+  }
+
+  static String describe(Throwable t) {
+    String m = t.getClass().getName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    return m.length() > 2000 ? m.substring(0, 2000) : m;
+  }
+
+  static Resolution toResolution(Outcome o) {
+    return o.park() == null
+        ? Resolution.done()
+        : new Resolution(
+            o.park() == ParkState.DEAD ? Resolution.Kind.DEAD : Resolution.Kind.RETRY,
+            o.attempts(),
+            o.nextAttemptAt(),
+            o.error());
+  }
+
+  void hook(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "a hook of consumer " + id + " failed", e);
+    }
+  }
+
+  void workerError(String what, RuntimeException e) {
+    LOG.log(Level.WARNING, "consumer " + id + " " + what + "; retrying", e);
+    hook(() -> s.hooks().onWorkerError(e));
+  }
+}

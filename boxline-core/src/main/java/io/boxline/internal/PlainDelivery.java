@@ -1,0 +1,313 @@
+package io.boxline.internal;
+
+import io.boxline.BatchFailure;
+import io.boxline.Event;
+import io.boxline.HandlerDecision;
+import io.boxline.RetryPolicy;
+import io.boxline.SubscriptionInfo;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.Store;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Delivery for plain and batch handlers: a batch read at the cursor is handled (a batch handler
+ * gets it whole first), failures are retried in place and then parked, and the cursor moves past
+ * everything with the parks in one commit.
+ */
+final class PlainDelivery {
+  private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
+
+  private final ConsumerContext c;
+  private final DefaultConsumer.Settings s;
+  private final Store store;
+  private final SubscriptionInfo subscription;
+  private final RecentEvents recent;
+  private final String id;
+
+  PlainDelivery(ConsumerContext c) {
+    this.c = c;
+    this.s = c.s;
+    this.store = c.store;
+    this.subscription = c.subscription;
+    this.recent = c.recent;
+    this.id = c.id;
+  }
+
+  /** Progress through one batch: what is done, what is parked, and what is already committed. */
+  final class Progress {
+    final LeasedPartition p;
+    final List<Event> batch;
+    final List<Park> parks = new ArrayList<>();
+    int done;
+    int committed;
+
+    /** Events handled successfully (not parked), and how many of them are already counted. */
+    int succeeded;
+
+    int counted;
+
+    /** The events came from the sequencer's hand-over, not from a read of the log. */
+    final boolean handedOver;
+
+    /** The log did not hold the handed-over events: nothing more of this batch may commit. */
+    boolean stale;
+
+    Progress(LeasedPartition p, List<Event> batch, boolean handedOver) {
+      this.p = p;
+      this.batch = batch;
+      this.handedOver = handedOver;
+    }
+
+    void record(Event e, Outcome o) {
+      c.settled(p, e, o.park());
+      if (o.park() != null) {
+        parks.add(
+            new Park(
+                e.sequence(),
+                e.id(),
+                e.key(),
+                e.type(),
+                o.park(),
+                o.attempts(),
+                o.nextAttemptAt(),
+                o.error()));
+        if (e.key() != null && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
+          p.blockedKeys.add(e.key());
+        }
+        if (o.park() == ParkState.RETRY) {
+          p.nextRetryAtMillis = Math.min(p.nextRetryAtMillis, o.nextAttemptAt().toEpochMilli());
+        }
+      } else {
+        succeeded++;
+      }
+      done++;
+    }
+
+    /** Commits handled and parked events so far; false when c.fenced. */
+    boolean commit() {
+      if (stale) {
+        return false;
+      }
+      if (done == committed || c.abandoned()) {
+        return true;
+      }
+      CommitOutcome outcome;
+      long position = batch.get(done - 1).sequence();
+      // Handed-over events commit only if the log still holds them: name them.
+      long[] sequences = null;
+      UUID[] ids = null;
+      if (handedOver) {
+        int n = done - committed;
+        sequences = new long[n];
+        ids = new UUID[n];
+        for (int i = 0; i < n; i++) {
+          Event e = batch.get(committed + i);
+          sequences[i] = e.sequence();
+          ids[i] = e.id();
+        }
+      }
+      if (parks.isEmpty()) {
+        // The common case: committed together with the other partitions' moves of this moment.
+        outcome =
+            c.cursorCommits.commit(
+                new CursorMove(p.key, p.position, position, p.epoch, sequences, ids));
+      } else if (handedOver) {
+        outcome =
+            store.commitBatchIfLogHolds(
+                subscription.id(),
+                p.key,
+                p.position,
+                position,
+                p.epoch,
+                List.copyOf(parks),
+                sequences,
+                ids);
+      } else {
+        outcome =
+            store.commitBatch(
+                subscription.id(), p.key, p.position, position, p.epoch, List.copyOf(parks));
+      }
+      if (outcome == CommitOutcome.CURSOR_MOVED) {
+        // A database crash lost cursor commits (they are asynchronous) and maybe the sequencer
+        // batches behind them, which are then sequenced again. Go back to the stored cursor, so
+        // that nothing sequenced anew behind this consumer's in-memory position is skipped.
+        stale = true;
+        c.cursorMovedUnderneath(p);
+        return false;
+      }
+      if (outcome == CommitOutcome.LOG_CHANGED) {
+        // The database lost the sequencer batch these came from (a crash before its asynchronous
+        // commit reached the disk) and sequenced the outbox again. Nothing was committed: forget
+        // the hand-over and read the log from the cursor; the events handled are delivered again.
+        stale = true;
+        recent.clear();
+        LOG.log(
+            Level.WARNING,
+            "consumer {0}: {1} no longer holds the events handed over by the sequencer (database"
+                + " restarted?); reading them again from the log",
+            id,
+            p.ref());
+        return false;
+      }
+      if (outcome == CommitOutcome.FENCED) {
+        c.fenced.incrementAndGet();
+        c.lose(
+            p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        return false;
+      }
+      p.position = batch.get(done - 1).sequence();
+      c.handled.addAndGet(succeeded - counted);
+      counted = succeeded;
+      committed = done;
+      parks.clear();
+      return true;
+    }
+  }
+
+  /**
+   * Delivers a batch read at the cursor: events of blocked keys are parked behind their
+   * predecessors, the others are handled (retried in place per the policy, then parked), and the
+   * cursor moves past all of them with the parked ones in the same transaction. Returns true when
+   * the whole batch was committed.
+   */
+  boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
+    Progress progress = new Progress(p, batch, handedOver);
+    if (s.batchHandler() != null && deliverAsBatch(progress)) {
+      return progress.commit() && progress.done == batch.size();
+    }
+    for (int i = progress.done; i < batch.size(); i++) {
+      if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
+        break;
+      }
+      Event e = batch.get(i);
+      if (e.key() != null && p.blockedKeys.contains(e.key())) {
+        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
+        continue;
+      }
+      if (c.notYetDue(e)) {
+        progress.record(e, new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled"));
+        continue;
+      }
+      Outcome o = attemptInPlace(progress, e);
+      if (o == null) {
+        break; // stopping, or fenced while committing before a wait
+      }
+      progress.record(e, o);
+    }
+    return progress.commit() && progress.done == batch.size();
+  }
+
+  /**
+   * Gives the whole batch to the batch handler once. Returns true when that settled every event
+   * (handled, or reported failed through {@link BatchFailure}); false after any other exception,
+   * and then the events go one by one through the per-event path so the culprit is isolated.
+   */
+  private boolean deliverAsBatch(Progress progress) {
+    if (s.inboxKey() != null) {
+      return false; // the per-event path checks and records the inbox for each event
+    }
+    List<Event> eligible = new ArrayList<>();
+    Map<UUID, Event> byId = new HashMap<>();
+    for (Event e : progress.batch) {
+      if (c.notYetDue(e) || progress.p.malformed.containsKey(e.sequence())) {
+        return false; // the per-event path parks it until due, or fails it without the handler
+      }
+      if (e.key() == null || !progress.p.blockedKeys.contains(e.key())) {
+        eligible.add(e);
+        byId.put(e.id(), e);
+      }
+    }
+    Map<UUID, RuntimeException> failed;
+    try {
+      eligible.forEach(e -> c.hook(() -> s.hooks().beforeEvent(e, 1)));
+      long start = System.nanoTime();
+      if (!eligible.isEmpty()) {
+        s.batchHandler().handle(eligible);
+      }
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      eligible.forEach(e -> c.hook(() -> s.hooks().afterEvent(e, took)));
+      failed = Map.of();
+    } catch (BatchFailure bf) {
+      failed = bf.failed();
+    } catch (RuntimeException e) {
+      eligible.forEach(ev -> c.hook(() -> s.hooks().onError(ev, e, 1)));
+      return false;
+    }
+    for (Event e : progress.batch) {
+      if (!byId.containsKey(e.id())) {
+        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
+      } else if (failed.containsKey(e.id())) {
+        RuntimeException cause = failed.get(e.id());
+        if (!(cause instanceof HandlerDecision)) {
+          c.hook(() -> s.hooks().onError(e, cause, 1));
+        }
+        progress.record(e, c.decide(e, cause, 1, c.policyFor(e)));
+      } else {
+        progress.record(e, Outcome.DONE);
+      }
+    }
+    return true;
+  }
+
+  void invoke(LeasedPartition p, Event e, int attempt) {
+    c.requireWellFormed(p, e);
+    String dedup = c.inboxKeyOf(e);
+    if (dedup != null && store.inboxSeen(subscription.id(), dedup)) {
+      return; // handled before under the same key: skip
+    }
+    c.hook(() -> s.hooks().beforeEvent(e, attempt));
+    long start = System.nanoTime();
+    if (s.batchHandler() != null) {
+      s.batchHandler().handle(List.of(e));
+    } else {
+      s.handler().handle(e);
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    if (dedup != null) {
+      store.inboxRecord(subscription.id(), dedup);
+    }
+    c.hook(() -> s.hooks().afterEvent(e, took));
+  }
+
+  /**
+   * Attempts in place until handled, decided, or the in-place budget is spent; null when stopping.
+   */
+  private Outcome attemptInPlace(Progress progress, Event e) {
+    RetryPolicy policy = c.policyFor(e);
+    long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        invoke(progress.p, e, attempt);
+        return Outcome.DONE;
+      } catch (RuntimeException failure) {
+        if (!(failure instanceof HandlerDecision)) {
+          int a = attempt;
+          c.hook(() -> s.hooks().onError(e, failure, a));
+        }
+        Outcome o = c.decide(e, failure, attempt, policy);
+        if (o.park() != ParkState.RETRY
+            || failure instanceof HandlerDecision
+            || attempt >= policy.inPlaceAttempts()) {
+          return o;
+        }
+        long delayNanos = Duration.between(s.clock().instant(), o.nextAttemptAt()).toNanos();
+        if (System.nanoTime() + delayNanos > deadline) {
+          return o;
+        }
+        // Keep what succeeded before waiting, so a crash during the wait does not redeliver it.
+        if (!progress.commit() || c.waitForStop(delayNanos)) {
+          return null;
+        }
+      }
+    }
+  }
+}

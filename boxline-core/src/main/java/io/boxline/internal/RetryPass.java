@@ -1,0 +1,124 @@
+package io.boxline.internal;
+
+import io.boxline.Event;
+import io.boxline.HandlerDecision;
+import io.boxline.SubscriptionInfo;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.Store;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The retry pass of a partition: gives due parked events another attempt, the oldest of each key
+ * first, and records the outcomes of a page together in one fenced commit.
+ */
+final class RetryPass {
+  /** Least time between two retry passes of a partition that has new events waiting. */
+  static final long SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  private final ConsumerContext c;
+  private final DefaultConsumer.Settings s;
+  private final Store store;
+  private final SubscriptionInfo subscription;
+  private final PlainDelivery plain;
+  private final TransactionalDelivery transactional;
+
+  RetryPass(ConsumerContext c, PlainDelivery plain, TransactionalDelivery transactional) {
+    this.c = c;
+    this.s = c.s;
+    this.store = c.store;
+    this.subscription = c.subscription;
+    this.plain = plain;
+    this.transactional = transactional;
+  }
+
+  void loadParked(LeasedPartition p) {
+    ParkedSummary summary = store.parked(subscription.id(), p.key, s.deadLetterBlocksKey());
+    p.blockedKeys = new HashSet<>(summary.blockedKeys());
+    p.nextRetryAtMillis =
+        summary.nextDue() == null ? Long.MAX_VALUE : summary.nextDue().toEpochMilli();
+    p.parkedLoaded = true;
+  }
+
+  /**
+   * Gives due parked events another attempt, oldest of each key first. Handling or dead-lettering
+   * one makes the next of its key due at once, so this loops until nothing more is due.
+   */
+  void run(LeasedPartition p) {
+    p.retryDue = false;
+    boolean again = true;
+    p.lastRetryPassNanos = System.nanoTime();
+    while (again && !c.stopping() && p.state == LeasedPartition.State.ACTIVE) {
+      again = false;
+      // Outcomes of one page are recorded together (one commit); the page holds at most one event
+      // per key, so none of them depends on another's outcome.
+      Map<Long, Resolution> outcomes = new LinkedHashMap<>();
+      for (ParkedEvent pe :
+          store.dueParked(subscription.id(), p.key, s.deadLetterBlocksKey(), 100)) {
+        if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
+          break;
+        }
+        Event e = c.toEvent(p, pe.event());
+        int attempt = pe.attempts() + 1;
+        Resolution r;
+        if (s.txHandler() != null) {
+          TransactionalDelivery.TxResult t =
+              transactional.attemptTransactional(p, e, attempt, true);
+          if (t == TransactionalDelivery.TxResult.MOVED) {
+            c.cursorMovedUnderneath(p);
+            return;
+          }
+          if (t == TransactionalDelivery.TxResult.FENCED) {
+            c.fenced.incrementAndGet();
+            c.lose(p, "retry rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+            return;
+          }
+          if (t.committed) {
+            c.handled.incrementAndGet();
+            again = true;
+            continue;
+          }
+          r = c.toResolution(c.decide(e, t.failure, attempt, c.policyFor(e)));
+        } else {
+          try {
+            plain.invoke(p, e, attempt);
+            r = Resolution.done();
+          } catch (RuntimeException failure) {
+            if (!(failure instanceof HandlerDecision)) {
+              c.hook(() -> s.hooks().onError(e, failure, attempt));
+            }
+            r = c.toResolution(c.decide(e, failure, attempt, c.policyFor(e)));
+          }
+        }
+        if (r.kind() == Resolution.Kind.DEAD) {
+          c.settled(p, e, ParkState.DEAD);
+        }
+        outcomes.put(e.sequence(), r);
+      }
+      if (outcomes.isEmpty()) {
+        continue;
+      }
+      if (!store.resolveParked(subscription.id(), p.key, p.epoch, outcomes)) {
+        c.fenced.incrementAndGet();
+        c.lose(
+            p,
+            "retry outcomes rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        return;
+      }
+      for (Resolution r : outcomes.values()) {
+        if (r.kind() != Resolution.Kind.RETRY) {
+          if (r.kind() == Resolution.Kind.DONE) {
+            c.handled.incrementAndGet();
+          }
+          again = true;
+        }
+      }
+    }
+    loadParked(p);
+  }
+}
