@@ -5,18 +5,13 @@ import io.boxline.Consumer;
 import io.boxline.ConsumerHooks;
 import io.boxline.Event;
 import io.boxline.EventHandler;
-import io.boxline.GroupPolicy;
 import io.boxline.PartitionListener;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.TransactionalHandler;
-import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
-import io.boxline.spi.GroupView;
-import io.boxline.spi.Lease;
-import io.boxline.spi.Member;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
@@ -25,18 +20,15 @@ import io.boxline.spi.WakeupListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,12 +50,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext.Host {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
-
-  /**
-   * Every this many check-ins the full backlog is read again even if nothing changed (and the
-   * policy too, with a store that does not report a policy stamp).
-   */
-  private static final int RESYNC_EVERY = 10;
 
   private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   private static final int BATCHES_PER_TURN = 4;
@@ -91,7 +77,6 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       java.time.Clock clock) {}
 
   private final Store store;
-  private final CoordinationStore coordination;
   private final TopicCache topics;
   private final WakeupBus bus;
   private final RecentEvents recent;
@@ -100,6 +85,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private final PlainDelivery plain;
   private final TransactionalDelivery transactional;
   private final RetryPass retries;
+  private final GroupMembership membership;
   private final Settings s;
   private final String id;
   private final String group;
@@ -108,31 +94,15 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
 
   private final Map<PartitionKey, LeasedPartition> held = new ConcurrentHashMap<>();
 
-  /** Last sequence of partitions known to have a backlog that this member does not hold. */
-  private final Map<PartitionKey, Long> backlog = new ConcurrentHashMap<>();
-
-  private final ConcurrentLinkedQueue<PartitionKey> pickups = new ConcurrentLinkedQueue<>();
   private final Signal dispatchSignal = new Signal();
   private java.util.concurrent.Semaphore freeWorkers;
   private int rotation;
-  private final Signal groupSignal = new Signal();
   private final CountDownLatch stopLatch = new CountDownLatch(1);
-  private final AtomicLong lost = new AtomicLong();
-  private final AtomicLong checkIns = new AtomicLong();
   private final AtomicLong onCommittingThread = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopped = new AtomicBoolean();
   private volatile boolean stopping;
   private volatile boolean abandoned;
-  private volatile boolean resync = true;
-  private volatile GroupPolicy policy = GroupPolicy.DEFAULT;
-  private volatile List<Member> members = List.of();
-  private volatile Map<PartitionKey, Lease> leases = Map.of();
-  private Set<String> lastShape = Set.of();
-  private long intervalOfWrittenDeadlineNanos = Long.MAX_VALUE;
-  private long policyStamp = GroupView.NO_POLICY_STAMP;
-  private boolean storeStampsPolicies;
-  private Thread groupThread;
   private Thread dispatcher;
   private ExecutorService workers;
 
@@ -151,7 +121,6 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     // A transactional handler commits its cursor inside its own transaction, where the check that
     // handed-over events are still in the log is not made; it always reads from the log.
     this.recent = settings.txHandler() == null ? recent : null;
-    this.coordination = coordination;
     this.topics = topics;
     this.bus = bus;
     this.subscription = subscription;
@@ -168,6 +137,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     this.plain = new PlainDelivery(ctx);
     this.transactional = new TransactionalDelivery(ctx);
     this.retries = new RetryPass(ctx, plain, transactional);
+    this.membership = new GroupMembership(ctx, coordination, topics, held, dispatchSignal);
     this.id = settings.id();
     this.group = subscription.name();
     this.onClose = onClose;
@@ -195,11 +165,9 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       recent.register(topicIds);
     }
     bus.add(this);
-    groupThread = new Thread(this::coordinate, "boxline-group-" + id);
-    groupThread.setDaemon(true);
     dispatcher = new Thread(this::dispatch, "boxline-consumer-" + id);
     dispatcher.setDaemon(true);
-    groupThread.start();
+    membership.start();
     dispatcher.start();
     LOG.log(
         Level.INFO,
@@ -207,7 +175,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         id,
         group,
         s.weight(),
-        coordination.describe());
+        membership.describeCoordination());
     return this;
   }
 
@@ -233,12 +201,12 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
 
   @Override
   public long lostCount() {
-    return lost.get();
+    return membership.lost.get();
   }
 
   @Override
   public long checkInCount() {
-    return checkIns.get();
+    return membership.checkIns.get();
   }
 
   @Override
@@ -262,6 +230,11 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   public void outboxChanged() {}
 
   @Override
+  public void resynchronize() {
+    membership.resynchronize();
+  }
+
+  @Override
   public void logAppended(List<PartitionHead> heads) {
     if (heads == null) {
       resynchronize();
@@ -269,8 +242,6 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     }
     boolean dispatch = false;
     boolean pickup = false;
-    List<Member> view = members;
-    Map<PartitionKey, Lease> leased = leases;
     for (PartitionHead h : heads) {
       if (!topicIds.contains(h.topicId())) {
         continue;
@@ -306,14 +277,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         }
         continue;
       }
-      backlog.merge(key, h.lastSequence(), Math::max);
-      Lease l = leased.get(key);
-      boolean free = l == null || view.stream().noneMatch(m -> m.id().equals(l.owner()));
-      // A cold partition woke up: the member chosen by rendezvous hashing takes it at once; the
-      // others
-      // leave it, and the regular check-ins catch it should that member be gone.
-      if (free && !view.isEmpty() && id.equals(Rebalance.pickupOwner(view, key))) {
-        pickups.add(key);
+      if (membership.noteHead(key, h.lastSequence())) {
         pickup = true;
       }
     }
@@ -321,284 +285,8 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       dispatchSignal.raise();
     }
     if (pickup) {
-      groupSignal.raise();
+      membership.wake();
     }
-  }
-
-  @Override
-  public void resynchronize() {
-    resync = true;
-    groupSignal.raise();
-  }
-
-  // ------------------------------------------------------------------ coordination
-  private void coordinate() {
-    long backoff = TimeUnit.MILLISECONDS.toNanos(100);
-    long nextCheckIn = System.nanoTime();
-    while (!stopping) {
-      try {
-        if (System.nanoTime() - nextCheckIn >= 0) {
-          checkIn();
-          // The deadline just written was derived from the group size seen before this check-in;
-          // if the group grew, the new (longer) interval only applies after the next check-in has
-          // written a matching deadline, else others would see this member dead in between.
-          long interval =
-              Math.min(
-                  policy.checkInInterval(Math.max(1, members.size())).toNanos(),
-                  intervalOfWrittenDeadlineNanos);
-          // ±10% jitter so members that joined together do not stay in step.
-          nextCheckIn =
-              System.nanoTime()
-                  + (long) (interval * (0.9 + 0.2 * ThreadLocalRandom.current().nextDouble()));
-        }
-        takePickups();
-        backoff = TimeUnit.MILLISECONDS.toNanos(100);
-        if (groupSignal.await(Math.max(0, nextCheckIn - System.nanoTime())) && resync) {
-          nextCheckIn = System.nanoTime();
-        }
-      } catch (InterruptedException e) {
-        return;
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "consumer " + id + " could not check in; retrying", e);
-        if (waitForStop(backoff)) {
-          return;
-        }
-        backoff = Math.min(backoff * 2, TimeUnit.SECONDS.toNanos(5));
-      }
-    }
-  }
-
-  private void checkIn() {
-    long n = checkIns.incrementAndGet();
-    boolean full = resync || n % RESYNC_EVERY == 1;
-    resync = false;
-    if (!storeStampsPolicies && full) {
-      policy = coordination.policy(group); // no stamp to tell a change: re-read now and then
-    }
-    Duration ttl = policy.deadline(Math.max(1, members.size()));
-    intervalOfWrittenDeadlineNanos = policy.checkInInterval(Math.max(1, members.size())).toNanos();
-    GroupView view = coordination.checkIn(group, id, s.weight(), ttl);
-    if (view.policyStamp() != GroupView.NO_POLICY_STAMP) {
-      storeStampsPolicies = true;
-      if (view.policyStamp() != policyStamp) {
-        // Read after the check-in that returned the stamp, never before: a change in between then
-        // shows as another new stamp next time instead of being taken for the one already read.
-        // The first check-in wrote a deadline from the default policy; the next interval is capped
-        // to match it, so a policy with longer intervals cannot make this member look dead.
-        policy = coordination.policy(group);
-        policyStamp = view.policyStamp();
-      }
-    }
-    GroupPolicy pol = policy;
-    List<Member> seen = new ArrayList<>(view.members());
-    Set<String> live = new HashSet<>();
-    for (Member m : seen) {
-      live.add(m.id());
-    }
-    if (live.add(id)) {
-      seen.add(
-          new Member(id, s.weight())); // a store may return the view read before this heartbeat
-    }
-    members = List.copyOf(seen);
-    Map<PartitionKey, Lease> byKey = Rebalance.byPartition(view.leases());
-
-    // Leases this member thinks it holds but the store gave to someone else (it was considered
-    // dead).
-    for (LeasedPartition p : held.values()) {
-      Lease l = byKey.get(p.key);
-      if (p.state == LeasedPartition.State.ACTIVE
-          && (l == null || !l.owner().equals(id) || l.epoch() != p.epoch)) {
-        lose(p, "its lease was taken over (this consumer missed its heartbeat deadline)");
-      }
-    }
-    // Leases under this member id that this process does not hold: left by an earlier process that
-    // used
-    // the same id (restarted within its deadline). Give them back; the plan takes them again with a
-    // new
-    // epoch and a fresh fence, so nothing of the old process can commit.
-    for (Lease l : view.leases()) {
-      PartitionKey k = PartitionKey.of(l.topicId(), l.partition());
-      if (l.owner().equals(id) && !held.containsKey(k)) {
-        coordination.release(group, k, id, l.epoch());
-        byKey.remove(k);
-      }
-    }
-    // Leases of dead members and RELEASING leases stuck past the grace period.
-    boolean stale = false;
-    for (Lease l : view.leases()) {
-      if (!live.contains(l.owner())
-          || (l.releasing() && l.since().plus(pol.releaseGrace()).isBefore(view.now()))) {
-        stale = true;
-        break;
-      }
-    }
-    if (stale) {
-      int freed = coordination.reclaim(group, live, pol.releaseGrace());
-      LOG.log(Level.INFO, "consumer {0} reclaimed {1} stale leases of {2}", id, freed, group);
-      byKey.values().removeIf(l -> !live.contains(l.owner()));
-      full = true;
-    }
-    leases = byKey;
-    Set<String> shape = new HashSet<>(live);
-    for (Lease l : byKey.values()) {
-      shape.add(l.topicId() + ":" + l.partition() + ":" + l.owner());
-    }
-    if (!shape.equals(lastShape)) {
-      full = true;
-      lastShape = shape;
-    }
-    if (full) {
-      refreshBacklog();
-    }
-    releaseIdle(pol);
-    Map<PartitionKey, Long> mine = new HashMap<>();
-    for (LeasedPartition p : held.values()) {
-      if (p.state == LeasedPartition.State.ACTIVE) {
-        mine.put(p.key, Math.max(0, p.knownLast.get() - p.position));
-      }
-    }
-    Map<PartitionKey, Long> active = new HashMap<>();
-    backlog.forEach((k, v) -> active.put(k, v));
-    Rebalance.Plan plan =
-        Rebalance.plan(
-            id,
-            s.weight(),
-            new GroupView(members, List.copyOf(byKey.values()), view.now()),
-            active,
-            mine,
-            pol.slack(),
-            ThreadLocalRandom.current());
-    for (PartitionKey k : plan.release()) {
-      LeasedPartition p = held.get(k);
-      if (p != null) {
-        startRelease(p);
-      }
-    }
-    acquire(plan.acquire());
-  }
-
-  private void refreshBacklog() {
-    Map<PartitionKey, Long> fresh = new HashMap<>();
-    for (Backlog b : store.backlogged(subscription.id())) {
-      PartitionKey k = PartitionKey.of(b.topicId(), b.partition());
-      LeasedPartition p = held.get(k);
-      if (p != null) {
-        p.knownLast.accumulateAndGet(b.lastSequence(), Math::max);
-        if (b.retryDue()) {
-          p.retryDue = true;
-        }
-      } else {
-        // A partition with due retries counts as active even when its cursor is at the end.
-        fresh.put(k, b.retryDue() ? Math.max(b.lastSequence(), 1) : b.lastSequence());
-      }
-    }
-    backlog.keySet().retainAll(fresh.keySet());
-    backlog.putAll(fresh);
-    dispatchSignal.raise();
-  }
-
-  /**
-   * Leased partitions with nothing to do for a while are handed back, so only active partitions are
-   * leased.
-   */
-  private void releaseIdle(GroupPolicy pol) {
-    long idleNanos = pol.idleRelease().toNanos();
-    for (LeasedPartition p : held.values()) {
-      if (p.state == LeasedPartition.State.ACTIVE
-          && !p.draining.get()
-          && p.knownLast.get() <= p.position
-          && System.nanoTime() - p.lastActiveNanos > idleNanos) {
-        startRelease(p);
-      }
-    }
-  }
-
-  private void takePickups() {
-    List<PartitionKey> want = new ArrayList<>();
-    for (PartitionKey k; (k = pickups.poll()) != null; ) {
-      if (!held.containsKey(k) && !want.contains(k)) {
-        want.add(k);
-      }
-    }
-    acquire(want);
-  }
-
-  private void acquire(List<PartitionKey> wanted) {
-    if (wanted.isEmpty() || stopping) {
-      return;
-    }
-    long[] epochs = coordination.acquire(group, wanted, id);
-    List<PartitionKey> won = new ArrayList<>();
-    List<Long> wonEpochs = new ArrayList<>();
-    for (int i = 0; i < epochs.length; i++) {
-      if (epochs[i] >= 0) {
-        won.add(wanted.get(i));
-        wonEpochs.add(epochs[i]);
-      }
-    }
-    if (won.isEmpty()) {
-      return;
-    }
-    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
-    long[] positions = store.fenceCursors(subscription.id(), won, e, id);
-    List<LeasedPartition> taken = new ArrayList<>();
-    Set<TopicPartition> assigned = new LinkedHashSet<>();
-    for (int i = 0; i < won.size(); i++) {
-      PartitionKey k = won.get(i);
-      if (positions[i] < 0) {
-        LOG.log(
-            Level.ERROR,
-            "consumer {0}: lease epoch {1} for {2} is not newer than the cursor''s; the coordination"
-                + " store handed out an old epoch. Releasing it.",
-            id,
-            e[i],
-            k);
-        coordination.release(group, k, id, e[i]);
-        continue;
-      }
-      Long hint = backlog.remove(k);
-      // Read once after taking a partition even without a known backlog: it may have events
-      // already.
-      long last = Math.max(positions[i] + 1, hint == null ? 0 : hint);
-      LeasedPartition p = new LeasedPartition(k, topics.get(k.topicId()), e[i], positions[i], last);
-      taken.add(p);
-      assigned.add(p.ref());
-    }
-    if (!taken.isEmpty()) {
-      // The listener hears of the partitions before the dispatcher can see them.
-      notifyListener(() -> s.listener().onAssigned(assigned));
-      for (LeasedPartition p : taken) {
-        held.put(p.key, p);
-      }
-      dispatchSignal.raise();
-    }
-  }
-
-  private void startRelease(LeasedPartition p) {
-    if (p.state != LeasedPartition.State.ACTIVE) {
-      return;
-    }
-    p.state = LeasedPartition.State.RELEASING;
-    if (p.draining.compareAndSet(false, true)) {
-      finishRelease(p);
-    } else {
-      // The worker finishes its batch, commits, and hands the lease back (see drain()).
-      coordination.markReleasing(group, p.key, id, p.epoch);
-    }
-  }
-
-  /** Called by whoever holds the partition's draining flag. */
-  private void finishRelease(LeasedPartition p) {
-    p.state = LeasedPartition.State.RELEASED;
-    held.remove(p.key, p);
-    try {
-      coordination.release(group, p.key, id, p.epoch);
-    } catch (RuntimeException e) {
-      LOG.log(
-          Level.WARNING, "consumer " + id + " could not release " + p.key + "; it will expire", e);
-    }
-    TopicPartition ref = p.ref();
-    notifyListener(() -> s.listener().onRevoked(Set.of(ref)));
   }
 
   @Override
@@ -613,23 +301,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
 
   @Override
   public void lose(LeasedPartition p, String why) {
-    if (p.state == LeasedPartition.State.LOST || p.state == LeasedPartition.State.RELEASED) {
-      return;
-    }
-    p.state = LeasedPartition.State.LOST;
-    held.remove(p.key, p);
-    lost.incrementAndGet();
-    LOG.log(Level.WARNING, "consumer {0} lost {1} of {2}: {3}", id, p.ref(), group, why);
-    TopicPartition ref = p.ref();
-    notifyListener(() -> s.listener().onLost(Set.of(ref)));
-  }
-
-  private void notifyListener(Runnable call) {
-    try {
-      call.run();
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "partition listener of consumer " + id + " failed", e);
-    }
+    membership.lose(p, why);
   }
 
   // ------------------------------------------------------------------ delivery
@@ -739,7 +411,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private void stopDraining(LeasedPartition p) {
     p.draining.set(false);
     if (p.state == LeasedPartition.State.RELEASING && p.draining.compareAndSet(false, true)) {
-      finishRelease(p);
+      membership.finishRelease(p);
     }
   }
 
@@ -790,7 +462,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
           return;
         }
         long expected = p.knownLast.get();
-        int batchSize = policy.batchSizeFor(s.batchSize());
+        int batchSize = membership.policy().batchSizeFor(s.batchSize());
         List<StoredEvent> rows = null;
         boolean handedOver = false;
         try {
@@ -877,10 +549,10 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     }
     boolean clean = true;
     if (dispatcher != null) {
-      groupSignal.raise();
+      membership.wake();
       dispatchSignal.raise();
       try {
-        groupThread.join(timeout.toMillis());
+        membership.join(timeout);
         dispatcher.join(timeout.toMillis());
         workers.shutdown();
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -909,23 +581,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         workers.shutdownNow();
         clean = false;
       }
-      Set<TopicPartition> revoked = new LinkedHashSet<>();
-      for (LeasedPartition p : held.values()) {
-        p.state = LeasedPartition.State.RELEASED;
-        revoked.add(p.ref());
-      }
-      held.clear();
-      try {
-        coordination.leave(group, id); // frees every lease at once so others take over quickly
-      } catch (RuntimeException e) {
-        LOG.log(
-            Level.WARNING,
-            "consumer " + id + " could not leave the group; its leases will expire",
-            e);
-      }
-      if (!revoked.isEmpty()) {
-        notifyListener(() -> s.listener().onRevoked(revoked));
-      }
+      membership.leave();
     }
     onClose.run();
     LOG.log(Level.INFO, "consumer {0} stopped; handled {1} events", id, ctx.handled.get());
