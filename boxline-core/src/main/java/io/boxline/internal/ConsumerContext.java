@@ -6,6 +6,7 @@ import io.boxline.MalformedEventException;
 import io.boxline.PartitionLag;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
+import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.Resolution;
 import io.boxline.spi.Store;
@@ -175,6 +176,35 @@ final class ConsumerContext {
     if (park == ParkState.DEAD) {
       p.malformed.remove(e.sequence());
     }
+  }
+
+  /**
+   * The parked row for {@code e} with parked outcome {@code o}, noting on {@code p} what it means:
+   * later events of the key wait behind it (a dead letter only holds its key when dead letters
+   * block keys), and the partition's next retry is due no later than its next attempt.
+   */
+  Park park(LeasedPartition p, Event e, Outcome o) {
+    settled(p, e, o.park());
+    if (e.key() != null && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
+      p.blockedKeys.add(e.key());
+    }
+    if (o.park() == ParkState.RETRY) {
+      p.nextRetryAtMillis = Math.min(p.nextRetryAtMillis, o.nextAttemptAt().toEpochMilli());
+    }
+    return new Park(
+        e.sequence(),
+        e.id(),
+        e.key(),
+        e.type(),
+        o.park(),
+        o.attempts(),
+        o.nextAttemptAt(),
+        o.error());
+  }
+
+  /** The outcome of an event that waits behind an earlier one of its key. */
+  Outcome waiting() {
+    return new Outcome(ParkState.WAITING, 0, s.clock().instant(), null);
   }
 
   /** The handler's inbox key for the event, or null; a key the database cannot store fails. */

@@ -68,31 +68,15 @@ final class PlainDelivery {
     }
 
     void record(Event e, Outcome o) {
-      c.settled(p, e, o.park());
       if (o.park() != null) {
-        parks.add(
-            new Park(
-                e.sequence(),
-                e.id(),
-                e.key(),
-                e.type(),
-                o.park(),
-                o.attempts(),
-                o.nextAttemptAt(),
-                o.error()));
-        if (e.key() != null && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
-          p.blockedKeys.add(e.key());
-        }
-        if (o.park() == ParkState.RETRY) {
-          p.nextRetryAtMillis = Math.min(p.nextRetryAtMillis, o.nextAttemptAt().toEpochMilli());
-        }
+        parks.add(c.park(p, e, o));
       } else {
         succeeded++;
       }
       done++;
     }
 
-    /** Commits handled and parked events so far; false when c.fenced. */
+    /** Commits handled and parked events so far; false when fenced. */
     boolean commit() {
       if (stale) {
         return false;
@@ -190,7 +174,7 @@ final class PlainDelivery {
       }
       Event e = batch.get(i);
       if (e.key() != null && p.blockedKeys.contains(e.key())) {
-        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
+        progress.record(e, c.waiting());
         continue;
       }
       if (c.notYetDue(e)) {
@@ -244,7 +228,7 @@ final class PlainDelivery {
     }
     for (Event e : progress.batch) {
       if (!byId.containsKey(e.id())) {
-        progress.record(e, new Outcome(ParkState.WAITING, 0, s.clock().instant(), null));
+        progress.record(e, c.waiting());
       } else if (failed.containsKey(e.id())) {
         RuntimeException cause = failed.get(e.id());
         if (!(cause instanceof HandlerDecision)) {

@@ -126,16 +126,7 @@ final class TransactionalDelivery {
           throw new IllegalStateException("scheduled event in batch"); // redo one by one below
         }
         if (e.key() != null && p.blockedKeys.contains(e.key())) {
-          parks.add(
-              new Park(
-                  e.sequence(),
-                  e.id(),
-                  e.key(),
-                  e.type(),
-                  ParkState.WAITING,
-                  0,
-                  s.clock().instant(),
-                  null));
+          parks.add(c.park(p, e, c.waiting()));
           continue;
         }
         c.requireWellFormed(p, e); // rolls back and redoes the batch one event at a time
@@ -162,7 +153,7 @@ final class TransactionalDelivery {
       }
       Outcome outcome;
       if (e.key() != null && p.blockedKeys.contains(e.key())) {
-        outcome = new Outcome(ParkState.WAITING, 0, s.clock().instant(), null);
+        outcome = c.waiting();
       } else if (c.notYetDue(e)) {
         outcome = new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled");
       } else {
@@ -181,25 +172,8 @@ final class TransactionalDelivery {
         return false;
       }
       List<Park> one = new ArrayList<>();
-      c.settled(p, e, outcome.park());
       if (outcome.park() != null) {
-        one.add(
-            new Park(
-                e.sequence(),
-                e.id(),
-                e.key(),
-                e.type(),
-                outcome.park(),
-                outcome.attempts(),
-                outcome.nextAttemptAt(),
-                outcome.error()));
-        if (e.key() != null && (outcome.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
-          p.blockedKeys.add(e.key());
-        }
-        if (outcome.park() == ParkState.RETRY) {
-          p.nextRetryAtMillis =
-              Math.min(p.nextRetryAtMillis, outcome.nextAttemptAt().toEpochMilli());
-        }
+        one.add(c.park(p, e, outcome));
       }
       store.commitFenced(parkTx, subscription.id(), p.key, e.sequence(), one);
       p.position = e.sequence();
@@ -228,7 +202,7 @@ final class TransactionalDelivery {
   /**
    * In-place attempts of a transactional handler. Returns {@link Outcome#DONE} when committed, an
    * outcome to park (or an ignore, as a park-less non-DONE outcome), or null when stopping or
-   * c.fenced.
+   * fenced.
    */
   private Outcome attemptTransactionalInPlace(LeasedPartition p, Event e) {
     RetryPolicy policy = c.policyFor(e);
