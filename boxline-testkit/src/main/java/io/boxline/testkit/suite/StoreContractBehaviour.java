@@ -1,0 +1,306 @@
+package io.boxline.testkit.suite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.DeadLetterQuery;
+import io.boxline.NamespacePath;
+import io.boxline.PartitionLag;
+import io.boxline.Sequencing;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.LeaseStatus;
+import io.boxline.spi.LogAppend;
+import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@link Store} SPI method by method, with no engine on top (in the style of River's driver
+ * tests): what each data operation writes and returns, on every dialect. The behaviour suites prove
+ * the guarantees through the engine; this suite pins down the contract a store implements, so that
+ * a change inside one dialect, or a new store, is checked where it breaks.
+ */
+public abstract class StoreContractBehaviour extends DatabaseSuite {
+  private static final Duration TTL = Duration.ofSeconds(30);
+  private static final TopicName ORDERS = TopicName.of("acme/contract", "orders");
+  private static final TopicName DIRECT = TopicName.of("acme/contract", "direct");
+
+  private Store store;
+  private TopicInfo orders;
+  private SubscriptionInfo sub;
+
+  @BeforeEach
+  void openStore() {
+    store = db.store();
+    store.createNamespace(NamespacePath.of("acme/contract"));
+    orders = store.createTopic(ORDERS, 2);
+    store.createTopic(DIRECT, 1, Sequencing.IN_TRANSACTION);
+    sub = store.createSubscription(SubscriptionSpec.of("billing", ORDERS));
+  }
+
+  private static OutboxRecord record(TopicInfo t, int partition, String key, String idempotency) {
+    return new OutboxRecord(
+        UUID.randomUUID(),
+        t.id(),
+        partition,
+        key,
+        "order.placed",
+        "urn:test",
+        "application/json",
+        ("{\"key\": \"" + key + "\"}").getBytes(StandardCharsets.UTF_8),
+        Map.of("tenant", "acme"),
+        idempotency,
+        null);
+  }
+
+  private <T> T inTransaction(Function<Connection, T> work) {
+    try (Connection tx = store.openTransaction()) {
+      T result = work.apply(tx);
+      tx.commit();
+      return result;
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Appends {@code records} in one transaction and sequences them; returns the batch. */
+  private SequencedBatch appendAndSequence(List<OutboxRecord> records) {
+    if (!records.isEmpty()) {
+      inTransaction(tx -> store.append(tx, records));
+    }
+    assertThat(store.acquireSequencerLease("me", TTL).held()).isTrue();
+    return store.sequence("me", TTL, 1000, (topic, key) -> 0);
+  }
+
+  @Test
+  void theCatalogFindsWhatWasCreated() {
+    assertThat(store.findTopic(ORDERS)).contains(orders);
+    assertThat(store.findTopic(orders.id())).contains(orders);
+    assertThat(store.findTopic(TopicName.of("acme/contract", "none"))).isEmpty();
+    assertThat(store.topics())
+        .extracting(TopicInfo::name)
+        .containsExactlyInAnyOrder(ORDERS, DIRECT);
+    assertThat(store.findTopic(DIRECT).orElseThrow().sequencing())
+        .isEqualTo(Sequencing.IN_TRANSACTION);
+    assertThat(store.findSubscription("billing")).contains(sub);
+    assertThat(store.findSubscription("nobody")).isEmpty();
+    assertThat(store.lag(sub.id()))
+        .extracting(PartitionLag::partition, PartitionLag::position, PartitionLag::lastSequence)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple(0, 0L, 0L),
+            org.assertj.core.groups.Tuple.tuple(1, 0L, 0L));
+  }
+
+  @Test
+  void appendedRowsAreSequencedGapFreeInPublishOrderAndReadBackExactly() {
+    List<OutboxRecord> records = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      records.add(record(orders, i % 2, "k" + i, null));
+    }
+    assertThat(store.acquireSequencerLease("me", TTL)).isNotEqualTo(LeaseStatus.NOT_HELD);
+    SequencedBatch batch = appendAndSequence(records);
+    assertThat(batch.leaseHeld()).isTrue();
+    assertThat(batch.events()).isEqualTo(5);
+    assertThat(store.sequence("me", TTL, 1000, (t, k) -> 0).events()).isZero();
+    List<StoredEvent> p0 = store.read(orders.id(), 0, 0, 100);
+    assertThat(p0).extracting(StoredEvent::sequence).containsExactly(1L, 2L, 3L);
+    assertThat(p0).extracting(StoredEvent::key).containsExactly("k0", "k2", "k4");
+    StoredEvent first = p0.get(0);
+    OutboxRecord sent = records.get(0);
+    assertThat(first.id()).isEqualTo(sent.eventId());
+    assertThat(first.type()).isEqualTo(sent.type());
+    assertThat(first.source()).isEqualTo(sent.source());
+    assertThat(first.contentType()).isEqualTo(sent.contentType());
+    assertThat(first.payload()).isEqualTo(sent.payload());
+    assertThat(first.headers()).isEqualTo(sent.headers());
+    assertThat(first.malformed()).isNull();
+    assertThat(store.read(orders.id(), 0, 1, 1))
+        .extracting(StoredEvent::sequence)
+        .containsExactly(2L);
+    assertThat(store.read(orders.id(), 1, 0, 100))
+        .extracting(StoredEvent::key)
+        .containsExactly("k1", "k3");
+    assertThat(store.lag(sub.id()))
+        .extracting(PartitionLag::lastSequence)
+        .containsExactlyInAnyOrder(3L, 2L);
+  }
+
+  @Test
+  void aSecondRecordWithTheSameIdempotencyKeyIsNotStoredAndNamesTheFirst() {
+    OutboxRecord first = record(orders, 0, "k", "once");
+    OutboxRecord second = record(orders, 1, "k", "once");
+    List<UUID> r1 = inTransaction(tx -> store.append(tx, List.of(first)));
+    List<UUID> r2 = inTransaction(tx -> store.append(tx, List.of(second)));
+    assertThat(r1).containsExactly((UUID) null);
+    assertThat(r2).containsExactly(first.eventId());
+    assertThat(appendAndSequence(List.of()).events()).isEqualTo(1);
+  }
+
+  @Test
+  void theSequencerLeaseHasOneHolderUntilReleased() {
+    assertThat(store.acquireSequencerLease("a", TTL).held()).isTrue();
+    assertThat(store.acquireSequencerLease("b", TTL)).isEqualTo(LeaseStatus.NOT_HELD);
+    assertThat(store.sequence("b", TTL, 10, (t, k) -> 0).leaseHeld()).isFalse();
+    store.releaseSequencerLease("a");
+    assertThat(store.acquireSequencerLease("b", TTL).held()).isTrue();
+    assertThat(store.acquireSequencerLease("a", TTL)).isEqualTo(LeaseStatus.NOT_HELD);
+  }
+
+  @Test
+  void inTransactionTopicsAreNumberedInTheWritersTransaction() {
+    TopicInfo direct = store.findTopic(DIRECT).orElseThrow();
+    List<LogAppend> appended =
+        inTransaction(
+            tx ->
+                store.appendToLog(
+                    tx, List.of(record(direct, 0, "a", null), record(direct, 0, "b", null))));
+    assertThat(appended).hasSize(2);
+    assertThat(store.read(direct.id(), 0, 0, 10))
+        .extracting(StoredEvent::sequence, StoredEvent::key)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(1L, "a"),
+            org.assertj.core.groups.Tuple.tuple(2L, "b"));
+  }
+
+  @Test
+  void cursorCommitsAreFencedByEpochAndByPosition() {
+    appendAndSequence(List.of(record(orders, 0, "k", null), record(orders, 0, "k", null)));
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    long[] positions = store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    assertThat(positions).containsExactly(0L);
+    assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "other"))
+        .as("an epoch that is not newer is refused")
+        .containsExactly(-1L);
+    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 0, List.of())).isEqualTo(CommitOutcome.FENCED);
+    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of()))
+        .isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.commitBatch(sub.id(), p0, 0, 2, 1, List.of()))
+        .as("the cursor is at 1, not 0")
+        .isEqualTo(CommitOutcome.CURSOR_MOVED);
+    assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"))
+        .containsExactly(1L);
+    assertThat(store.commitBatch(sub.id(), p0, 1, 2, 1, List.of())).isEqualTo(CommitOutcome.FENCED);
+    assertThat(
+            store.lag(sub.id()).stream()
+                .filter(l -> l.partition() == 0)
+                .findFirst()
+                .orElseThrow()
+                .position())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void parkedEventsBlockTheirKeyAreDueInOrderAndResolve() {
+    List<OutboxRecord> records =
+        List.of(
+            record(orders, 0, "k", null),
+            record(orders, 0, "k", null),
+            record(orders, 0, "z", null));
+    appendAndSequence(records);
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    Instant past = Instant.now().minusSeconds(5);
+    List<Park> parks =
+        List.of(
+            new Park(
+                1, records.get(0).eventId(), "k", "order.placed", ParkState.RETRY, 1, past, "boom"),
+            new Park(
+                2,
+                records.get(1).eventId(),
+                "k",
+                "order.placed",
+                ParkState.WAITING,
+                0,
+                past,
+                null));
+    assertThat(store.commitBatch(sub.id(), p0, 0, 3, 1, parks)).isEqualTo(CommitOutcome.COMMITTED);
+    ParkedSummary summary = store.parked(sub.id(), p0, false);
+    assertThat(summary.blockedKeys()).containsExactly("k");
+    assertThat(summary.nextDue()).isNotNull();
+    List<ParkedEvent> due = store.dueParked(sub.id(), p0, false, 10);
+    assertThat(due).extracting(pe -> pe.event().sequence()).containsExactly(1L);
+    assertThat(due.get(0).attempts()).isEqualTo(1);
+    assertThat(store.resolveParked(sub.id(), p0, 1, 0, Resolution.done()))
+        .as("a stale epoch records nothing")
+        .isFalse();
+    assertThat(store.resolveParked(sub.id(), p0, 1, 1, Resolution.done())).isTrue();
+    assertThat(store.dueParked(sub.id(), p0, false, 10))
+        .as("the next of the key is due once the one before it is done")
+        .extracting(pe -> pe.event().sequence())
+        .containsExactly(2L);
+    assertThat(
+            store.resolveParked(
+                sub.id(),
+                p0,
+                2,
+                1,
+                new Resolution(Resolution.Kind.DEAD, 3, Instant.now(), "gave up")))
+        .isTrue();
+    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).isEmpty();
+    assertThat(store.parked(sub.id(), p0, true).blockedKeys())
+        .as("a dead letter blocks its key when dead letters block")
+        .containsExactly("k");
+    assertThat(store.deadLetters(sub.id(), DeadLetterQuery.of("billing")))
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.event().id()).isEqualTo(records.get(1).eventId());
+              assertThat(d.lastError()).isEqualTo("gave up");
+              assertThat(d.attempts()).isEqualTo(3);
+            });
+    assertThat(store.redriveDeadLetters(sub.id(), DeadLetterQuery.of("billing"))).isEqualTo(1);
+    assertThat(store.deadLetters(sub.id(), DeadLetterQuery.of("billing"))).isEmpty();
+    assertThat(store.dueParked(sub.id(), p0, false, 10))
+        .extracting(pe -> pe.event().sequence())
+        .containsExactly(2L);
+  }
+
+  @Test
+  void theInboxRemembersKeys() throws Exception {
+    assertThat(store.inboxSeen(sub.id(), "m-1")).isFalse();
+    store.inboxRecord(sub.id(), "m-1");
+    assertThat(store.inboxSeen(sub.id(), "m-1")).isTrue();
+    assertThat((boolean) inTransaction(tx -> store.inboxClaim(tx, sub.id(), "m-2"))).isTrue();
+    assertThat((boolean) inTransaction(tx -> store.inboxClaim(tx, sub.id(), "m-2"))).isFalse();
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.inboxClaim(tx, sub.id(), "m-3")).isTrue();
+      tx.rollback();
+    }
+    assertThat(store.inboxSeen(sub.id(), "m-3")).as("a rolled-back claim is forgotten").isFalse();
+  }
+
+  @Test
+  void rowsNamingNoPartitionThatExistsAreSetAside() {
+    assertThat(store.setAsideUnplaceable()).isZero();
+    OutboxRecord good = record(orders, 1, "k", null);
+    OutboxRecord lost = record(orders, 7, "k", null); // the topic has partitions 0 and 1
+    inTransaction(tx -> store.append(tx, List.of(good, lost)));
+    assertThat(store.setAsideUnplaceable()).isEqualTo(1);
+    assertThat(store.setAsideUnplaceable()).isZero();
+    assertThat(appendAndSequence(List.of()).events()).isEqualTo(1);
+    assertThat(store.read(orders.id(), 1, 0, 10))
+        .extracting(StoredEvent::id)
+        .containsExactly(good.eventId());
+  }
+}
