@@ -35,17 +35,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One member of a subscription's consumer group.
+ * One member of a subscription's consumer group: the façade that owns the threads and wires the
+ * parts.
  *
  * <ul>
- *   <li>{@code boxline-group-<id>} checks in with the coordination store (heartbeat + view of
- *       members and leases in one round trip), reclaims leases of dead members, and moves toward
- *       its fair share: releases excess leases gracefully, acquires unleased active partitions.
- *       Every acquired lease's epoch is copied onto the partition's cursor before delivery starts
- *       (fencing).
- *   <li>{@code boxline-consumer-<id>} dispatches leased partitions that have a backlog to workers.
- *   <li>{@code boxline-worker-<id>-N} drain one partition at a time: read after the cursor, handle,
- *       commit the cursor with the lease epoch.
+ *   <li>{@code boxline-group-<id>} runs {@link GroupMembership}: check-ins, leases, fair share,
+ *       fencing of newly acquired partitions; it fills the map of held partitions.
+ *   <li>{@code boxline-consumer-<id>} (this class) dispatches held partitions that have work to
+ *       workers; wake-ups start a free worker at once, or the committing thread when the handler
+ *       runs there.
+ *   <li>{@code boxline-worker-<id>-N} drain one partition at a time (this class): read after the
+ *       cursor, hand the batch to {@link PlainDelivery} or {@link TransactionalDelivery}, give due
+ *       parked events a {@link RetryPass}. Every failed attempt goes through {@link
+ *       ConsumerContext#decide} to its outcome.
  * </ul>
  */
 final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext.Host {
