@@ -78,7 +78,7 @@ public final class H2Store extends PollingSqlStore {
   }
 
   private void migrateLocked() {
-    String[] step = {"create_version_table"};
+    Step step = new Step("create_version_table");
     try (Connection c = db.connect()) {
       applyMigrations(
           c,
@@ -88,7 +88,7 @@ public final class H2Store extends PollingSqlStore {
           SqlScript.H2_MIGRATIONS,
           "schema");
     } catch (SQLException e) {
-      throw new StoreException("migrate: " + step[0], step[0], e);
+      throw new StoreException("migrate: " + step.name(), step.name(), e);
     }
   }
 
@@ -154,7 +154,7 @@ public final class H2Store extends PollingSqlStore {
 
   // ------------------------------------------------------------------ sequencer
   @Override
-  Long lockSequencer(Connection c, String[] step, String owner, Duration ttl) throws SQLException {
+  Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
       ps.setLong(1, MariaDbSql.micros(ttl));
       ps.setString(2, owner);
@@ -165,9 +165,9 @@ public final class H2Store extends PollingSqlStore {
   }
 
   @Override
-  Map<PartitionKey, Long> lockPartitions(Connection c, String[] step, List<PartitionKey> keys)
+  Map<PartitionKey, Long> lockPartitions(Connection c, Step step, List<PartitionKey> keys)
       throws SQLException {
-    step[0] = "lock_partition";
+    step.at("lock_partition");
     Map<PartitionKey, Long> last = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql("lock_partition"))) {
       for (PartitionKey k : keys) {
@@ -184,9 +184,9 @@ public final class H2Store extends PollingSqlStore {
   }
 
   @Override
-  void advancePartitions(Connection c, String[] step, List<long[]> heads, long version)
+  void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
       throws SQLException {
-    step[0] = "advance_partition";
+    step.at("advance_partition");
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partition"))) {
       for (long[] a : heads) {
         ps.setLong(1, a[2]);

@@ -62,9 +62,9 @@ public final class MariaDbStore extends PollingSqlStore {
   @Override
   public void migrate() {
     String lockName = "boxline:" + MariaDbSql.sha256(schema + "." + prefix).substring(0, 40);
-    String[] step = {"lock_migrations"};
+    Step step = new Step("lock_migrations");
     try (Connection c = db.connect()) {
-      try (PreparedStatement lock = c.prepareStatement(sql(step[0]))) {
+      try (PreparedStatement lock = c.prepareStatement(sql(step.name()))) {
         lock.setString(1, lockName);
         try (ResultSet rs = lock.executeQuery()) {
           if (!rs.next() || rs.getInt(1) != 1) {
@@ -91,7 +91,7 @@ public final class MariaDbStore extends PollingSqlStore {
         }
       }
     } catch (SQLException e) {
-      throw new StoreException("migrate: " + step[0], step[0], e);
+      throw new StoreException("migrate: " + step.name(), step.name(), e);
     }
   }
 
@@ -228,7 +228,7 @@ public final class MariaDbStore extends PollingSqlStore {
   }
 
   @Override
-  Long lockSequencer(Connection c, String[] step, String owner, Duration ttl) throws SQLException {
+  Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
     long version;
     try (PreparedStatement ps =
         c.prepareStatement(sql("lock_sequencer"), Statement.RETURN_GENERATED_KEYS)) {
@@ -242,7 +242,7 @@ public final class MariaDbStore extends PollingSqlStore {
       }
     }
     if (version <= 0) {
-      step[0] = "last_insert_id";
+      step.at("last_insert_id");
       try (Statement st = c.createStatement();
           ResultSet rs = st.executeQuery(sql("last_insert_id"))) {
         rs.next();
@@ -253,9 +253,9 @@ public final class MariaDbStore extends PollingSqlStore {
   }
 
   @Override
-  Map<PartitionKey, Long> lockPartitions(Connection c, String[] step, List<PartitionKey> keys)
+  Map<PartitionKey, Long> lockPartitions(Connection c, Step step, List<PartitionKey> keys)
       throws SQLException {
-    step[0] = "lock_partitions";
+    step.at("lock_partitions");
     Map<PartitionKey, Long> last = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql("lock_partitions"))) {
       ps.setString(1, MariaDbSql.json(keys));
@@ -269,9 +269,9 @@ public final class MariaDbStore extends PollingSqlStore {
   }
 
   @Override
-  void advancePartitions(Connection c, String[] step, List<long[]> heads, long version)
+  void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
       throws SQLException {
-    step[0] = "advance_partitions";
+    step.at("advance_partitions");
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
       ps.setString(1, MariaDbSql.jsonRows(heads));
       ps.setLong(2, version);

@@ -71,23 +71,23 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
 
   /**
    * Takes the sequencer lease row for {@code owner} in the open transaction; returns the lease's
-   * version, or null when another process holds it. Sets {@code step[0]} to what runs.
+   * version, or null when another process holds it. Sets {@code step} to what runs.
    */
-  abstract Long lockSequencer(Connection c, String[] step, String owner, Duration ttl)
+  abstract Long lockSequencer(Connection c, Step step, String owner, Duration ttl)
       throws SQLException;
 
   /**
    * Locks the partition rows {@code keys} (in key order) and returns their last sequences. Sets
-   * {@code step[0]} to what runs.
+   * {@code step} to what runs.
    */
-  abstract Map<PartitionKey, Long> lockPartitions(
-      Connection c, String[] step, List<PartitionKey> keys) throws SQLException;
+  abstract Map<PartitionKey, Long> lockPartitions(Connection c, Step step, List<PartitionKey> keys)
+      throws SQLException;
 
   /**
    * Moves each partition's head to {@code [topic, partition, last sequence]} at lease {@code
-   * version}. Sets {@code step[0]} to what runs.
+   * version}. Sets {@code step} to what runs.
    */
-  abstract void advancePartitions(Connection c, String[] step, List<long[]> heads, long version)
+  abstract void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
       throws SQLException;
 
   /**
@@ -164,21 +164,21 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
    */
   void applyMigrations(
       Connection c,
-      String[] step,
+      Step step,
       String createSchema,
       String dialect,
       List<String> migrations,
       String kind)
       throws SQLException {
-    step[0] = "create_version_table";
+    step.at("create_version_table");
     try (Statement st = c.createStatement()) {
       st.execute(createSchema);
-      st.execute(sql(step[0]));
+      st.execute(sql(step.name()));
     }
-    step[0] = "current_version";
+    step.at("current_version");
     int current;
     try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql(step[0]))) {
+        ResultSet rs = st.executeQuery(sql(step.name()))) {
       rs.next();
       current = rs.getInt(1);
     }
@@ -187,14 +187,14 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     }
     for (int v = current + 1; v <= migrations.size(); v++) {
       String file = migrations.get(v - 1);
-      step[0] = file;
+      step.at(file);
       for (String statement : SqlScript.statements(SqlScript.load(dialect, file, schema, prefix))) {
         try (Statement st = c.createStatement()) {
           st.execute(statement);
         }
       }
-      step[0] = "record_version";
-      try (PreparedStatement ps = c.prepareStatement(sql(step[0]))) {
+      step.at("record_version");
+      try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
         ps.setInt(1, v);
         ps.setString(2, file);
         insertUnlessPresent(ps);
@@ -224,7 +224,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       counts.merge(PartitionKey.of(r.topicId(), r.partition()), 1, Integer::sum);
     }
     List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
-    String[] step = {"lock_partitions"};
+    Step step = new Step("lock_partitions");
     Map<PartitionKey, Long> last = lockPartitions(tx, step, keys);
     if (last.size() != keys.size()) {
       throw new SQLException(
@@ -345,7 +345,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
   }
 
   /** Runs sequencer work on its connection; any failure discards the connection. */
-  private <T> T onSequencerConnection(Duration ttl, String[] step, JdbcSql.Work<T> work) {
+  private <T> T onSequencerConnection(Duration ttl, Step step, JdbcSql.Work<T> work) {
     synchronized (sequencerLock) {
       try {
         Connection c = sequencerConnection(ttl);
@@ -359,14 +359,14 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
         }
       } catch (SQLException e) {
         closeSequencerConnection();
-        throw fail(step[0], e);
+        throw fail(step.name(), e);
       }
     }
   }
 
   @Override
   public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
-    String[] step = {"try_sequencer"};
+    Step step = new Step("try_sequencer");
     return onSequencerConnection(
         ttl,
         step,
@@ -381,7 +381,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
               work = rs.getBoolean(2);
             }
           }
-          step[0] = "take_sequencer";
+          step.at("take_sequencer");
           try (PreparedStatement ps = c.prepareStatement(sql("take_sequencer"))) {
             ps.setString(1, owner);
             ps.setString(2, owner);
@@ -421,14 +421,14 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
-    String[] step = {"lock_sequencer"};
+    Step step = new Step("lock_sequencer");
     return onSequencerConnection(
         ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner, returnEvents));
   }
 
   private SequencedBatch sequence(
       Connection c,
-      String[] step,
+      Step step,
       String owner,
       Duration ttl,
       int maxEvents,
@@ -439,9 +439,9 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     if (version == null) {
       return SequencedBatch.NOT_LEADER;
     }
-    step[0] = returnEvents ? "take_outbox_events" : "take_outbox";
+    step.at(returnEvents ? "take_outbox_events" : "take_outbox");
     List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql(step[0]))) {
+    try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
       ps.setInt(1, maxEvents);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -485,7 +485,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       throw new StoreException(
           "outbox holds events for a partition that does not exist (topic deleted or rows written by"
               + " hand?)",
-          new SQLException(step[0] + " matched " + last.size() + " of " + keys.size()));
+          new SQLException(step.name() + " matched " + last.size() + " of " + keys.size()));
     }
     Map<PartitionKey, Long> next = new HashMap<>();
     List<long[]> advanced = new ArrayList<>(keys.size());
@@ -512,16 +512,16 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
         appended.computeIfAbsent(k, x -> new ArrayList<>()).add(t.event().withSequence(seq));
       }
     }
-    step[0] = "append_log";
+    step.at("append_log");
     int n = appendLog(c, rows);
     if (n != rows.size()) {
       throw new StoreException(
           "the sequencer appended " + n + " of " + rows.size() + " outbox rows",
           new SQLException("append_log count mismatch"));
     }
-    step[0] = "delete_outbox";
+    step.at("delete_outbox");
     deleteOutbox(c, ids);
-    step[0] = "commit";
+    step.at("commit");
     return new SequencedBatch(true, taken.size(), heads, appended);
   }
 

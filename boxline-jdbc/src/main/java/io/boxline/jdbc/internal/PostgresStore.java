@@ -589,7 +589,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
 
   private SequencedBatch sequenceInSteps(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
-    String[] step = {"lock_sequencer"};
+    Step step = new Step("lock_sequencer");
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -603,13 +603,13 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         c.setAutoCommit(true);
       }
     } catch (SQLException e) {
-      throw fail(step[0], e);
+      throw fail(step.name(), e);
     }
   }
 
   private SequencedBatch sequence(
       Connection c,
-      String[] step,
+      Step step,
       String owner,
       Duration ttl,
       int maxEvents,
@@ -625,7 +625,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
         }
       }
     }
-    step[0] = "take_outbox";
+    step.at("take_outbox");
     List<Taken> taken = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
       ps.setInt(1, maxEvents);
@@ -667,7 +667,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       partitions[i] = p;
       counts.merge(PartitionKey.of(t.topicId(), p), 1, Integer::sum);
     }
-    step[0] = "advance_partitions";
+    step.at("advance_partitions");
     int groups = counts.size();
     Long[] gTopics = new Long[groups];
     Integer[] gParts = new Integer[groups];
@@ -702,7 +702,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
               + " hand?)",
           new SQLException("advance_partitions matched " + next.size() + " of " + groups));
     }
-    step[0] = "append_log";
+    step.at("append_log");
     int n = taken.size();
     EventArrays a = new EventArrays(n);
     Long[] seqs = new Long[n];
@@ -736,7 +736,7 @@ public final class PostgresStore extends SqlStore<PostgresParking> {
       ps.setArray(12, c.createArrayOf("timestamptz", a.deliverAt));
       ps.executeUpdate();
     }
-    step[0] = "notify";
+    step.at("notify");
     try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
       ps.setString(1, logChannel);
       ps.setString(2, PostgresListener.encodeHeads(heads));
