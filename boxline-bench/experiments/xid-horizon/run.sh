@@ -16,7 +16,7 @@ trap cleanup EXIT
 
 (cd "$root" && ./mvnw -q -pl boxline-bench -am install -DskipTests >/dev/null \
   && ./mvnw -q -pl boxline-bench dependency:build-classpath -Dmdep.outputFile="$work/cp" >/dev/null)
-java -cp "$root/boxline-bench/target/classes:$(cat "$work/cp")" io.boxline.bench.PrintDdl "$schema" > "$work/ddl.sql"
+java -cp "$root/boxline-bench/target/classes:$(cat "$work/cp")" io.boxline.bench.Bench ddl --schema="$schema" > "$work/ddl.sql"
 psql -q -v ON_ERROR_STOP=1 -f "$work/ddl.sql" >/dev/null
 sed "s/SCHEMA/$schema/g" "$here/setup.sql" | psql -q -v ON_ERROR_STOP=1 >/dev/null
 

@@ -4,7 +4,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Namespaces, topics and subscriptions. Every call is idempotent where it can be. */
+/**
+ * Namespaces, topics and subscriptions: creating, inspecting and deleting them, and reading what
+ * they hold. Every call is idempotent where it can be; every destructive call is one transaction,
+ * so a crash leaves it done or not done, never half done.
+ */
 public interface Admin {
   /** Creates the namespace and its missing ancestors; does nothing when it exists. */
   void createNamespace(NamespacePath namespace);
@@ -30,12 +34,97 @@ public interface Admin {
   List<TopicInfo> topics();
 
   /**
+   * The topic with its retention and each partition's last sequence.
+   *
+   * @throws NotFoundException when the topic does not exist
+   */
+  TopicState topicState(TopicName topic);
+
+  /**
    * Creates a subscription; creating one that exists with the same topics returns it unchanged (its
    * cursors are kept), different topics are an error.
    */
   SubscriptionInfo createSubscription(SubscriptionSpec spec);
 
   Optional<SubscriptionInfo> subscription(String name);
+
+  /**
+   * The subscription's consumer group: its live members, who holds which partition under which
+   * epoch, and each partition's lag (see {@link GroupState}).
+   *
+   * @throws NotFoundException when the subscription does not exist
+   */
+  GroupState group(String subscription);
+
+  /** Every namespace, by path. */
+  List<NamespacePath> namespaces();
+
+  /** Every subscription with its topics, by name. */
+  List<SubscriptionInfo> subscriptions();
+
+  /**
+   * Events of one partition of a topic, in sequence order, without a subscription and without
+   * moving any cursor (see {@link EventQuery} for paging and the key and id filters).
+   *
+   * @throws NotFoundException when the topic does not exist
+   * @throws ValidationException when the partition is not one of the topic's
+   */
+  List<Event> events(EventQuery query);
+
+  /** The event at this position, if the log holds it (retention may have removed it). */
+  Optional<Event> event(TopicName topic, int partition, long sequence);
+
+  /**
+   * What every subscription with set-aside events has: retries scheduled, events waiting behind
+   * their key, dead letters.
+   */
+  List<FailureCounts> failures();
+
+  /**
+   * Up to {@code limit} (1 to 10,000) of the subscription's events waiting for a retry or behind an
+   * earlier event of their key, soonest due first, with their attempts and last error.
+   */
+  List<RetryingEvent> retrying(String subscription, int limit);
+
+  /** {@link #failures()} of one subscription (all zero when it has nothing set aside). */
+  FailureCounts failures(String subscription);
+
+  /** How many message keys the subscription's inbox holds. */
+  long inboxSize(String subscription);
+
+  /** {@link #inboxSize} of every subscription whose inbox holds keys, by name, in one query. */
+  Map<String, Long> inboxSizes();
+
+  /**
+   * Deletes a subscription with everything it owns: its cursors, retries, dead letters, inbox, and
+   * its group's leases, members and policy override. Retention no longer waits for it. Returns
+   * false when it did not exist.
+   *
+   * @param force delete it even while consumers are live (they lose their partitions and stop
+   *     handling them at their next commit)
+   * @throws BusySubscriptionException when consumers are live and {@code force} is false
+   */
+  boolean deleteSubscription(String subscription, boolean force);
+
+  /**
+   * Deletes a topic with everything on it: its partitions, events, outbox rows not yet sequenced,
+   * idempotency keys, and the cursors, retries and dead letters of every subscription on it (those
+   * subscriptions keep their other topics). Returns false when it did not exist. Processes that
+   * still publish to it see their events set aside by the sequencer (see {@code outbox_rejected}).
+   *
+   * @param force delete it even while subscriptions read it
+   * @throws ValidationException when subscriptions read it and {@code force} is false (the message
+   *     names them)
+   */
+  boolean deleteTopic(TopicName topic, boolean force);
+
+  /**
+   * Deletes a namespace that holds no topics and no namespaces. Returns false when it did not
+   * exist.
+   *
+   * @throws ValidationException when it is not empty
+   */
+  boolean deleteNamespace(NamespacePath namespace);
 
   /**
    * Moves every cursor of a subscription to {@code to}, back or forward: {@link
@@ -62,14 +151,11 @@ public interface Admin {
 
   /**
    * {@link #lag(String)} of every subscription, by name, in one statement: what a metrics collector
-   * reads. Throws {@link UnsupportedOperationException} when the store cannot (PostgreSQL can).
+   * reads.
    */
   Map<String, List<PartitionLag>> lagBySubscription();
 
-  /**
-   * Events published but not yet sequenced. Throws {@link UnsupportedOperationException} when the
-   * store cannot tell (PostgreSQL can).
-   */
+  /** Events published but not yet sequenced, and when the oldest was written. */
   OutboxBacklog outboxBacklog();
 
   /** Sets how long a topic keeps its events (default: forever). */

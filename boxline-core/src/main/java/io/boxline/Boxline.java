@@ -132,6 +132,7 @@ public interface Boxline extends AutoCloseable {
     private Duration inboxRetention = DEFAULT_INBOX_RETENTION;
     private Duration deadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION;
     private Duration idempotencyRetention = DEFAULT_IDEMPOTENCY_RETENTION;
+    private TaskSettings tasks = TaskSettings.defaults();
     private final java.util.List<BoxlineObserver> observers = new java.util.ArrayList<>();
     private final java.util.List<PublishInterceptor> interceptors = new java.util.ArrayList<>();
 
@@ -273,6 +274,15 @@ public interface Boxline extends AutoCloseable {
     }
 
     /**
+     * Settings of {@link Boxline#tasks()}: the tasks topic's partitions and retention, the payload
+     * codec, automatic unblocking (default {@link TaskSettings#defaults()}).
+     */
+    public Builder tasks(TaskSettings settings) {
+      this.tasks = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
      * Adds an observer of this instance's publishes, deliveries, failures, partition changes and
      * sequencer batches, e.g. {@code BoxlineMetrics} from {@code boxline-micrometer} (default:
      * none; with none, Boxline makes no observer calls). May be called several times; every
@@ -294,9 +304,11 @@ public interface Boxline extends AutoCloseable {
     }
 
     /**
-     * The clock consumers read for wall-clock decisions: when a retry is due, when a delayed event
-     * is due, the times recorded on parked events (default: the UTC system clock). Intervals use
-     * {@code System.nanoTime()}; events are stamped by the database's clock.
+     * The clock consumers read for wall-clock decisions: when a retry is due (the next attempt
+     * times recorded on parked events are computed and compared with it), when a delayed event is
+     * due (default: the UTC system clock). Intervals use {@code System.nanoTime()}; events, and the
+     * failure and dead-letter times of parked events ({@link DeadLetter#firstFailedAt}, {@link
+     * DeadLetter#deadAt}), are stamped by the database's clock.
      */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
@@ -352,7 +364,8 @@ public interface Boxline extends AutoCloseable {
               migrate,
               clock,
               java.util.List.copyOf(observers),
-              java.util.List.copyOf(interceptors)));
+              java.util.List.copyOf(interceptors),
+              tasks));
     }
 
     private static void requireRange(String name, int value, int min, int max) {

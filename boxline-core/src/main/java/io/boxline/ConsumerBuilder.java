@@ -37,6 +37,26 @@ public interface ConsumerBuilder {
   /** Partitions handled in parallel, 1 to 256 (default {@value #DEFAULT_CONCURRENCY}). */
   ConsumerBuilder concurrency(int threads);
 
+  /**
+   * How long one handler call may run on a worker (default: no limit). A call still running then is
+   * interrupted, and the attempt fails with {@link HandlerTimeoutException} under the retry policy.
+   * A handler that ignores the interrupt for another {@code timeout} keeps its thread, but its
+   * partition goes back to the group (released at its epoch, so the stuck thread's commit is fenced
+   * and its events are delivered again) and its worker slot to the consumer's other partitions.
+   * Handlers run on the committing thread ({@link #handleOnCommittingThread}) are not interrupted.
+   */
+  ConsumerBuilder handlerTimeout(Duration timeout);
+
+  /**
+   * Handles different keys of one partition at once, on up to {@code threads} threads of this
+   * consumer (2 to 256; default: off, one event of a partition at a time). A key's events keep
+   * their order, and a key that fails holds its later events behind it as always; the cursor moves
+   * only up to the first event not yet finished. With it a topic of few partitions is no ceiling on
+   * parallelism; keyless events run in parallel with everything. Only with {@link
+   * #handler(EventHandler)}.
+   */
+  ConsumerBuilder parallelByKey(int threads);
+
   /** Bounded wait for in-flight batches on close (default 10 s). */
   ConsumerBuilder shutdownTimeout(Duration timeout);
 
@@ -103,6 +123,13 @@ public interface ConsumerBuilder {
    */
   ConsumerBuilder handleOnCommittingThread(boolean enabled);
 
-  /** Builds and starts the consumer. */
+  /**
+   * Builds and starts the consumer: it joins the subscription's group with one check-in (waiting
+   * for it up to ten seconds; a database that does not answer by then is retried in the
+   * background).
+   *
+   * @throws GroupFullException when the group policy's {@link GroupPolicy#maxMembers} consumers are
+   *     in the group already
+   */
   Consumer start();
 }

@@ -22,6 +22,12 @@ import java.time.Duration;
  *     (default 10 s)
  * @param batchSize events per batch for every consumer of the group, 1 to 10,000, overriding each
  *     consumer's {@link ConsumerBuilder#batchSize}; 0 (the default) leaves it to the consumers
+ * @param maxCheckInInterval longest time between two check-ins of one consumer, however large the
+ *     group (default 30 s): it bounds how long a dead consumer's partitions wait (this times {@code
+ *     deadlineMultiplier}), at the price of more than {@code checkInRate} writes per second in
+ *     groups of more than {@code checkInRate × maxCheckInInterval} members
+ * @param maxMembers how many consumers the group admits (1 to 100,000); a consumer that would be
+ *     one too many fails to start with {@link GroupFullException}; 0 (the default): no limit
  */
 public record GroupPolicy(
     double checkInRate,
@@ -30,7 +36,9 @@ public record GroupPolicy(
     double slack,
     Duration releaseGrace,
     Duration idleRelease,
-    int batchSize) {
+    int batchSize,
+    Duration maxCheckInInterval,
+    int maxMembers) {
 
   public static final double DEFAULT_CHECK_IN_RATE = 8;
   public static final double DEFAULT_DEADLINE_MULTIPLIER = 3;
@@ -44,6 +52,8 @@ public record GroupPolicy(
           DEFAULT_SLACK,
           Duration.ofSeconds(10),
           Duration.ofSeconds(10),
+          0,
+          Duration.ofSeconds(30),
           0);
 
   public GroupPolicy {
@@ -70,6 +80,44 @@ public record GroupPolicy(
           "batchSize must be between 1 and 10,000 (or 0 to leave it to each consumer), got "
               + batchSize);
     }
+    requirePositive("maxCheckInInterval", maxCheckInInterval);
+    if (maxCheckInInterval.compareTo(minCheckInInterval) < 0) {
+      throw new ValidationException(
+          "maxCheckInInterval ("
+              + maxCheckInInterval
+              + ") must not be shorter than minCheckInInterval ("
+              + minCheckInInterval
+              + ")");
+    }
+    if (maxMembers < 0 || maxMembers > 100_000) {
+      throw new ValidationException(
+          "maxMembers must be between 1 and 100,000 (or 0 for no limit), got " + maxMembers);
+    }
+  }
+
+  /** A policy with the default check-in cap and no member limit. */
+  public GroupPolicy(
+      double checkInRate,
+      Duration minCheckInInterval,
+      double deadlineMultiplier,
+      double slack,
+      Duration releaseGrace,
+      Duration idleRelease,
+      int batchSize) {
+    this(
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        max(Duration.ofSeconds(30), minCheckInInterval),
+        0);
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
   }
 
   /** A policy that leaves the batch size to each consumer. */
@@ -97,7 +145,8 @@ public record GroupPolicy(
   /** Check-in interval of one consumer in a group of {@code members}. */
   public Duration checkInInterval(int members) {
     long byRate = (long) (Math.max(1, members) / checkInRate * 1000);
-    return Duration.ofMillis(Math.max(minCheckInInterval.toMillis(), byRate));
+    long interval = Math.max(minCheckInInterval.toMillis(), byRate);
+    return Duration.ofMillis(Math.min(maxCheckInInterval.toMillis(), interval));
   }
 
   /** Time after its last check-in when a consumer of a group of {@code members} counts as dead. */
@@ -107,17 +156,41 @@ public record GroupPolicy(
 
   public GroupPolicy withCheckInRate(double v) {
     return new GroupPolicy(
-        v, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease, batchSize);
+        v,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        maxCheckInInterval,
+        maxMembers);
   }
 
   public GroupPolicy withMinCheckInInterval(Duration v) {
     return new GroupPolicy(
-        checkInRate, v, deadlineMultiplier, slack, releaseGrace, idleRelease, batchSize);
+        checkInRate,
+        v,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        max(maxCheckInInterval, v), // a longer minimum raises the cap with it
+        maxMembers);
   }
 
   public GroupPolicy withDeadlineMultiplier(double v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, v, slack, releaseGrace, idleRelease, batchSize);
+        checkInRate,
+        minCheckInInterval,
+        v,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        maxCheckInInterval,
+        maxMembers);
   }
 
   public GroupPolicy withSlack(double v) {
@@ -128,21 +201,73 @@ public record GroupPolicy(
         v,
         releaseGrace,
         idleRelease,
-        batchSize);
+        batchSize,
+        maxCheckInInterval,
+        maxMembers);
   }
 
   public GroupPolicy withReleaseGrace(Duration v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, slack, v, idleRelease, batchSize);
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        v,
+        idleRelease,
+        batchSize,
+        maxCheckInInterval,
+        maxMembers);
   }
 
   public GroupPolicy withIdleRelease(Duration v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, v, batchSize);
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        v,
+        batchSize,
+        maxCheckInInterval,
+        maxMembers);
   }
 
   public GroupPolicy withBatchSize(int v) {
     return new GroupPolicy(
-        checkInRate, minCheckInInterval, deadlineMultiplier, slack, releaseGrace, idleRelease, v);
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        v,
+        maxCheckInInterval,
+        maxMembers);
+  }
+
+  public GroupPolicy withMaxCheckInInterval(Duration v) {
+    return new GroupPolicy(
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        v,
+        maxMembers);
+  }
+
+  public GroupPolicy withMaxMembers(int v) {
+    return new GroupPolicy(
+        checkInRate,
+        minCheckInInterval,
+        deadlineMultiplier,
+        slack,
+        releaseGrace,
+        idleRelease,
+        batchSize,
+        maxCheckInInterval,
+        v);
   }
 }

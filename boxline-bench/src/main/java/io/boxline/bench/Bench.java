@@ -1,8 +1,6 @@
 package io.boxline.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,345 +10,352 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
 import java.util.logging.Level;
+import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Boxline benchmarks. Usage (from the repository root):
+ * Boxline benchmarks: the one entry point, with the registry of every workload. Usage (from the
+ * repository root):
  *
  * <pre>
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="all"
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="w1 --w1.runs=5"
+ * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="groups"      (or failures, relays)
+ * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="--help"
  * </pre>
  *
- * <p>First argument: {@code w1}, {@code w2}, {@code w3}, {@code all}, or a comma-separated list.
- * Options ({@code --name=value}): see {@link Options}; {@code --db=mariadb} (or a {@code
- * --url=jdbc:mariadb://...}) runs them on MariaDB instead of PostgreSQL. Every run works in schemas
- * of its own ({@code bench_<random>...}; databases on MariaDB), dropped at the end. Results are
- * printed as Markdown tables and also written to {@code boxline-bench/target/bench-<time>.md}. Any
- * failed correctness check (lost, duplicate or out-of-order event) aborts the run with a non-zero
- * exit.
+ * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code w1-parts}, {@code g1},
+ * {@code g2}, {@code g3}, {@code f1}, {@code f2}, {@code relays}, {@code ddl}), a group of them
+ * ({@code all} = W1–W3, {@code groups}, {@code failures}), or a comma-separated list of workloads
+ * of one {@link Suite}. Then {@code --name=value} options ({@code --help} after a workload lists
+ * the ones it reads). W1–W3 run on PostgreSQL or, with {@code --db=mariadb} (or a MariaDB {@code
+ * --url}), on MariaDB, in schemas of their own ({@code bench_<random>...}); group and failure
+ * workloads each in a PostgreSQL database of their own; relays in schemas {@code relaybench_...};
+ * all dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
+ * boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost, duplicate or
+ * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
  */
 public final class Bench {
-  // Keep strong references, or the JUL configuration is garbage collected.
-  private static final List<Logger> QUIET = new ArrayList<>();
+  /** Workloads that share a report, a set of common options and a way of using the database. */
+  enum Suite {
+    W("Boxline benchmark run", "bench", "bench_"),
+    GROUPS("Boxline group benchmarks", "gf-groups", null),
+    FAILURES("Boxline failure benchmarks", "gf-failures", null),
+    RELAYS("Relay benchmark run", "relay", "relaybench_"),
+    /** Prints something and stops: no report, no database. */
+    TOOL(null, null, null);
 
-  /** Settings, with the defaults used for docs/benchmarks.md. */
-  static final class Options {
-    /** {@code --db=postgresql} (default) or {@code --db=mariadb}; a {@code --url} decides too. */
-    String db;
+    final String title;
+    final String reportName;
+    final String schemaPrefix;
 
-    String url;
-    String user;
-    String password = "";
-    int pool = 32;
-    int partitions = 8;
-
-    /** {@code --sequencing=sequencer} (default) or {@code in-transaction}: W1's and W2's topic. */
-    io.boxline.Sequencing sequencing = io.boxline.Sequencing.SEQUENCER;
-
-    // W1
-    int w1Events = 50_000;
-    int w1WarmupEvents = 5_000;
-    int w1Threads = 4;
-    int w1Runs = 3;
-    int[] w1TxnSizes = {1, 10};
-    int w1ConsumerConcurrency = 8;
-    int w1ConsumerBatch = 100;
-
-    /**
-     * {@code --w1.managed=true}: Boxline's producers run their transactions through {@code
-     * inTransaction} instead of committing their own connections (the raw baseline is unchanged).
-     */
-    boolean w1Managed = false;
-
-    // W2
-    int[] w2Rates = {200, 1000};
-    List<String> w2Where = List.of("same-jvm", "other-jvm");
-    double w2WarmupSeconds = 15;
-    int w2WarmupRate = 1000;
-    double w2Seconds = 10;
-    int w2Threads = 8;
-    int w2ConsumerConcurrency = 8;
-
-    /**
-     * {@code --w2.handler-thread=worker} (default) or {@code committing}: the same-JVM consumer's
-     * {@code handleOnCommittingThread} (only in-transaction topics use it).
-     */
-    boolean w2OnCommittingThread = false;
-
-    boolean w2Trace = false;
-
-    /** {@code --w2.dump=dir}: one CSV per trial (event, commit ms since the first, latency µs). */
-    String w2Dump;
-
-    long w2RemoteNotifyMillis = Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis();
-    boolean w1Trace = false;
-    // W3
-    int[] w3Consumers = {0, 1, 2, 10};
-    int w3Seconds = 30;
-    int w3SettleSeconds = 3;
-    int w3ControlSeconds = 10;
-    // Shared machine: before each measured trial wait up to this long for CPU use <= quietBusy %.
-    int quietSeconds = 0;
-    double quietBusy = 30;
-
-    static Options parse(List<String> args) {
-      Options o = new Options();
-      for (String a : args) {
-        if (!a.startsWith("--") || !a.contains("=")) {
-          throw new IllegalArgumentException("expected --name=value, got " + a);
-        }
-        String k = a.substring(2, a.indexOf('='));
-        String v = a.substring(a.indexOf('=') + 1);
-        switch (k) {
-          case "db" -> o.db = v.toLowerCase(Locale.ROOT);
-          case "url" -> o.url = v;
-          case "user" -> o.user = v;
-          case "password" -> o.password = v;
-          case "pool" -> o.pool = Integer.parseInt(v);
-          case "partitions" -> o.partitions = Integer.parseInt(v);
-          case "w1.events" -> o.w1Events = Integer.parseInt(v);
-          case "w1.warmup" -> o.w1WarmupEvents = Integer.parseInt(v);
-          case "w1.threads" -> o.w1Threads = Integer.parseInt(v);
-          case "w1.runs" -> o.w1Runs = Integer.parseInt(v);
-          case "w1.txn" -> o.w1TxnSizes = ints(v);
-          case "w1.concurrency" -> o.w1ConsumerConcurrency = Integer.parseInt(v);
-          case "w1.batch" -> o.w1ConsumerBatch = Integer.parseInt(v);
-          case "w1.managed" -> o.w1Managed = Boolean.parseBoolean(v);
-          case "sequencing" ->
-              o.sequencing =
-                  io.boxline.Sequencing.valueOf(
-                      v.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
-          case "w2.rates" -> o.w2Rates = ints(v);
-          case "w2.where" -> o.w2Where = List.of(v.split(","));
-          case "w2.warmup" -> o.w2WarmupSeconds = Double.parseDouble(v);
-          case "w2.warmup-rate" -> o.w2WarmupRate = Integer.parseInt(v);
-          case "w2.seconds" -> o.w2Seconds = Double.parseDouble(v);
-          case "w2.threads" -> o.w2Threads = Integer.parseInt(v);
-          case "w2.concurrency" -> o.w2ConsumerConcurrency = Integer.parseInt(v);
-          case "w2.handler-thread" ->
-              o.w2OnCommittingThread =
-                  switch (v) {
-                    case "worker" -> false;
-                    case "committing" -> true;
-                    default ->
-                        throw new IllegalArgumentException(
-                            "--w2.handler-thread must be worker or committing, got " + v);
-                  };
-          case "w2.trace" -> o.w2Trace = Boolean.parseBoolean(v);
-          case "w2.dump" -> o.w2Dump = v;
-          case "w2.remote-notify-ms" -> o.w2RemoteNotifyMillis = Long.parseLong(v);
-          case "w1.trace" -> o.w1Trace = Boolean.parseBoolean(v);
-          case "w3.consumers" -> o.w3Consumers = ints(v);
-          case "w3.seconds" -> o.w3Seconds = Integer.parseInt(v);
-          case "w3.settle" -> o.w3SettleSeconds = Integer.parseInt(v);
-          case "w3.control" -> o.w3ControlSeconds = Integer.parseInt(v);
-          case "quiet" -> o.quietSeconds = Integer.parseInt(v);
-          case "quiet.busy" -> o.quietBusy = Double.parseDouble(v);
-          default -> throw new IllegalArgumentException("unknown option --" + k);
-        }
-      }
-      BenchDatabase kind = database(o.db, o.url);
-      o.db = kind.option();
-      if (o.url == null) {
-        o.url = kind.defaultUrl();
-      }
-      if (o.user == null) {
-        o.user = kind.defaultUser();
-      }
-      for (String w : o.w2Where) {
-        if (!List.of("same-jvm", "other-jvm", "sql", "floor").contains(w)) {
-          throw new IllegalArgumentException(
-              "--w2.where takes same-jvm, other-jvm, sql (the SQL publish() function in another"
-                  + " process) and/or floor (no Boxline: a commit, then a hand-off to another"
-                  + " thread)");
-        }
-      }
-      return o;
+    Suite(String title, String reportName, String schemaPrefix) {
+      this.title = title;
+      this.reportName = reportName;
+      this.schemaPrefix = schemaPrefix;
     }
 
-    /** The database of --db and --url; they must agree when both are given. */
-    private static BenchDatabase database(String db, String url) {
-      BenchDatabase chosen;
-      if (db == null) {
-        chosen = null;
-      } else if (db.equals("postgresql") || db.equals("postgres") || db.equals("pg")) {
-        chosen = PostgreSqlDatabase.INSTANCE;
-      } else if (db.equals("mariadb") || db.equals("mysql")) {
-        chosen = MariaDbDatabase.INSTANCE;
-      } else {
-        throw new IllegalArgumentException("--db takes postgresql or mariadb, got " + db);
-      }
-      if (url == null) {
-        return chosen == null ? PostgreSqlDatabase.INSTANCE : chosen;
-      }
-      BenchDatabase fromUrl = BenchDatabase.forUrl(url);
-      if (chosen != null && chosen != fromUrl) {
-        throw new IllegalArgumentException(
-            "--db=" + db + " does not match --url=" + url + " (a " + fromUrl.product() + " URL)");
-      }
-      return fromUrl;
-    }
-
-    private static int[] ints(String v) {
-      return Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
+    /** The options every workload of the suite reads. */
+    List<Opt<?>> common() {
+      return switch (this) {
+        case W ->
+            List.of(
+                Db.DB,
+                Db.URL,
+                Db.USER,
+                Db.PASSWORD,
+                POOL,
+                PARTITIONS,
+                SEQUENCING,
+                QUIET,
+                QUIET_BUSY,
+                VERBOSE);
+        case GROUPS, FAILURES, RELAYS -> List.of(Db.HOST, Db.USER, Db.PASSWORD, VERBOSE);
+        case TOOL -> List.of();
+      };
     }
   }
+
+  static final Opt<Integer> POOL =
+      Opt.integer("pool", 32, "HikariCP pool size per workload, producers and consumers share it");
+  static final Opt<Integer> PARTITIONS = Opt.integer("partitions", 8, "partitions of the topic");
+  static final Opt<io.boxline.Sequencing> SEQUENCING =
+      Opt.choice(
+          "sequencing",
+          io.boxline.Sequencing.SEQUENCER,
+          "sequencer or in-transaction: the W1 and W2 topic's",
+          io.boxline.Sequencing.class);
+  static final Opt<Integer> QUIET =
+      Opt.integer(
+          "quiet", 0, "before each measured trial wait up to this many s for a quiet machine");
+  static final Opt<Double> QUIET_BUSY =
+      Opt.decimal("quiet.busy", 30, "quiet: CPU use of the machine at most this many %");
+  static final Opt<Boolean> VERBOSE =
+      Opt.flag(
+          "verbose",
+          false,
+          "print Boxline's warnings as they come (W1-W3 and relays always do; they are counted"
+              + " anyway)");
+
+  /** Every workload, in the order {@code --help} lists them. */
+  static List<Workload> workloads() {
+    return List.of(
+        W1Throughput.WORKLOAD,
+        W2Latency.WORKLOAD,
+        W3Idle.WORKLOAD,
+        W1Parts.WORKLOAD,
+        G1IdleLoad.WORKLOAD,
+        G2Rebalance.WORKLOAD,
+        G3Pickup.WORKLOAD,
+        K1ParallelByKey.WORKLOAD,
+        F1RetryCost.WORKLOAD,
+        F2Bloat.WORKLOAD,
+        RelayBench.WORKLOAD,
+        PrintDdl.WORKLOAD);
+  }
+
+  /** Names that stand for several workloads. */
+  static final Map<String, List<String>> GROUPS =
+      Map.of(
+          "all", List.of("w1", "w2", "w3"),
+          "groups", List.of("g1", "g2", "g3"),
+          "failures", List.of("f1", "f2"));
+
+  // Keep strong references, or the JUL configuration is garbage collected.
+  private static final List<Logger> QUIET_LOGGERS = new ArrayList<>();
+
+  /** Boxline warnings logged so far (lost partitions, dead letters …). */
+  static final AtomicLong WARNINGS = new AtomicLong();
+
+  /** Warnings whose cause chain mentions a PostgreSQL deadlock. */
+  static final AtomicLong DEADLOCKS = new AtomicLong();
+
+  static final List<String> FIRST_WARNINGS = new CopyOnWriteArrayList<>();
 
   private static volatile boolean interrupted;
 
   private Bench() {}
 
   public static void main(String[] args) throws Exception {
-    quietLogs();
+    System.exit(run(args));
+  }
+
+  /**
+   * For the older entry points ({@code GroupBench g1}, {@code RelayBench kafka,nats} …): their
+   * command line with {@code all} standing for {@code family}.
+   */
+  static String[] alias(String family, String[] args) {
+    List<String> out = new ArrayList<>(Arrays.asList(split(args)));
+    if (out.isEmpty()) {
+      out.add(family);
+    } else if (out.get(0).equals("all")) {
+      out.set(0, family);
+    }
+    return out.toArray(new String[0]);
+  }
+
+  /** exec:exec passes one argument when the arguments are quoted together. */
+  private static String[] split(String[] args) {
+    return args.length == 1 && args[0].contains(" ") ? args[0].trim().split("\\s+") : args;
+  }
+
+  static int run(String[] args) throws Exception {
+    args = split(args);
     if (args.length == 0) {
       args = new String[] {"all"};
     }
-    List<String> workloads = new ArrayList<>();
-    for (String w : args[0].toLowerCase(Locale.ROOT).split(",")) {
-      if (w.equals("all")) {
-        workloads.addAll(List.of("w1", "w2", "w3"));
-      } else if (List.of("w1", "w2", "w3", "w1-parts").contains(w)) {
-        workloads.add(w);
-      } else {
-        throw new IllegalArgumentException(
-            "unknown workload " + w + "; use w1, w2, w3, all or w1-parts");
-      }
+    if (args[0].equals("--help") || args[0].equals("help")) {
+      System.out.print(help(workloads()));
+      return 0;
     }
-    Options o = Options.parse(Arrays.asList(args).subList(1, args.length));
-    Db db = new Db(o.url, o.user, o.password);
-    String runSchema = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    List<Workload> chosen = choose(args[0]);
+    Suite suite = chosen.get(0).suite();
+    // The options of every workload of the suite, so that one command line serves a whole suite.
+    Set<Opt<?>> known = new LinkedHashSet<>(suite.common());
+    workloads().stream().filter(w -> w.suite() == suite).forEach(w -> known.addAll(w.options()));
+    List<String> rest = Arrays.asList(args).subList(1, args.length);
+    if (rest.contains("--help")) {
+      System.out.print(help(chosen));
+      return 0;
+    }
+    Options o = Options.parse(rest, known);
+    if (suite == Suite.TOOL) {
+      for (Workload w : chosen) {
+        System.out.print(w.run(new Run(o, null, null)));
+      }
+      return 0;
+    }
+    quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W || suite == Suite.RELAYS);
+    Db db = Db.of(o);
+    String schema =
+        suite.schemaPrefix == null
+            ? null
+            : suite.schemaPrefix + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     Thread cleanup =
         new Thread(
             () -> {
               interrupted = true;
-              System.err.println(
-                  "interrupted: closing pools and dropping schemas " + runSchema + "*");
+              System.err.println("interrupted: closing pools and dropping schemas " + schema + "*");
               Db.closePools();
-              dropQuietly(db, runSchema);
+              dropQuietly(db, schema);
             },
             "bench-cleanup");
-    Runtime.getRuntime().addShutdownHook(cleanup);
-    StringBuilder report = new StringBuilder();
+    if (schema != null) {
+      Runtime.getRuntime().addShutdownHook(cleanup);
+    }
+    Run run = new Run(o, db, schema);
+    StringBuilder report = new StringBuilder(header(suite, run, args));
+    System.out.print(report);
+    Path file = reportFile(suite.reportName);
     long started = System.nanoTime();
     try {
-      report.append(environment(db, o, runSchema, args));
-      db.exec(db.kind.createSchema(runSchema));
-      for (String w : workloads) {
-        switch (w) {
-          case "w1" -> {
-            List<W1Throughput.Trial> r;
-            try (HikariDataSource pool = db.pool("bench-w1", o.pool, null)) {
-              r = new W1Throughput(o, db, pool, runSchema).run();
-            }
-            report.append(Report.w1(o, r));
-          }
-          case "w2" -> {
-            List<W2Latency.Result> r;
-            try (HikariDataSource pool = db.pool("bench-w2", o.pool, null)) {
-              r = new W2Latency(o, db, pool, runSchema).run();
-            }
-            report.append(Report.w2(o, r));
-          }
-          case "w3" -> report.append(Report.w3(o, new W3Idle(o, db, runSchema).run()));
-          case "w1-parts" -> {
-            List<W1Parts.Part> r;
-            try (HikariDataSource pool = db.pool("bench-w1-parts", o.pool, null)) {
-              r = new W1Parts(o, db, pool, runSchema).run();
-            }
-            report.append(Report.w1Parts(o, r));
-          }
-          default -> throw new IllegalStateException(w);
-        }
-        flush(report);
+      if (suite == Suite.W) {
+        db.exec(db.kind.createSchema(schema));
+      }
+      for (Workload w : chosen) {
+        String part = w.run(run);
+        System.out.println();
+        System.out.println(part);
+        report.append(part).append('\n');
+        Files.writeString(file, report);
       }
     } catch (BenchFailure e) {
+      String what = interrupted ? "BENCHMARK INTERRUPTED: " : "BENCHMARK FAILED (correctness): ";
       System.out.println();
-      System.out.println(
-          (interrupted ? "BENCHMARK INTERRUPTED: " : "BENCHMARK FAILED (correctness): ")
-              + e.getMessage());
-      throw e;
+      System.out.println(what + e.getMessage());
+      Files.writeString(file, report + "\nFAILED: " + e.getMessage() + "\n");
+      return 1;
     } finally {
-      dropQuietly(db, runSchema);
-      try {
-        Runtime.getRuntime().removeShutdownHook(cleanup);
-      } catch (IllegalStateException ignored) {
-        // shutting down already
+      if (schema != null) {
+        dropQuietly(db, schema);
+        try {
+          Runtime.getRuntime().removeShutdownHook(cleanup);
+        } catch (IllegalStateException ignored) {
+          // shutting down already
+        }
       }
     }
     report.append(
         Stats.f(
-            "%nTotal time: %.0f s. All correctness checks passed.%n",
-            (System.nanoTime() - started) / 1e9));
+            "Total time %.0f s; load average at the end %s; Boxline warnings logged: %d%s. All"
+                + " correctness checks passed.%n",
+            (System.nanoTime() - started) / 1e9,
+            Noise.loadAverages(),
+            WARNINGS.get(),
+            FIRST_WARNINGS.isEmpty() ? "" : " (first: " + FIRST_WARNINGS.get(0) + ")"));
     System.out.println();
     System.out.println(report);
-    Path file = writeReport(report);
+    Files.writeString(file, report);
     System.out.println("Written to " + file.toAbsolutePath());
+    return 0;
   }
 
-  private static void flush(StringBuilder report) {
-    try {
-      writeReport(report);
-    } catch (IOException e) {
-      // best effort: the final write reports problems
-    }
-  }
-
-  private static Path reportFile;
-
-  private static Path writeReport(StringBuilder report) throws IOException {
-    if (reportFile == null) {
-      Path dir = Path.of("target");
-      if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
-        dir = Path.of("boxline-bench", "target");
+  /** The workloads a first argument names; they must belong to one suite. */
+  static List<Workload> choose(String arg) {
+    List<Workload> chosen = new ArrayList<>();
+    for (String name : arg.toLowerCase(Locale.ROOT).split(",")) {
+      for (String n : GROUPS.getOrDefault(name, List.of(name))) {
+        Workload w =
+            workloads().stream()
+                .filter(x -> x.name().equals(n))
+                .findFirst()
+                .orElseThrow(
+                    () ->
+                        new IllegalArgumentException(
+                            "unknown workload " + n + "; --help lists them"));
+        if (!chosen.isEmpty() && chosen.get(0).suite() != w.suite()) {
+          throw new IllegalArgumentException(
+              w.name() + " and " + chosen.get(0).name() + " cannot run together; run them apart");
+        }
+        chosen.add(w);
       }
-      Files.createDirectories(dir);
-      String stamp =
-          LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-      reportFile = dir.resolve("bench-" + stamp + ".md");
     }
-    Files.writeString(reportFile, report);
-    return reportFile;
+    return chosen;
   }
 
-  private static void dropQuietly(Db db, String runSchema) {
+  static String help(List<Workload> list) {
+    StringBuilder sb =
+        new StringBuilder(
+            "Usage: Bench <workload>[,<workload>...] [--name=value ...]   (all = w1,w2,w3; groups"
+                + " = g1,g2,g3; failures = f1,f2)\n");
+    Suite shown = null;
+    for (Workload w : list) {
+      if (w.suite() != shown) {
+        shown = w.suite();
+        if (!shown.common().isEmpty()) {
+          sb.append("\nOptions of every workload of the ")
+              .append(shown.title)
+              .append(":\n")
+              .append(Options.help(shown.common()));
+        }
+      }
+      sb.append('\n').append(w.name()).append(": ").append(w.description()).append('\n');
+      sb.append(Options.help(w.options()));
+    }
+    return sb.toString();
+  }
+
+  private static Path reportFile(String name) throws IOException {
+    Path dir = Path.of("target");
+    if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
+      dir = Path.of("boxline-bench", "target");
+    }
+    Files.createDirectories(dir);
+    String stamp =
+        LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    return dir.resolve(name + "-" + stamp + ".md");
+  }
+
+  private static void dropQuietly(Db db, String schema) {
     try {
-      db.dropSchemas(runSchema);
+      db.dropSchemas(schema);
     } catch (RuntimeException e) {
-      System.err.println("could not drop schemas " + runSchema + "*: " + e.getMessage());
+      System.err.println("could not drop schemas " + schema + "*: " + e.getMessage());
     }
   }
 
-  private static String environment(Db db, Options o, String schema, String[] args) {
+  private static String header(Suite suite, Run run, String[] args) {
+    Options o = run.o();
     Map<String, String> env = new LinkedHashMap<>();
     env.put("date (UTC)", LocalDateTime.now(ZoneOffset.UTC).withNano(0).toString());
     env.put("arguments", String.join(" ", args));
     env.put("CPU cores (JVM)", Integer.toString(Runtime.getRuntime().availableProcessors()));
+    env.put("load average at start (1/5/15 min)", Noise.loadAverages());
     env.put(
         "Java",
         System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-    db.kind.describe(db, env);
-    env.put(
-        "pool",
-        "HikariCP, " + o.pool + " connections (per workload), shared by producers and consumers");
-    env.put("partitions", Integer.toString(o.partitions));
-    env.put("sequencing (W1, W2 topic)", o.sequencing.name());
-    env.put("W1 producers", o.w1Managed ? "boxline.inTransaction" : "own connections");
-    env.put("W2 handler thread", o.w2OnCommittingThread ? "committing" : "worker");
-    env.put("boxline-core", Bench.jar(io.boxline.Boxline.class));
-    env.put("boxline-jdbc", Bench.jar(io.boxline.jdbc.JdbcStore.class));
-    env.put("schemas", schema + "*, dropped at the end");
-    StringBuilder sb = new StringBuilder("# Boxline benchmark run\n\n");
+    run.db().kind.describe(run.db(), env);
+    if (suite == Suite.W) {
+      env.put(
+          "pool",
+          "HikariCP, "
+              + o.get(POOL)
+              + " connections (per workload), shared by producers and consumers");
+      env.put("partitions", Integer.toString(o.get(PARTITIONS)));
+      env.put("sequencing (W1, W2 topic)", o.get(SEQUENCING).name());
+      env.put(
+          "W1 producers",
+          o.get(W1Throughput.MANAGED) ? "boxline.inTransaction" : "own connections");
+      env.put("W2 handler thread", o.get(W2Latency.ON_COMMITTING_THREAD) ? "committing" : "worker");
+    }
+    env.put("boxline-core", jar(Boxline.class));
+    env.put("boxline-jdbc", jar(io.boxline.jdbc.JdbcStore.class));
+    if (run.schema() != null) {
+      env.put("schemas", run.schema() + "*, dropped at the end");
+    }
     Table t = new Table("Setting", "Value");
     env.forEach(t::row);
-    sb.append(t).append('\n');
-    System.out.print(sb);
-    return sb.toString();
+    return "# " + suite.title + "\n\n" + t + "\n";
   }
 
   /** Where a class was loaded from, when that file was written, and a hash of it. */
@@ -378,19 +383,54 @@ public final class Bench {
     }
   }
 
-  /** Silences INFO logging of Boxline (java.util.logging) and HikariCP (slf4j-simple). */
-  static void quietLogs() {
+  /**
+   * Silences INFO logging of Boxline (java.util.logging) and HikariCP (slf4j-simple). Boxline's
+   * warnings are counted (deadlocks apart), the first few kept for the report, and printed only
+   * when {@code verbose}.
+   */
+  static void quietLogs(boolean verbose) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    for (String name : List.of("io.boxline", "com.zaxxer.hikari")) {
-      Logger l = Logger.getLogger(name);
-      l.setLevel(Level.WARNING);
-      QUIET.add(l);
-    }
+    Logger boxline = Logger.getLogger("io.boxline");
+    boxline.setLevel(Level.WARNING);
+    boxline.setUseParentHandlers(verbose);
+    boxline.addHandler(
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            if (r.getLevel().intValue() < Level.WARNING.intValue()) {
+              return;
+            }
+            WARNINGS.incrementAndGet();
+            for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
+              if (t.getMessage() != null && t.getMessage().contains("deadlock detected")) {
+                DEADLOCKS.incrementAndGet();
+                break;
+              }
+            }
+            if (FIRST_WARNINGS.size() < 20) {
+              String m = r.getMessage();
+              if (r.getParameters() != null) {
+                m = java.text.MessageFormat.format(m, r.getParameters());
+              }
+              FIRST_WARNINGS.add(m);
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        });
+    QUIET_LOGGERS.add(boxline);
+    Logger hikari = Logger.getLogger("com.zaxxer.hikari");
+    hikari.setLevel(Level.WARNING);
+    QUIET_LOGGERS.add(hikari);
   }
 
   /** Waits for a quiet machine when --quiet is set, and logs it. Returns a note for the tables. */
   static String quiet(Options o) throws InterruptedException {
-    String note = Noise.awaitQuiet(o.quietSeconds, o.quietBusy);
+    String note = Noise.awaitQuiet(o.get(QUIET), o.get(QUIET_BUSY));
     if (!note.isEmpty()) {
       log("%s", note);
     }
@@ -406,11 +446,10 @@ public final class Bench {
    * Waits until this instance leads the sequencer, so producers take the in-process wake-up path.
    */
   static void awaitLeader(Boxline boxline) throws InterruptedException {
-    long deadline = System.nanoTime() + 15_000_000_000L;
+    long deadline = System.nanoTime() + 20_000_000_000L;
     while (!boxline.stats().sequencerLeader()) {
-      if (System.nanoTime() > deadline) {
-        throw new BenchFailure("Boxline did not become sequencer leader within 15 s");
-      }
+      BenchFailure.check(
+          System.nanoTime() < deadline, "Boxline did not become sequencer leader within 20 s");
       Thread.sleep(5);
     }
   }

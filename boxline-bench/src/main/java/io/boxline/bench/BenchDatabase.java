@@ -59,7 +59,17 @@ interface BenchDatabase {
   String businessDdl(String schema);
 
   /** Inserts one business row; parameters customer, amount_cents. */
-  String businessInsert(String schema);
+  default String businessInsert(String schema) {
+    return "INSERT INTO "
+        + schema
+        + ".bench_order (customer, amount_cents, status) VALUES (?, ?,"
+        + " 'PLACED')";
+  }
+
+  /** A LIKE pattern for names that start with {@code prefix}. */
+  static String startsWith(String prefix) {
+    return "'" + prefix.replace("_", "\\_") + "%'";
+  }
 
   /**
    * DDL of the baseline's event table {@code plain_event}, with the columns of Boxline's outbox.

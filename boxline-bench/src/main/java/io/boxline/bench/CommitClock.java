@@ -1,8 +1,5 @@
 package io.boxline.bench;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import javax.sql.DataSource;
 
@@ -16,14 +13,12 @@ final class CommitClock {
   private final ThreadLocal<long[]> lastCommit = ThreadLocal.withInitial(() -> new long[1]);
 
   DataSource wrap(DataSource target) {
-    return (DataSource)
-        Proxy.newProxyInstance(
-            CommitClock.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, m, args) -> {
-              Object r = call(target, m, args);
-              return m.getName().equals("getConnection") ? connection((Connection) r) : r;
-            });
+    return Probe.proxy(
+        DataSource.class,
+        (proxy, m, args) -> {
+          Object r = Probe.call(target, m, args);
+          return m.getName().equals("getConnection") ? connection((Connection) r) : r;
+        });
   }
 
   /** When this thread's last commit returned. */
@@ -32,24 +27,14 @@ final class CommitClock {
   }
 
   private Connection connection(Connection target) {
-    return (Connection)
-        Proxy.newProxyInstance(
-            CommitClock.class.getClassLoader(),
-            new Class<?>[] {Connection.class},
-            (proxy, m, args) -> {
-              Object r = call(target, m, args);
-              if (m.getName().equals("commit")) {
-                lastCommit.get()[0] = System.nanoTime();
-              }
-              return r;
-            });
-  }
-
-  private static Object call(Object target, Method m, Object[] args) throws Throwable {
-    try {
-      return m.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getTargetException();
-    }
+    return Probe.proxy(
+        Connection.class,
+        (proxy, m, args) -> {
+          Object r = Probe.call(target, m, args);
+          if (m.getName().equals("commit")) {
+            lastCommit.get()[0] = System.nanoTime();
+          }
+          return r;
+        });
   }
 }

@@ -9,12 +9,28 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import javax.sql.DataSource;
 
 /** Connection settings of the benchmark database, pools, and schema housekeeping. */
 final class Db {
   /** Pools of this process, closed by the shutdown hook before it drops the schemas. */
   static final List<HikariDataSource> OPEN = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  static final Opt<String> DB =
+      Opt.text(
+          "db", null, "postgresql (default) or mariadb; a --url decides too (they must agree)");
+
+  static final Opt<String> URL =
+      Opt.text("url", null, "JDBC URL (default: the local server of --db, database postgres)");
+
+  static final Opt<String> HOST =
+      Opt.text("host", "127.0.0.1:5432", "PostgreSQL host:port (database postgres)");
+
+  static final Opt<String> USER =
+      Opt.text("user", null, "database user (default: postgres on PostgreSQL, root on MariaDB)");
+
+  static final Opt<String> PASSWORD = Opt.text("password", "", "database password");
 
   final String url;
   final String user;
@@ -28,6 +44,38 @@ final class Db {
     this.user = user;
     this.password = password;
     this.kind = BenchDatabase.forUrl(url);
+  }
+
+  /**
+   * The database of the options: {@code --host} (PostgreSQL), or {@code --db} and {@code --url},
+   * which must agree when both are given; by default the local PostgreSQL.
+   */
+  static Db of(Options o) {
+    String db = o.get(DB);
+    String url = o.given(HOST) ? "jdbc:postgresql://" + o.get(HOST) + "/postgres" : o.get(URL);
+    BenchDatabase chosen;
+    if (db == null) {
+      chosen = null;
+    } else if (List.of("postgresql", "postgres", "pg").contains(db.toLowerCase(Locale.ROOT))) {
+      chosen = PostgreSqlDatabase.INSTANCE;
+    } else if (List.of("mariadb", "mysql").contains(db.toLowerCase(Locale.ROOT))) {
+      chosen = MariaDbDatabase.INSTANCE;
+    } else {
+      throw new IllegalArgumentException("--db takes postgresql or mariadb, got " + db);
+    }
+    BenchDatabase kind = chosen == null ? PostgreSqlDatabase.INSTANCE : chosen;
+    if (url != null) {
+      kind = BenchDatabase.forUrl(url);
+      if (chosen != null && chosen != kind) {
+        throw new IllegalArgumentException(
+            "--db=" + db + " does not match --url=" + url + " (a " + kind.product() + " URL)");
+      }
+    }
+    String user = o.get(USER);
+    return new Db(
+        url == null ? kind.defaultUrl() : url,
+        user == null ? kind.defaultUser() : user,
+        o.get(PASSWORD));
   }
 
   /** A plain driver data source (no pool). */
@@ -87,25 +135,27 @@ final class Db {
   }
 
   long queryLong(String sql) {
+    return queryOne(sql, rs -> rs.getLong(1));
+  }
+
+  String queryString(String sql) {
+    return queryOne(sql, rs -> rs.getString(1));
+  }
+
+  /** Reads the first row of a query's result. */
+  private <T> T queryOne(String sql, Column<T> column) {
     try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       rs.next();
-      return rs.getLong(1);
+      return column.read(rs);
     } catch (SQLException e) {
       throw new IllegalStateException("failed: " + sql + ": " + e.getMessage(), e);
     }
   }
 
-  String queryString(String sql) {
-    try (Connection c = connect();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getString(1);
-    } catch (SQLException e) {
-      throw new IllegalStateException("failed: " + sql + ": " + e.getMessage(), e);
-    }
+  private interface Column<T> {
+    T read(ResultSet rs) throws SQLException;
   }
 
   /** Drops every schema (on MariaDB: database) whose name starts with {@code prefix}. */

@@ -27,8 +27,6 @@ final class MariaDbDatabase implements BenchDatabase {
           + " created_at BIGINT NOT NULL DEFAULT ("
           + NOW_MICROS
           + ")) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin";
-  static final String BUSINESS_INSERT =
-      "INSERT INTO %s.bench_order (customer, amount_cents, status) VALUES (?, ?, 'PLACED')";
   static final String PLAIN_EVENT_DDL =
       "CREATE TABLE %s.plain_event (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
           + " event_id CHAR(36) CHARACTER SET ascii NOT NULL, topic_id BIGINT NOT NULL,"
@@ -87,9 +85,8 @@ final class MariaDbDatabase implements BenchDatabase {
 
   @Override
   public String listSchemas(String prefix) {
-    return "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE '"
-        + prefix.replace("_", "\\_")
-        + "%'";
+    return "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE "
+        + BenchDatabase.startsWith(prefix);
   }
 
   @Override
@@ -115,11 +112,6 @@ final class MariaDbDatabase implements BenchDatabase {
   @Override
   public String businessDdl(String schema) {
     return String.format(BUSINESS_DDL, schema);
-  }
-
-  @Override
-  public String businessInsert(String schema) {
-    return String.format(BUSINESS_INSERT, schema);
   }
 
   @Override

@@ -67,6 +67,16 @@ final class Noise {
     }
   }
 
+  /** "1-, 5-, 15-minute load average" from /proc/loadavg. */
+  static String loadAverages() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+      return f[0] + " / " + f[1] + " / " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "?";
+    }
+  }
+
   private static String load() {
     try {
       return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];

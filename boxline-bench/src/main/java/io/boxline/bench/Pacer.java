@@ -1,9 +1,6 @@
 package io.boxline.bench;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -41,37 +38,23 @@ final class Pacer {
     long measuredStart =
         warm == 0 ? start : start + (long) (warm * 1e9 / warmRate) + WARM_PAUSE_NANOS;
     AtomicInteger next = new AtomicInteger();
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    List<Thread> list = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      Thread w =
-          new Thread(
-              () -> {
-                try {
-                  for (int i; (i = next.getAndIncrement()) < total && failure.get() == null; ) {
-                    long due =
-                        i < warm
-                            ? start + (long) (i * 1e9 / warmRate)
-                            : measuredStart + (long) ((i - warm) * 1e9 / rate);
-                    for (long wait; (wait = due - System.nanoTime()) > 0; ) {
-                      LockSupport.parkNanos(wait);
-                    }
-                    send.send(i, System.nanoTime() - due);
-                  }
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
+    Workers workers = new Workers();
+    workers
+        .start(
+            threads,
+            t -> {
+              for (int i; (i = next.getAndIncrement()) < total && !workers.failed(); ) {
+                long due =
+                    i < warm
+                        ? start + (long) (i * 1e9 / warmRate)
+                        : measuredStart + (long) ((i - warm) * 1e9 / rate);
+                for (long wait; (wait = due - System.nanoTime()) > 0; ) {
+                  LockSupport.parkNanos(wait);
                 }
-              },
-              "producer-" + t);
-      list.add(w);
-      w.start();
-    }
-    for (Thread w : list) {
-      w.join();
-    }
-    if (failure.get() != null) {
-      throw new IllegalStateException("producer failed: " + failure.get(), failure.get());
-    }
+                send.send(i, System.nanoTime() - due);
+              }
+            })
+        .join();
     return measuredStart;
   }
 }

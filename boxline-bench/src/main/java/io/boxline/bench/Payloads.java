@@ -1,6 +1,9 @@
 package io.boxline.bench;
 
+import io.boxline.OutgoingEvent;
+import io.boxline.TopicName;
 import java.nio.charset.StandardCharsets;
+import java.util.SplittableRandom;
 import java.util.UUID;
 
 /** Pre-built 200-byte JSON payloads (built before timing starts) and event ids. */
@@ -31,6 +34,27 @@ final class Payloads {
   /** The index carried by a benchmark event id, or -1 when the id is not one of ours. */
   static long index(UUID id) {
     return id.getMostSignificantBits() == ID_MAGIC ? id.getLeastSignificantBits() : -1;
+  }
+
+  /** Event {@code index} of the W workloads and relays: an "order.placed" with its payload. */
+  static OutgoingEvent event(TopicName topic, long index, String key) {
+    return event(topic, id(index), "order.placed", key, payload(index));
+  }
+
+  /** A JSON event of every workload. */
+  static OutgoingEvent event(TopicName topic, UUID id, String type, String key, byte[] json) {
+    return OutgoingEvent.builder(topic)
+        .id(id)
+        .type(type)
+        .key(key)
+        .contentType("application/json")
+        .payload(json)
+        .build();
+  }
+
+  /** The key of event {@code index} when events go to {@code keys} keys at random (W2). */
+  static String randomKey(long index, int keys) {
+    return "customer-" + new SplittableRandom(index).nextInt(keys);
   }
 
   private static byte[][] build() {

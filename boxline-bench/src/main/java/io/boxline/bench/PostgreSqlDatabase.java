@@ -18,8 +18,6 @@ final class PostgreSqlDatabase implements BenchDatabase {
       "CREATE TABLE %s.bench_order (id bigserial PRIMARY KEY, customer text NOT NULL,"
           + " amount_cents bigint NOT NULL, status text NOT NULL,"
           + " created_at timestamptz NOT NULL DEFAULT now())";
-  static final String BUSINESS_INSERT =
-      "INSERT INTO %s.bench_order (customer, amount_cents, status) VALUES (?, ?, 'PLACED')";
   static final String PLAIN_EVENT_DDL =
       "CREATE TABLE %s.plain_event (id bigserial PRIMARY KEY, event_id uuid NOT NULL,"
           + " topic_id bigint NOT NULL, partition integer, event_key text, event_type text NOT NULL,"
@@ -76,9 +74,8 @@ final class PostgreSqlDatabase implements BenchDatabase {
 
   @Override
   public String listSchemas(String prefix) {
-    return "SELECT nspname FROM pg_namespace WHERE nspname LIKE '"
-        + prefix.replace("_", "\\_")
-        + "%'";
+    return "SELECT nspname FROM pg_namespace WHERE nspname LIKE "
+        + BenchDatabase.startsWith(prefix);
   }
 
   @Override
@@ -98,11 +95,6 @@ final class PostgreSqlDatabase implements BenchDatabase {
   @Override
   public String businessDdl(String schema) {
     return String.format(BUSINESS_DDL, schema);
-  }
-
-  @Override
-  public String businessInsert(String schema) {
-    return String.format(BUSINESS_INSERT, schema);
   }
 
   @Override

@@ -1,19 +1,23 @@
 package io.boxline.bench;
 
 import io.boxline.jdbc.JdbcStore;
+import java.util.List;
 
 /**
- * Prints Boxline's PostgreSQL DDL for a schema ({@code PrintDdl <schema>}), for experiments that
+ * {@code ddl --schema=<schema>}: prints Boxline's PostgreSQL DDL for a schema, for experiments that
  * drive the tables from psql or pgbench (see {@code experiments/}).
  */
-public final class PrintDdl {
-  private PrintDdl() {}
+final class PrintDdl {
+  static final Opt<String> SCHEMA = Opt.text("schema", "boxline", "the schema the DDL creates");
 
-  public static void main(String[] args) {
-    if (args.length != 1) {
-      System.err.println("usage: PrintDdl <schema>");
-      System.exit(2);
-    }
-    System.out.println(JdbcStore.exportDdl(JdbcStore.Database.POSTGRESQL, args[0], ""));
-  }
+  static final Workload WORKLOAD =
+      Workload.of(
+          "ddl",
+          Bench.Suite.TOOL,
+          "prints Boxline's PostgreSQL DDL (no benchmark)",
+          List.of(SCHEMA),
+          run ->
+              JdbcStore.exportDdl(JdbcStore.Database.POSTGRESQL, run.o().get(SCHEMA), "") + "\n");
+
+  private PrintDdl() {}
 }

@@ -193,19 +193,23 @@ final class Probe {
 
   // ------------------------------------------------------------------ proxies
   DataSource wrap(DataSource target) {
-    return (DataSource)
-        Proxy.newProxyInstance(
-            Probe.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, m, args) -> {
-              if (m.getName().equals("getConnection")) {
-                long t0 = System.nanoTime();
-                Connection c = (Connection) call(target, m, args);
-                record("borrow (getConnection)", System.nanoTime() - t0);
-                return connection(c);
-              }
-              return call(target, m, args);
-            });
+    return proxy(
+        DataSource.class,
+        (proxy, m, args) -> {
+          if (m.getName().equals("getConnection")) {
+            long t0 = System.nanoTime();
+            Connection c = (Connection) call(target, m, args);
+            record("borrow (getConnection)", System.nanoTime() - t0);
+            return connection(c);
+          }
+          return call(target, m, args);
+        });
+  }
+
+  /** A proxy of {@code type} whose calls go to {@code handler} (this and {@link CommitClock}). */
+  static <T> T proxy(Class<T> type, InvocationHandler handler) {
+    return type.cast(
+        Proxy.newProxyInstance(Probe.class.getClassLoader(), new Class<?>[] {type}, handler));
   }
 
   /**
@@ -309,8 +313,7 @@ final class Probe {
               return call(target, m, args);
           }
         };
-    return (Connection)
-        Proxy.newProxyInstance(Probe.class.getClassLoader(), new Class<?>[] {Connection.class}, h);
+    return proxy(Connection.class, h);
   }
 
   private <S extends Statement> S statement(Class<S> type, S target, String sql) {
@@ -339,11 +342,11 @@ final class Probe {
           }
           return r;
         };
-    return type.cast(
-        Proxy.newProxyInstance(Probe.class.getClassLoader(), new Class<?>[] {type}, h));
+    return proxy(type, h);
   }
 
-  private static Object call(Object target, Method m, Object[] args) throws Throwable {
+  /** Calls {@code m} on {@code target}, throwing what it threw. */
+  static Object call(Object target, Method m, Object[] args) throws Throwable {
     try {
       return m.invoke(target, args);
     } catch (InvocationTargetException e) {

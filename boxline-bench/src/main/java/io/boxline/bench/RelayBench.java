@@ -8,23 +8,15 @@ import io.boxline.OutgoingEvent;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import io.boxline.jdbc.JdbcStore;
 import io.boxline.relay.Relay;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 
 /**
  * Relays (issue 5): what a {@link Relay} adds on the way to a broker. Usage (from the repository
@@ -86,7 +78,45 @@ public final class RelayBench {
       long expected,
       String noise) {}
 
-  private final GfKit.Options o;
+  static final Opt<Integer> PARTITIONS = Opt.integer("partitions", 8, "topic partitions");
+  static final Opt<Integer> BATCH = Opt.integer("batch", 100, "relay and consumer batch size");
+  static final Opt<Integer> CONCURRENCY =
+      Opt.integer("concurrency", 4, "relay and consumer concurrency");
+  static final Opt<Integer> KEYS = Opt.integer("keys", 100, "keys");
+  static final Opt<Integer> POOL = Opt.integer("pool", 16, "pool size");
+  static final Opt<Integer> WARMUP =
+      Opt.integer("warmup", 1_000, "throughput: warm-up events, not counted");
+  static final Opt<Integer> EVENTS = Opt.integer("events", 20_000, "throughput: events");
+  static final Opt<Integer> TXN = Opt.integer("txn", 10, "throughput: events per transaction");
+  static final Opt<Integer> THREADS = Opt.integer("threads", 4, "throughput: producer threads");
+  static final Opt<Integer> RATE = Opt.integer("rate", 200, "latency: events/s");
+  static final Opt<Double> WARMUP_S = Opt.decimal("warmup-s", 2, "latency: warm-up s");
+  static final Opt<Double> SECONDS = Opt.decimal("seconds", 10, "latency: measured s");
+  static final Opt<List<String>> SINKS =
+      Opt.words("sinks", String.join(",", ALL), "the sinks to relay to", ALL);
+
+  static final Workload WORKLOAD =
+      Workload.of(
+          "relays",
+          Bench.Suite.RELAYS,
+          "what a Relay adds on the way to a broker: throughput and added latency per sink",
+          List.of(
+              SINKS,
+              PARTITIONS,
+              BATCH,
+              CONCURRENCY,
+              KEYS,
+              POOL,
+              WARMUP,
+              EVENTS,
+              TXN,
+              THREADS,
+              RATE,
+              WARMUP_S,
+              SECONDS),
+          RelayBench::relays);
+
+  private final Options o;
   private final Db db;
   private final HikariDataSource pool;
   private final String runSchema;
@@ -96,63 +126,48 @@ public final class RelayBench {
   private final int keys;
   private int schemas;
 
-  private RelayBench(GfKit.Options o, Db db, HikariDataSource pool, String runSchema) {
+  private RelayBench(Options o, Db db, HikariDataSource pool, String runSchema) {
     this.o = o;
     this.db = db;
     this.pool = pool;
     this.runSchema = runSchema;
-    this.partitions = o.getInt("partitions", 8);
-    this.batch = o.getInt("batch", 100);
-    this.concurrency = o.getInt("concurrency", 4);
-    this.keys = o.getInt("keys", 100);
+    this.partitions = o.get(PARTITIONS);
+    this.batch = o.get(BATCH);
+    this.concurrency = o.get(CONCURRENCY);
+    this.keys = o.get(KEYS);
   }
 
+  /**
+   * The command lines of docs/benchmarks.md: {@code Bench relays}, the first argument ({@code all}
+   * or a list of sinks) becoming {@code --sinks}.
+   */
   public static void main(String[] args) throws Exception {
-    Bench.quietLogs();
-    if (args.length == 0) {
-      args = new String[] {"all"};
+    List<String> a = new ArrayList<>(Arrays.asList(Bench.alias("relays", args)));
+    if (!a.get(0).equals("relays")) {
+      a.set(0, "--sinks=" + a.get(0));
+      a.add(0, "relays");
     }
-    List<String> sinks = new ArrayList<>();
-    for (String s : args[0].toLowerCase(Locale.ROOT).split(",")) {
-      if (s.equals("all")) {
-        sinks.addAll(ALL);
-      } else if (ALL.contains(s)) {
-        sinks.add(s);
-      } else {
-        throw new IllegalArgumentException(
-            "unknown sink " + s + "; use " + String.join(", ", ALL) + " or all");
-      }
-    }
-    GfKit.Options o = GfKit.Options.parse(args, 1);
-    Db db = new Db("jdbc:postgresql://" + o.host() + "/postgres", o.user(), o.password());
-    String runSchema =
-        "relaybench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-    Thread cleanup =
-        new Thread(
-            () -> {
-              Db.closePools();
-              dropQuietly(db, runSchema);
-            },
-            "relay-bench-cleanup");
-    Runtime.getRuntime().addShutdownHook(cleanup);
-    StringBuilder report = new StringBuilder(GfKit.header("Relay benchmark run", args));
+    Bench.main(a.toArray(new String[0]));
+  }
+
+  static String relays(Run run) throws Exception {
+    Options o = run.o();
     List<Throughput> throughput = new ArrayList<>();
     List<Latency> latency = new ArrayList<>();
     List<String> described = new ArrayList<>();
-    long started = System.nanoTime();
-    try (HikariDataSource pool = db.pool("relay-bench", o.getInt("pool", 16), null)) {
-      RelayBench bench = new RelayBench(o, db, pool, runSchema);
-      for (String sink : sinks) {
+    try (HikariDataSource pool = run.db().pool("relay-bench", o.get(POOL), null)) {
+      RelayBench bench = new RelayBench(o, run.db(), pool, run.schema());
+      for (String sink : o.get(SINKS)) {
         try (RelayTargets.Target target = RelayTargets.create(sink)) {
           described.add("- **" + sink + "**: " + target.describe());
           Throughput t = bench.throughput(target);
           throughput.add(t);
-          GfKit.log(
+          Bench.log(
               "%s throughput: %,d events in %.2f s = %s events/s (%s)",
               sink, t.events(), t.seconds(), Stats.rate(t.events() / t.seconds()), t.noise());
           Latency l = bench.latency(target);
           latency.add(l);
-          GfKit.log(
+          Bench.log(
               "%s latency %d/s: relay p50 %s p99 %s max %s ms; plain consumer p50 %s p99 %s ms"
                   + " (%s)",
               sink,
@@ -165,43 +180,20 @@ public final class RelayBench {
               l.noise());
         }
       }
-      report.append(bench.report(described, throughput, latency));
-    } finally {
-      dropQuietly(db, runSchema);
-      try {
-        Runtime.getRuntime().removeShutdownHook(cleanup);
-      } catch (IllegalStateException ignored) {
-        // shutting down already
-      }
+      return bench.report(described, throughput, latency);
     }
-    report.append(
-        Stats.f(
-            "%nTotal time: %.0f s. Every event was confirmed by its sink and every broker held at"
-                + " least as many messages as were confirmed.%n",
-            (System.nanoTime() - started) / 1e9));
-    System.out.println();
-    System.out.println(report);
-    Path file = write(report.toString());
-    System.out.println("Written to " + file.toAbsolutePath());
   }
 
   // ------------------------------------------------------------------ throughput
   private Throughput throughput(RelayTargets.Target target) throws Exception {
-    int warm = o.getInt("warmup", 1_000);
-    int n = o.getInt("events", 20_000);
-    int txn = o.getInt("txn", 10);
-    int threads = o.getInt("threads", 4);
+    int warm = o.get(WARMUP);
+    int n = o.get(EVENTS);
+    int txn = o.get(TXN);
+    int threads = o.get(THREADS);
     int total = warm + n;
-    String trial = RelayTargets.trialName(target.name(), "tp");
-    String schema = runSchema + "_" + (++schemas);
-    Boxline boxline = boxline(schema);
-    try {
-      boxline
-          .admin()
-          .createSubscription(
-              SubscriptionSpec.of("relay", TOPIC).startAt(StartPosition.earliest()));
-      TimedSink sink = new TimedSink(target.open(trial, boxline, partitions), total);
-      long stored;
+    try (Trial trial = new Trial(target, "tp", total)) {
+      Boxline boxline = trial.boxline;
+      TimedSink sink = trial.sink;
       double seconds;
       double producerSeconds;
       String noise;
@@ -221,9 +213,7 @@ public final class RelayBench {
         }
         seconds = (last - t0) / 1e9;
       }
-      stored = target.stored(trial);
-      check(target.name() + " throughput", sink, stored, total);
-      target.remove(trial);
+      long stored = trial.finish(target.name() + " throughput");
       return new Throughput(
           target.name(),
           n,
@@ -235,8 +225,6 @@ public final class RelayBench {
           stored,
           total,
           noise);
-    } finally {
-      close(boxline, schema);
     }
   }
 
@@ -244,61 +232,35 @@ public final class RelayBench {
   private void publish(Boxline boxline, int first, int count, int txn, int threads)
       throws InterruptedException {
     AtomicInteger next = new AtomicInteger(first);
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    List<Thread> list = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      Thread w =
-          new Thread(
-              () -> {
-                try {
-                  for (int start;
-                      (start = next.getAndAdd(txn)) < first + count && failure.get() == null; ) {
-                    List<OutgoingEvent> events = new ArrayList<>(txn);
-                    for (int i = start; i < Math.min(start + txn, first + count); i++) {
-                      events.add(event(i));
-                    }
-                    boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
-                  }
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
+    Workers workers = new Workers();
+    workers
+        .start(
+            threads,
+            t -> {
+              for (int start;
+                  (start = next.getAndAdd(txn)) < first + count && !workers.failed(); ) {
+                List<OutgoingEvent> events = new ArrayList<>(txn);
+                for (int i = start; i < Math.min(start + txn, first + count); i++) {
+                  events.add(event(i));
                 }
-              },
-              "producer-" + t);
-      list.add(w);
-      w.start();
-    }
-    for (Thread w : list) {
-      w.join();
-    }
-    if (failure.get() != null) {
-      throw new IllegalStateException("producer failed: " + failure.get(), failure.get());
-    }
+                boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+              }
+            })
+        .join();
   }
 
   // ------------------------------------------------------------------ latency
   private Latency latency(RelayTargets.Target target) throws Exception {
-    int rate = o.getInt("rate", 200);
-    int warm = (int) (rate * o.getDouble("warmup-s", 2));
-    int measured = (int) (rate * o.getDouble("seconds", 10));
+    int rate = o.get(RATE);
+    int warm = (int) (rate * o.get(WARMUP_S));
+    int measured = (int) (rate * o.get(SECONDS));
     int total = warm + measured;
-    String trial = RelayTargets.trialName(target.name(), "lat");
-    String schema = runSchema + "_" + (++schemas);
-    Boxline boxline = boxline(schema);
-    try {
-      boxline
-          .admin()
-          .createSubscription(
-              SubscriptionSpec.of("relay", TOPIC).startAt(StartPosition.earliest()));
-      boxline
-          .admin()
-          .createSubscription(
-              SubscriptionSpec.of("plain", TOPIC).startAt(StartPosition.earliest()));
-      TimedSink sink = new TimedSink(target.open(trial, boxline, partitions), total);
+    try (Trial trial = new Trial(target, "lat", total, "plain")) {
+      Boxline boxline = trial.boxline;
+      TimedSink sink = trial.sink;
       AtomicLongArray handled = new AtomicLongArray(total);
       AtomicInteger handledCount = new AtomicInteger();
-      long[] committed = new long[total];
-      long[] took = new long[total];
-      long[] late = new long[total];
+      CommitTimes times = new CommitTimes(total);
       String noise;
       long firstDue;
       long lastDone;
@@ -318,21 +280,8 @@ public final class RelayBench {
               .start();
       try (Relay relay = relay(boxline, sink)) {
         Noise machine = Noise.start();
-        var publisher = boxline.publisher();
         firstDue =
-            Pacer.run(
-                total,
-                rate,
-                8,
-                (i, lateNanos) -> {
-                  OutgoingEvent e = event(i);
-                  long t0 = System.nanoTime();
-                  boxline.inTransaction(tx -> publisher.publish(tx, e));
-                  long t1 = System.nanoTime();
-                  committed[i] = t1;
-                  took[i] = t1 - t0;
-                  late[i] = lateNanos;
-                });
+            Pacer.run(total, rate, 8, times.publishing(boxline, this::event, System::nanoTime));
         lastDone = System.nanoTime();
         await(() -> sink.distinct() >= total, target.name() + ": all " + total + " confirmed");
         await(() -> handledCount.get() >= total, "plain consumer: all " + total + " handled");
@@ -341,51 +290,74 @@ public final class RelayBench {
       } finally {
         plain.close();
       }
-      long stored = target.stored(trial);
-      check(target.name() + " latency", sink, stored, total);
-      target.remove(trial);
-      long[] relayLat = new long[measured];
-      long[] plainLat = new long[measured];
-      long[] commit = new long[measured];
-      long[] lateness = new long[measured];
-      for (int i = warm; i < total; i++) {
-        relayLat[i - warm] = sink.confirmedAt(i) - committed[i];
-        plainLat[i - warm] = handled.get(i) - committed[i];
-        commit[i - warm] = took[i];
-        lateness[i - warm] = late[i];
-      }
-      Arrays.sort(relayLat);
-      Arrays.sort(plainLat);
-      Arrays.sort(commit);
-      Arrays.sort(lateness);
+      long stored = trial.finish(target.name() + " latency");
       long firstMeasured = firstDue + (long) (warm * 1e9 / rate);
       double achieved = measured / ((lastDone - firstMeasured) / 1e9);
+      long[] committed = times.committed;
       return new Latency(
           target.name(),
           rate,
           measured,
           achieved,
-          relayLat,
-          plainLat,
-          commit,
-          lateness,
+          Stats.sorted(warm, total, i -> sink.confirmedAt(i) - committed[i]),
+          Stats.sorted(warm, total, i -> handled.get(i) - committed[i]),
+          times.commitDurations(warm, total),
+          times.sendLags(warm, total),
           sink.duplicates(),
           stored,
           total,
           noise);
-    } finally {
-      close(boxline, schema);
     }
   }
 
   // ------------------------------------------------------------------ plumbing
-  private Boxline boxline(String schema) throws InterruptedException {
-    Boxline boxline =
-        Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
-    boxline.admin().createNamespace(NamespacePath.of("bench"));
-    boxline.admin().createTopic(TOPIC, partitions);
-    Bench.awaitLeader(boxline);
-    return boxline;
+  /**
+   * One trial: a Boxline of its own (its own schema, the topic, a "relay" subscription and any
+   * other ones, all from the earliest event) and a destination of its own behind a {@link
+   * TimedSink}; closing it closes the Boxline and drops the schema.
+   */
+  private final class Trial implements AutoCloseable {
+    final String name;
+    final Boxline boxline;
+    final TimedSink sink;
+    private final RelayTargets.Target target;
+    private final String schema = runSchema + "_" + (++schemas);
+    private final int total;
+
+    Trial(RelayTargets.Target target, String kind, int total, String... otherSubscriptions)
+        throws Exception {
+      this.target = target;
+      this.total = total;
+      this.name = RelayTargets.trialName(target.name(), kind);
+      this.boxline =
+          Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
+      boxline.admin().createNamespace(NamespacePath.of("bench"));
+      boxline.admin().createTopic(TOPIC, partitions);
+      Bench.awaitLeader(boxline);
+      for (String s : Stream.concat(Stream.of("relay"), Stream.of(otherSubscriptions)).toList()) {
+        boxline
+            .admin()
+            .createSubscription(SubscriptionSpec.of(s, TOPIC).startAt(StartPosition.earliest()));
+      }
+      this.sink = new TimedSink(target.open(name, boxline, partitions), total);
+    }
+
+    /**
+     * Checks that every event was confirmed and the broker holds them, removes the destination;
+     * returns what the broker held.
+     */
+    long finish(String what) throws Exception {
+      long stored = target.stored(name);
+      check(what, sink, stored, total);
+      target.remove(name);
+      return stored;
+    }
+
+    @Override
+    public void close() {
+      boxline.close();
+      db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
   }
 
   private Relay relay(Boxline boxline, TimedSink sink) {
@@ -397,19 +369,8 @@ public final class RelayBench {
         .start();
   }
 
-  private void close(Boxline boxline, String schema) {
-    boxline.close();
-    db.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-  }
-
   private OutgoingEvent event(int i) {
-    return OutgoingEvent.builder(TOPIC)
-        .id(Payloads.id(i))
-        .type("order.placed")
-        .key("customer-" + (i % keys))
-        .contentType("application/json")
-        .payload(Payloads.payload(i))
-        .build();
+    return Payloads.event(TOPIC, i, "customer-" + (i % keys));
   }
 
   private static void await(BooleanSupplier done, String what) throws InterruptedException {
@@ -440,14 +401,6 @@ public final class RelayBench {
     }
   }
 
-  private static void dropQuietly(Db db, String runSchema) {
-    try {
-      db.dropSchemas(runSchema);
-    } catch (RuntimeException e) {
-      System.err.println("could not drop schemas " + runSchema + "*: " + e.getMessage());
-    }
-  }
-
   // ------------------------------------------------------------------ report
   private String report(
       List<String> described, List<Throughput> throughput, List<Latency> latency) {
@@ -458,18 +411,14 @@ public final class RelayBench {
             "Every trial: a Boxline of its own (schema in the `postgres` database, HikariCP pool"
                 + " of %d shared by producers, relay and consumer), topic of %d partitions, relay"
                 + " with batch size %d and concurrency %d (the relay's defaults unless set).%n%n",
-            o.getInt("pool", 16), partitions, batch, concurrency));
+            o.get(POOL), partitions, batch, concurrency));
     sb.append(
         Stats.f(
             "## Throughput%n%n%,d events (200-byte JSON, %d keys, %d per transaction, %d producer"
                 + " threads) published with the relay running, after %,d warm-up events; time"
                 + " from the first publish until the sink's send returned with the last of them"
                 + " confirmed by the broker.%n%n",
-            o.getInt("events", 20_000),
-            keys,
-            o.getInt("txn", 10),
-            o.getInt("threads", 4),
-            o.getInt("warmup", 1_000)));
+            o.get(EVENTS), keys, o.get(TXN), o.get(THREADS), o.get(WARMUP)));
     Table t =
         new Table(
             "Sink",
@@ -502,7 +451,7 @@ public final class RelayBench {
                 + " acknowledgement). Plain consumer: a second subscription on the same topic,"
                 + " same batch size and concurrency, no-op handler; commit returned → handler"
                 + " entered. Both in the same run. Milliseconds.%n%n",
-            o.getInt("rate", 200), o.getDouble("warmup-s", 2), o.getDouble("seconds", 10)));
+            o.get(RATE), o.get(WARMUP_S), o.get(SECONDS)));
     Table l =
         new Table(
             "Sink",
@@ -541,20 +490,6 @@ public final class RelayBench {
           r.noise());
     }
     sb.append(l).append('\n');
-    System.out.print(sb);
     return sb.toString();
-  }
-
-  private static Path write(String report) throws java.io.IOException {
-    Path dir = Path.of("target");
-    if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
-      dir = Path.of("boxline-bench", "target");
-    }
-    Files.createDirectories(dir);
-    String stamp =
-        LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Path file = dir.resolve("relay-" + stamp + ".md");
-    Files.writeString(file, report);
-    return file;
   }
 }

@@ -76,9 +76,23 @@ final class RelayTargets {
     };
   }
 
+  /** A destination in this JVM that counts what it received per trial. */
+  abstract static class Counting implements Target {
+    final Map<String, LongAdder> received = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public long stored(String trial) {
+      return received.get(trial).sum();
+    }
+
+    @Override
+    public void remove(String trial) {
+      received.remove(trial);
+    }
+  }
+
   /** No broker: the sink confirms at once. Boxline's own ceiling for a relay. */
-  static final class Memory implements Target {
-    private final Map<String, LongAdder> received = new java.util.concurrent.ConcurrentHashMap<>();
+  static final class Memory extends Counting {
 
     @Override
     public String name() {
@@ -108,23 +122,12 @@ final class RelayTargets {
         public void close() {}
       };
     }
-
-    @Override
-    public long stored(String trial) {
-      return received.get(trial).sum();
-    }
-
-    @Override
-    public void remove(String trial) {
-      received.remove(trial);
-    }
   }
 
   /** A com.sun.net.httpserver endpoint in this JVM answering 200 to every POST. */
-  static final class Webhook implements Target {
+  static final class Webhook extends Counting {
     private final HttpServer server;
     private final ExecutorService pool = Executors.newFixedThreadPool(4);
-    private final Map<String, LongAdder> received = new java.util.concurrent.ConcurrentHashMap<>();
 
     Webhook() throws IOException {
       server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
@@ -163,16 +166,6 @@ final class RelayTargets {
       return WebhookSink.builder()
           .url("http://127.0.0.1:" + server.getAddress().getPort() + "/" + trial)
           .build();
-    }
-
-    @Override
-    public long stored(String trial) {
-      return received.get(trial).sum();
-    }
-
-    @Override
-    public void remove(String trial) {
-      received.remove(trial);
     }
 
     @Override

@@ -8,19 +8,19 @@ import java.util.Map;
 final class Report {
   private Report() {}
 
-  static String w1(Bench.Options o, List<W1Throughput.Trial> trials) {
+  static String w1(Options o, List<W1Throughput.Trial> trials) {
     StringBuilder sb = new StringBuilder();
     sb.append(
         Stats.f(
             "## W1 throughput%n%n%d producer threads, %,d events per run, %d partitions, consumer"
                 + " concurrency %d, batch %d, %d runs per configuration (baseline and Boxline"
                 + " alternating).%n%n",
-            o.w1Threads,
-            o.w1Events,
-            o.partitions,
-            o.w1ConsumerConcurrency,
-            o.w1ConsumerBatch,
-            o.w1Runs));
+            o.get(W1Throughput.THREADS),
+            o.get(W1Throughput.EVENTS),
+            o.get(Bench.PARTITIONS),
+            o.get(W1Throughput.CONCURRENCY),
+            o.get(W1Throughput.BATCH),
+            o.get(W1Throughput.RUNS)));
     Table summary =
         new Table(
             "Events/txn",
@@ -39,7 +39,7 @@ final class Report {
             "Events/s",
             "Producers done (s)",
             "Machine during the run");
-    for (int txn : o.w1TxnSizes) {
+    for (int txn : o.get(W1Throughput.TXN)) {
       List<Double> base = new ArrayList<>();
       List<Double> box = new ArrayList<>();
       List<Double> boxProduce = new ArrayList<>();
@@ -86,11 +86,10 @@ final class Report {
           ratio >= 0.9 ? "pass" : "FAIL");
     }
     sb.append(summary).append('\n').append("Every run:\n\n").append(raw).append('\n');
-    System.out.print(sb);
     return sb.toString();
   }
 
-  static String w2(Bench.Options o, List<W2Latency.Result> results) {
+  static String w2(Options o, List<W2Latency.Result> results) {
     StringBuilder sb = new StringBuilder();
     sb.append(
         Stats.f(
@@ -98,12 +97,12 @@ final class Report {
                 + " open-loop by %d sender threads, %.0f s warm-up at max(rate, %d/s) so the JIT has"
                 + " compiled the hot paths, a 1 s pause, then %.0f s measured at the rate; %d"
                 + " partitions, consumer concurrency %d.%n%n",
-            o.w2Threads,
-            o.w2WarmupSeconds,
-            o.w2WarmupRate,
-            o.w2Seconds,
-            o.partitions,
-            o.w2ConsumerConcurrency));
+            o.get(W2Latency.THREADS),
+            o.get(W2Latency.WARMUP),
+            o.get(W2Latency.WARMUP_RATE),
+            o.get(W2Latency.SECONDS),
+            o.get(Bench.PARTITIONS),
+            o.get(W2Latency.CONCURRENCY)));
     Table t =
         new Table(
             "Producer",
@@ -158,18 +157,18 @@ final class Report {
                 Stats.f(
                     "JDBC trace, %s %d/s (measured part; times are per call, µs):%n%n",
                     r.where(), r.rate()))
-            .append(traceTable(r.trace(), Stats.f("%.0f", r.measured() / (double) r.rate())))
+            .append(trace(r.trace(), r.measured()))
             .append('\n');
       }
     }
-    System.out.print(sb);
     return sb.toString();
   }
 
-  /** Per-operation counts and times of a traced W1 trial, with calls per event. */
+  /** Per-operation counts and times of a traced trial, with calls per event. */
   static String trace(Map<String, Probe.Series> trace, int events) {
     Table t =
-        new Table("Thread | operation", "Calls", "Calls/event", "mean µs", "p50 µs", "p99 µs");
+        new Table(
+            "Thread | operation", "Calls", "Calls/event", "mean µs", "p50 µs", "p99 µs", "max µs");
     for (Map.Entry<String, Probe.Series> e : trace.entrySet()) {
       long[] v = e.getValue().sorted();
       long sum = 0;
@@ -182,31 +181,13 @@ final class Report {
           Stats.f("%.3f", e.getValue().count() / (double) events),
           v.length == 0 ? "" : Stats.us(sum / v.length),
           Stats.us(Stats.percentile(v, 50)),
-          Stats.us(Stats.percentile(v, 99)));
-    }
-    return t.toString();
-  }
-
-  private static String traceTable(Map<String, Probe.Series> trace, String seconds) {
-    Table t = new Table("Thread | operation", "Calls", "mean µs", "p50 µs", "p99 µs", "max µs");
-    for (Map.Entry<String, Probe.Series> e : trace.entrySet()) {
-      long[] v = e.getValue().sorted();
-      long sum = 0;
-      for (long x : v) {
-        sum += x;
-      }
-      t.row(
-          e.getKey(),
-          e.getValue().count(),
-          v.length == 0 ? "" : Stats.us(sum / v.length),
-          Stats.us(Stats.percentile(v, 50)),
           Stats.us(Stats.percentile(v, 99)),
           Stats.us(Stats.percentile(v, 100)));
     }
     return t.toString();
   }
 
-  static String w1Parts(Bench.Options o, List<W1Parts.Part> parts) {
+  static String w1Parts(Options o, List<W1Parts.Part> parts) {
     StringBuilder sb = new StringBuilder();
     sb.append(
         Stats.f(
@@ -215,7 +196,11 @@ final class Report {
                 + " sequencer), sequencer = plus sequencing, full = plus a no-op consumer"
                 + " (concurrency %d, batch %d). CPU from /proc (whole machine; this JVM is the"
                 + " producers and Boxline, the rest mostly the database).%n%n",
-            o.w1Threads, o.w1Events, o.partitions, o.w1ConsumerConcurrency, o.w1ConsumerBatch));
+            o.get(W1Throughput.THREADS),
+            o.get(W1Throughput.EVENTS),
+            o.get(Bench.PARTITIONS),
+            o.get(W1Throughput.CONCURRENCY),
+            o.get(W1Throughput.BATCH)));
     Table t =
         new Table(
             "Round",
@@ -251,7 +236,7 @@ final class Report {
     return sb.toString();
   }
 
-  static String w3(Bench.Options o, List<W3Idle.Result> results) {
+  static String w3(Options o, BenchDatabase kind, List<W3Idle.Result> results) {
     StringBuilder sb = new StringBuilder();
     sb.append(
         Stats.f(
@@ -260,7 +245,7 @@ final class Report {
                 + " %d-partition topic; nothing published; %d s settle, then %d s counted. Statements"
                 + " counted on the client under the pool (every execute, COMMIT/ROLLBACK sent, and"
                 + " pool validation ping).%n%n",
-            o.partitions, o.w3SettleSeconds, o.w3Seconds));
+            o.get(Bench.PARTITIONS), o.get(W3Idle.SETTLE), o.get(W3Idle.SECONDS)));
     Table t =
         new Table(
             "Idle consumers",
@@ -269,7 +254,7 @@ final class Report {
             "Statements/s without pings",
             "Statements/s per consumer (total / N)",
             "Added per consumer vs 0 consumers",
-            BenchDatabase.forUrl(o.url).counterColumn(),
+            kind.counterColumn(),
             "Target ≤ 1/s per consumer",
             "Machine during the run");
     double zero = Double.NaN;
@@ -315,7 +300,6 @@ final class Report {
       }
       sb.append(b).append('\n');
     }
-    System.out.print(sb);
     return sb.toString();
   }
 

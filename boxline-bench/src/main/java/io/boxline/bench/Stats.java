@@ -16,19 +16,29 @@ final class Stats {
     return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
   }
 
+  /** f(from) … f(to - 1), sorted: the measured part of per-event times. */
+  static long[] sorted(int from, int to, java.util.function.IntToLongFunction f) {
+    long[] v = new long[to - from];
+    for (int i = from; i < to; i++) {
+      v[i - from] = f.applyAsLong(i);
+    }
+    Arrays.sort(v);
+    return v;
+  }
+
   static double median(double[] values) {
     double[] v = values.clone();
     Arrays.sort(v);
     int n = v.length;
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n == 0 ? Double.NaN : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
 
   static double min(double[] v) {
-    return Arrays.stream(v).min().orElse(0);
+    return Arrays.stream(v).min().orElse(Double.NaN);
   }
 
   static double max(double[] v) {
-    return Arrays.stream(v).max().orElse(0);
+    return Arrays.stream(v).max().orElse(Double.NaN);
   }
 
   static String ms(long nanos) {

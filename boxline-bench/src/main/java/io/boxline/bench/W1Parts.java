@@ -1,20 +1,18 @@
 package io.boxline.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.BoxlineStats;
 import io.boxline.Consumer;
 import io.boxline.NamespacePath;
-import io.boxline.OutgoingEvent;
 import io.boxline.Partitioner;
 import io.boxline.Publisher;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import io.boxline.jdbc.JdbcStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +37,7 @@ import javax.sql.DataSource;
  * per event: transactions, WAL bytes and records (pg_stat_database, pg_stat_wal), sequencer batches
  * and hand-over batches. Modes alternate, so a ratio is read side by side.
  */
-final class W1Parts {
+final class W1Parts extends Trials {
   static final List<String> MODES = List.of("raw", "outbox", "sequencer", "full");
 
   /** One measured mode. */
@@ -55,17 +53,27 @@ final class W1Parts {
       double eventsPerSequencerBatch,
       double eventsPerConsumerBatch) {}
 
-  private final Bench.Options o;
-  private final Db db;
-  private final DataSource pool;
-  private final String runSchema;
-  private int trialCounter;
+  static final Workload WORKLOAD =
+      Workload.of(
+          "w1-parts",
+          Bench.Suite.W,
+          "W1 taken apart: raw, outbox, sequencer, full (PostgreSQL on Linux)",
+          List.of(
+              W1Throughput.EVENTS,
+              W1Throughput.WARMUP,
+              W1Throughput.THREADS,
+              W1Throughput.RUNS,
+              W1Throughput.CONCURRENCY,
+              W1Throughput.BATCH),
+          run -> {
+            try (HikariDataSource pool =
+                run.db().pool("bench-w1-parts", run.o().get(Bench.POOL), null)) {
+              return Report.w1Parts(run.o(), new W1Parts(run, pool).run());
+            }
+          });
 
-  W1Parts(Bench.Options o, Db db, DataSource pool, String runSchema) {
-    this.o = o;
-    this.db = db;
-    this.pool = pool;
-    this.runSchema = runSchema;
+  W1Parts(Run run, DataSource pool) {
+    super(run, pool, "parts");
   }
 
   List<Part> run() throws Exception {
@@ -73,12 +81,13 @@ final class W1Parts {
       throw new IllegalArgumentException("w1-parts runs on PostgreSQL only");
     }
     List<Part> parts = new ArrayList<>();
+    int events = o.get(W1Throughput.EVENTS);
     for (String mode : MODES) { // warm-up, not reported
-      measure(mode, Math.min(o.w1Events, o.w1WarmupEvents), 0);
+      measure(mode, Math.min(events, o.get(W1Throughput.WARMUP)), 0);
     }
-    for (int round = 1; round <= o.w1Runs; round++) {
+    for (int round = 1; round <= o.get(W1Throughput.RUNS); round++) {
       for (String mode : MODES) {
-        Part p = measure(mode, o.w1Events, round);
+        Part p = measure(mode, events, round);
         parts.add(p);
         Bench.log(
             "W1 parts round %d %-9s: %s events/s, CPU %.0f µs/event (this JVM %.0f)",
@@ -93,7 +102,7 @@ final class W1Parts {
   }
 
   private Part measure(String mode, int events, int round) throws Exception {
-    String schema = runSchema + "_parts_" + (++trialCounter);
+    String schema = nextSchema();
     TopicName topic = TopicName.of("bench", "events");
     Boxline boxline = null;
     Consumer consumer = null;
@@ -115,7 +124,7 @@ final class W1Parts {
                 .build()
                 .start();
         boxline.admin().createNamespace(NamespacePath.of("bench"));
-        boxline.admin().createTopic(topic, o.partitions);
+        boxline.admin().createTopic(topic, partitions);
         boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
         if (!mode.equals("outbox")) {
           Bench.awaitLeader(boxline);
@@ -125,8 +134,8 @@ final class W1Parts {
               boxline
                   .consumer("bench-sub")
                   .handler(e -> handled.countDown())
-                  .concurrency(o.w1ConsumerConcurrency)
-                  .batchSize(o.w1ConsumerBatch)
+                  .concurrency(o.get(W1Throughput.CONCURRENCY))
+                  .batchSize(o.get(W1Throughput.BATCH))
                   .start();
         }
       }
@@ -141,31 +150,19 @@ final class W1Parts {
       long cpu0 = machineTicks();
       long jvm0 = jvmTicks();
       long t0 = System.nanoTime();
-      new W1Throughput(o, db, pool, runSchema)
+      new W1Throughput(run, pool)
           .produce(
               1,
               events,
+              business,
               (c, index, keys) -> {
                 String key = keys[0];
-                try (PreparedStatement ps = c.prepareStatement(business)) {
-                  ps.setString(1, "customer-" + (index % 977));
-                  ps.setLong(2, 1000 + index % 90000);
-                  ps.executeUpdate();
-                }
                 if (publisher == null) {
-                  int partition = Partitioner.kafkaCompatible().partition(key, o.partitions);
+                  int partition = Partitioner.kafkaCompatible().partition(key, partitions);
                   db.kind.insertPlainEvents(
                       c, plain, index, new String[] {key}, new int[] {partition});
                 } else {
-                  publisher.publish(
-                      c,
-                      OutgoingEvent.builder(topic)
-                          .id(Payloads.id(index))
-                          .type("order.placed")
-                          .key(key)
-                          .contentType("application/json")
-                          .payload(Payloads.payload(index))
-                          .build());
+                  publisher.publish(c, Payloads.event(topic, index, key));
                 }
               });
       if (consumer != null && !handled.await(120, TimeUnit.SECONDS)) {

@@ -1,14 +1,12 @@
 package io.boxline.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
-import io.boxline.NamespacePath;
 import io.boxline.OutgoingEvent;
 import io.boxline.Partitioner;
 import io.boxline.Publisher;
-import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import io.boxline.jdbc.JdbcStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 
 /**
@@ -31,7 +28,7 @@ import javax.sql.DataSource;
  * SELECT FROM unnest(arrays) for several on PostgreSQL, one multi-row INSERT on MariaDB) into a
  * plain table; the time runs until the last commit. The SQL is {@link BenchDatabase}'s.
  */
-final class W1Throughput {
+final class W1Throughput extends Trials {
   static final int KEYS_PER_PRODUCER = 256;
 
   /** One measured trial. */
@@ -48,34 +45,55 @@ final class W1Throughput {
     }
   }
 
-  private final Bench.Options o;
-  private final Db db;
-  private final DataSource pool;
-  private final String runSchema;
-  private int trialCounter;
+  static final Opt<Integer> EVENTS = Opt.integer("w1.events", 50_000, "events per measured run");
+  static final Opt<Integer> WARMUP =
+      Opt.integer("w1.warmup", 5_000, "events of the warm-up run (not reported)");
+  static final Opt<Integer> THREADS = Opt.integer("w1.threads", 4, "producer threads");
+  static final Opt<Integer> RUNS = Opt.integer("w1.runs", 3, "runs per configuration");
+  static final Opt<int[]> TXN = Opt.ints("w1.txn", "1,10", "events per transaction (a list)");
+  static final Opt<Integer> CONCURRENCY = Opt.integer("w1.concurrency", 8, "consumer concurrency");
+  static final Opt<Integer> BATCH = Opt.integer("w1.batch", 100, "consumer batch size");
+  static final Opt<Boolean> MANAGED =
+      Opt.flag(
+          "w1.managed",
+          false,
+          "Boxline's producers run through inTransaction instead of committing their own"
+              + " connections");
+  static final Opt<Boolean> TRACE =
+      Opt.flag("w1.trace", false, "count and time every JDBC call (slower; for diagnosis)");
 
-  W1Throughput(Bench.Options o, Db db, DataSource pool, String runSchema) {
-    this.o = o;
-    this.db = db;
-    this.pool = pool;
-    this.runSchema = runSchema;
+  static final Workload WORKLOAD =
+      Workload.of(
+          "w1",
+          Bench.Suite.W,
+          "producer throughput, Boxline end to end against raw inserts of the same rows",
+          List.of(EVENTS, WARMUP, THREADS, RUNS, TXN, CONCURRENCY, BATCH, MANAGED, TRACE),
+          run -> {
+            try (HikariDataSource pool = run.db().pool("bench-w1", run.o().get(Bench.POOL), null)) {
+              return Report.w1(run.o(), new W1Throughput(run, pool).run());
+            }
+          });
+
+  W1Throughput(Run run, DataSource pool) {
+    super(run, pool, "w1");
   }
 
   List<Trial> run() throws Exception {
     List<Trial> trials = new ArrayList<>();
-    for (int txnSize : o.w1TxnSizes) {
+    int events = o.get(EVENTS);
+    for (int txnSize : o.get(TXN)) {
       // Warm-up of both paths (JIT, pool, caches); not reported.
-      int warm = Math.min(o.w1Events, o.w1WarmupEvents);
+      int warm = Math.min(events, o.get(WARMUP));
       Bench.log("W1 T=%d warm-up (%d events each)", txnSize, warm);
       baseline(txnSize, warm, 0);
       boxline(txnSize, warm, 0);
-      for (int run = 1; run <= o.w1Runs; run++) {
-        Trial b = baseline(txnSize, o.w1Events, run);
+      for (int run = 1; run <= o.get(RUNS); run++) {
+        Trial b = baseline(txnSize, events, run);
         trials.add(b);
         Bench.log(
             "W1 T=%d run %d baseline: %s events/s (%.2f s)",
             txnSize, run, Stats.rate(b.eventsPerSecond()), b.seconds());
-        Trial x = boxline(txnSize, o.w1Events, run);
+        Trial x = boxline(txnSize, events, run);
         trials.add(x);
         Bench.log(
             "W1 T=%d run %d boxline : %s events/s end to end (%.2f s; producers done after %.2f s)",
@@ -87,7 +105,7 @@ final class W1Throughput {
 
   // ------------------------------------------------------------------ baseline
   private Trial baseline(int txnSize, int events, int run) throws Exception {
-    String s = runSchema;
+    String s = this.run.schema();
     BenchDatabase kind = db.kind;
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
@@ -96,24 +114,19 @@ final class W1Throughput {
         kind.plainEventDdl(s));
     String business = kind.businessInsert(s);
     String insert = kind.plainInsert(s, txnSize);
-    int partitions = o.partitions;
     Partitioner partitioner = Partitioner.kafkaCompatible();
-    String waited = run > 0 ? Bench.quiet(o) : "";
-    Noise noise = Noise.start();
-    long[] times =
-        produce(
-            txnSize,
-            events,
-            (c, first, keys) -> {
-              insertBusiness(c, business, first);
-              int[] parts = new int[keys.length];
-              for (int i = 0; i < keys.length; i++) {
-                parts[i] = partitioner.partition(keys[i], partitions);
-              }
-              kind.insertPlainEvents(c, insert, first, keys, parts);
-            });
+    TxnBody plainRows =
+        (c, first, keys) -> {
+          int[] parts = new int[keys.length];
+          for (int i = 0; i < keys.length; i++) {
+            parts[i] = partitioner.partition(keys[i], partitions);
+          }
+          kind.insertPlainEvents(c, insert, first, keys, parts);
+        };
+    Watch machine = watch(run > 0);
+    long[] times = produce(txnSize, events, business, plainRows);
     double seconds = (times[1] - times[0]) / 1e9;
-    String load = join(noise.since(), waited);
+    String load = machine.since();
     long stored = db.queryLong("SELECT count(*) FROM " + s + ".plain_event");
     long orders = db.queryLong("SELECT count(*) FROM " + s + ".bench_order");
     if (stored != events || orders != events / txnSize) {
@@ -132,56 +145,47 @@ final class W1Throughput {
 
   // ------------------------------------------------------------------ Boxline
   private Trial boxline(int txnSize, int events, int run) throws Exception {
-    String schema = runSchema + "_w1_" + (++trialCounter);
+    String schema = nextSchema();
     TopicName topic = TopicName.of("bench", "events");
-    int keys = o.w1Threads * KEYS_PER_PRODUCER;
-    DeliveryCheck check = new DeliveryCheck(events, o.partitions, keys, DeliveryCheck.Clock.NONE);
+    int keys = o.get(THREADS) * KEYS_PER_PRODUCER;
+    DeliveryCheck check = new DeliveryCheck(events, partitions, keys, DeliveryCheck.Clock.NONE);
     String what = "W1 T=" + txnSize + " run " + run;
-    Probe probe = o.w1Trace && run > 0 ? new Probe(schema) : null;
+    Probe probe = o.get(TRACE) && run > 0 ? new Probe(schema) : null;
     DataSource ds = probe == null ? pool : probe.wrap(pool);
     Boxline boxline =
-        Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()).build().start();
+        start(Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()), topic);
     try {
-      boxline.admin().createNamespace(NamespacePath.of("bench"));
-      boxline.admin().createTopic(topic, o.partitions, o.sequencing);
-      boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
       db.exec(db.kind.businessDdl(schema));
-      Bench.awaitLeader(boxline);
       Consumer consumer =
           boxline
               .consumer("bench-sub")
               .handler(check)
-              .concurrency(o.w1ConsumerConcurrency)
-              .batchSize(o.w1ConsumerBatch)
+              .concurrency(o.get(CONCURRENCY))
+              .batchSize(o.get(BATCH))
               .start();
       Publisher publisher = boxline.publisher();
       if (probe != null) {
         probe.reset();
       }
       String business = db.kind.businessInsert(schema);
-      String waited = run > 0 ? Bench.quiet(o) : "";
-      Noise noise = Noise.start();
-      long[] times =
-          produce(
-              txnSize,
-              events,
-              (c, first, eventKeys) -> {
-                insertBusiness(c, business, first);
-                if (eventKeys.length == 1) {
-                  publisher.publish(c, event(topic, first, eventKeys[0]));
-                } else {
-                  List<OutgoingEvent> list = new ArrayList<>(eventKeys.length);
-                  for (int i = 0; i < eventKeys.length; i++) {
-                    list.add(event(topic, first + i, eventKeys[i]));
-                  }
-                  publisher.publishAll(c, list);
-                }
-              },
-              o.w1Managed ? boxline : null);
+      TxnBody publish =
+          (c, first, eventKeys) -> {
+            if (eventKeys.length == 1) {
+              publisher.publish(c, Payloads.event(topic, first, eventKeys[0]));
+            } else {
+              List<OutgoingEvent> list = new ArrayList<>(eventKeys.length);
+              for (int i = 0; i < eventKeys.length; i++) {
+                list.add(Payloads.event(topic, first + i, eventKeys[i]));
+              }
+              publisher.publishAll(c, list);
+            }
+          };
+      Watch machine = watch(run > 0);
+      long[] times = produce(txnSize, events, business, publish, o.get(MANAGED) ? boxline : null);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
       long end = check.doneNanos();
-      String load = join(noise.since(), waited);
+      String load = machine.since();
       Thread.sleep(500); // late duplicates would show up here
       check.verify(what, consumer.handledCount());
       consumer.close();
@@ -220,20 +224,6 @@ final class W1Throughput {
     }
   }
 
-  static String join(String a, String b) {
-    return b.isEmpty() ? a : a + "; " + b;
-  }
-
-  private static OutgoingEvent event(TopicName topic, long index, String key) {
-    return OutgoingEvent.builder(topic)
-        .id(Payloads.id(index))
-        .type("order.placed")
-        .key(key)
-        .contentType("application/json")
-        .payload(Payloads.payload(index))
-        .build();
-  }
-
   private static void insertBusiness(Connection c, String sql, long index) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, "customer-" + (index % 977));
@@ -245,82 +235,76 @@ final class W1Throughput {
   // ------------------------------------------------------------------ producers
   @FunctionalInterface
   interface TxnBody {
-    /** Writes the rows of one transaction: events first .. first + keys.length - 1. */
+    /**
+     * Writes the events of one transaction, first .. first + keys.length - 1 (after its business
+     * row).
+     */
     void write(Connection c, long first, String[] keys) throws SQLException;
   }
 
   /**
    * Runs the producer threads: thread t commits transactions t, t + threads, ... Each thread owns
-   * keys of its own, so the per-key order it produces is checkable at the consumer. Returns the
-   * System.nanoTime() at start and after the last commit.
+   * keys of its own, so the per-key order it produces is checkable at the consumer. Every
+   * transaction inserts one business row ({@code businessInsert}) and then its events ({@code
+   * body}). Returns the System.nanoTime() at start and after the last commit.
    */
-  long[] produce(int txnSize, int events, TxnBody body) throws Exception {
-    return produce(txnSize, events, body, null);
+  long[] produce(int txnSize, int events, String businessInsert, TxnBody body) throws Exception {
+    return produce(txnSize, events, businessInsert, body, null);
   }
 
   /**
    * With {@code managedBy}, each transaction runs through its {@code inTransaction} (the same pool)
    * instead of a connection the producer commits itself.
    */
-  long[] produce(int txnSize, int events, TxnBody body, Boxline managedBy) throws Exception {
-    int threads = o.w1Threads;
+  long[] produce(int txnSize, int events, String businessInsert, TxnBody body, Boxline managedBy)
+      throws Exception {
+    int threads = o.get(THREADS);
     int txns = events / txnSize;
     if (txns * txnSize != events) {
       throw new IllegalArgumentException(
           events + " events do not divide into transactions of " + txnSize);
     }
     CountDownLatch start = new CountDownLatch(1);
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    List<Thread> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      int me = t;
-      Thread w =
-          new Thread(
-              () -> {
-                SplittableRandom rnd = new SplittableRandom(42 + me);
-                String[] keys = new String[txnSize];
-                try {
-                  start.await();
-                  for (int txn = me; txn < txns && failure.get() == null; txn += threads) {
-                    for (int i = 0; i < txnSize; i++) {
-                      keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
-                    }
-                    long first = (long) txn * txnSize;
-                    if (managedBy != null) {
-                      managedBy.inTransaction(
-                          tx -> {
-                            body.write(tx, first, keys);
-                            return null;
-                          });
-                      continue;
-                    }
-                    try (Connection c = pool.getConnection()) {
-                      c.setAutoCommit(false);
-                      try {
-                        body.write(c, first, keys);
-                        c.commit();
-                      } catch (SQLException | RuntimeException e) {
-                        c.rollback();
-                        throw e;
-                      }
-                    }
-                  }
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
-                }
-              },
-              "producer-" + t);
-      workers.add(w);
-      w.start();
-    }
+    Workers workers = new Workers();
+    workers.start(
+        threads,
+        me -> {
+          SplittableRandom rnd = new SplittableRandom(42 + me);
+          String[] keys = new String[txnSize];
+          start.await();
+          for (int txn = me; txn < txns && !workers.failed(); txn += threads) {
+            for (int i = 0; i < txnSize; i++) {
+              keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
+            }
+            long first = (long) txn * txnSize;
+            if (managedBy != null) {
+              managedBy.inTransaction(
+                  tx -> {
+                    insertBusiness(tx, businessInsert, first);
+                    body.write(tx, first, keys);
+                    return null;
+                  });
+              continue;
+            }
+            try (Connection c = pool.getConnection()) {
+              c.setAutoCommit(false);
+              try {
+                insertBusiness(c, businessInsert, first);
+                body.write(c, first, keys);
+                c.commit();
+              } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+              }
+            }
+          }
+        });
     long t0 = System.nanoTime();
     start.countDown();
-    for (Thread w : workers) {
-      w.join();
-    }
+    workers.await();
     long t1 = System.nanoTime();
-    if (failure.get() != null) {
-      throw new BenchFailure("W1 producer failed: " + failure.get());
+    if (workers.failed()) {
+      throw new BenchFailure("W1 producer failed: " + workers.failure());
     }
     return new long[] {t0, t1};
   }

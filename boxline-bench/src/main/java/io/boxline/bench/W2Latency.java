@@ -1,12 +1,9 @@
 package io.boxline.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
-import io.boxline.NamespacePath;
-import io.boxline.OutgoingEvent;
-import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import io.boxline.jdbc.JdbcStore;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -17,10 +14,8 @@ import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
@@ -37,7 +32,7 @@ import javax.sql.DataSource;
  *       (Instant.now(), CLOCK_REALTIME, nanosecond field) on the same machine.
  * </ul>
  */
-final class W2Latency {
+final class W2Latency extends Trials {
   static final int KEYS = 1024;
 
   record Result(
@@ -52,23 +47,84 @@ final class W2Latency {
       Map<String, Probe.Series> trace,
       Stages.Split stages) {}
 
-  private final Bench.Options o;
-  private final Db db;
-  private final DataSource pool;
-  private final String runSchema;
-  private int trialCounter;
+  static final Opt<int[]> RATES = Opt.ints("w2.rates", "200,1000", "events/s (a list)");
+  static final Opt<List<String>> WHERE =
+      Opt.words(
+          "w2.where",
+          "same-jvm,other-jvm",
+          "where the producer runs: same-jvm, other-jvm, sql (the SQL publish() function in"
+              + " another process) and/or floor (no Boxline: a commit, then a hand-off to another"
+              + " thread)",
+          List.of("same-jvm", "other-jvm", "sql", "floor"));
+  static final Opt<Double> WARMUP = Opt.decimal("w2.warmup", 15, "warm-up seconds");
+  static final Opt<Integer> WARMUP_RATE =
+      Opt.integer("w2.warmup-rate", 1000, "warm-up events/s (at least the rate)");
+  static final Opt<Double> SECONDS = Opt.decimal("w2.seconds", 10, "measured seconds");
+  static final Opt<Integer> THREADS = Opt.integer("w2.threads", 8, "sender threads");
+  static final Opt<Integer> CONCURRENCY = Opt.integer("w2.concurrency", 8, "consumer concurrency");
+  static final Opt<Boolean> ON_COMMITTING_THREAD =
+      new Opt<>(
+          "w2.handler-thread",
+          "worker",
+          "worker or committing: the same-JVM consumer's handleOnCommittingThread",
+          v ->
+              switch (v) {
+                case "worker" -> false;
+                case "committing" -> true;
+                default ->
+                    throw new IllegalArgumentException(
+                        "--w2.handler-thread must be worker or committing, got " + v);
+              });
+  static final Opt<Boolean> TRACE =
+      Opt.flag("w2.trace", false, "count and time every JDBC call (slower; for diagnosis)");
+  static final Opt<String> DUMP =
+      Opt.text("w2.dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
+  static final Opt<Integer> REMOTE_NOTIFY_MS =
+      Opt.integer(
+          "w2.remote-notify-ms",
+          (int) Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis(),
+          "the other-JVM producer's producerNotifyInterval");
 
-  W2Latency(Bench.Options o, Db db, DataSource pool, String runSchema) {
-    this.o = o;
-    this.db = db;
-    this.pool = pool;
-    this.runSchema = runSchema;
+  static final Workload WORKLOAD =
+      Workload.of(
+          "w2",
+          Bench.Suite.W,
+          "latency from the producer's commit to the handler, one event per transaction, paced",
+          List.of(
+              RATES,
+              WHERE,
+              WARMUP,
+              WARMUP_RATE,
+              SECONDS,
+              THREADS,
+              CONCURRENCY,
+              ON_COMMITTING_THREAD,
+              TRACE,
+              DUMP,
+              REMOTE_NOTIFY_MS),
+          run -> {
+            try (HikariDataSource pool = run.db().pool("bench-w2", run.o().get(Bench.POOL), null)) {
+              return Report.w2(run.o(), new W2Latency(run, pool).run());
+            }
+          });
+
+  private final double warmupSeconds;
+  private final double seconds;
+  private final int threads;
+  private final String dump;
+
+  W2Latency(Run run, DataSource pool) {
+    super(run, pool, "w2");
+    this.warmupSeconds = o.get(WARMUP);
+    this.seconds = o.get(SECONDS);
+    this.threads = o.get(THREADS);
+    this.dump = o.get(DUMP);
   }
 
   List<Result> run() throws Exception {
     List<Result> out = new ArrayList<>();
-    for (String where : o.w2Where) {
-      for (int rate : o.w2Rates) {
+    for (String where : o.get(WHERE)) {
+      for (int rate : o.get(RATES)) {
         Result r =
             where.equals("floor")
                 ? floor(rate)
@@ -96,78 +152,58 @@ final class W2Latency {
    * first thing. No Boxline, no ordering.
    */
   private Result floor(int rate) throws Exception {
-    String schema = runSchema + "_w2_" + (++trialCounter);
+    String schema = nextSchema();
     db.exec(
         "CREATE SCHEMA " + schema,
         "CREATE TABLE " + schema + ".event (id bigint PRIMARY KEY, payload bytea NOT NULL)");
-    double warmRate = Math.max(rate, o.w2WarmupRate);
-    int warm = (int) (warmRate * o.w2WarmupSeconds);
-    int measured = (int) (rate * o.w2Seconds);
+    double warmRate = warmRate(rate);
+    int warm = (int) (warmRate * warmupSeconds);
+    int measured = (int) (rate * seconds);
     int total = warm + measured;
-    long[] committed = new long[total];
-    long[] took = new long[total];
-    long[] late = new long[total];
+    CommitTimes times = new CommitTimes(total);
     long[] arrival = new long[total];
     java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(total);
     java.util.concurrent.ExecutorService workers =
-        java.util.concurrent.Executors.newFixedThreadPool(o.w2ConsumerConcurrency);
+        java.util.concurrent.Executors.newFixedThreadPool(o.get(CONCURRENCY));
     String insert = "INSERT INTO " + schema + ".event (id, payload) VALUES (?, ?)";
-    try {
-      String waited = Bench.quiet(o);
-      Noise noise = Noise.start();
-      Pacer.run(
-          total,
-          warm,
-          warmRate,
-          rate,
-          o.w2Threads,
-          (i, lateNanos) -> {
-            long t0 = System.nanoTime();
-            try (java.sql.Connection c = pool.getConnection()) {
-              c.setAutoCommit(false);
-              try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
-                ps.setLong(1, i);
-                ps.setBytes(2, Payloads.payload(i));
-                ps.executeUpdate();
-              }
-              c.commit();
-              long t1 = System.nanoTime();
-              committed[i] = t1;
-              took[i] = t1 - t0;
-              late[i] = lateNanos;
-              workers.execute(
-                  () -> {
-                    arrival[i] = System.nanoTime();
-                    all.countDown();
-                  });
+    Pacer.Send commitAndHandOff =
+        (i, lateNanos) -> {
+          long t0 = System.nanoTime();
+          try (java.sql.Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
+              ps.setLong(1, i);
+              ps.setBytes(2, Payloads.payload(i));
+              ps.executeUpdate();
             }
-          });
+            c.commit();
+            times.record(i, t0, System.nanoTime(), lateNanos);
+            workers.execute(
+                () -> {
+                  arrival[i] = System.nanoTime();
+                  all.countDown();
+                });
+          }
+        };
+    try {
+      Watch machine = watch(true);
+      pace(total, warm, warmRate, rate, commitAndHandOff);
       if (!all.await(60, TimeUnit.SECONDS)) {
         throw new BenchFailure("W2 floor: not every hand-off ran");
       }
-      String load = W1Throughput.join(noise.since(), waited);
-      long[] latency = new long[measured];
-      long[] commit = new long[measured];
-      long[] lateness = new long[measured];
-      for (int i = warm; i < total; i++) {
-        latency[i - warm] = arrival[i] - committed[i];
-        commit[i - warm] = took[i];
-        lateness[i - warm] = late[i];
-      }
-      if (o.w2Dump != null) {
+      String load = machine.since();
+      long[] committed = times.committed;
+      if (dump != null) {
         dump("W2 floor " + rate + "/s", committed, arrival, warm, total);
       }
-      Arrays.sort(latency);
-      Arrays.sort(commit);
-      Arrays.sort(lateness);
       return new Result(
           "floor (commit, then a thread hand-off; no Boxline)",
           rate,
           measured,
           measured / ((committed[total - 1] - committed[warm]) / 1e9),
-          latency,
-          commit,
-          lateness,
+          Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
+          times.commitDurations(warm, total),
+          times.sendLags(warm, total),
           load,
           null,
           null);
@@ -178,20 +214,20 @@ final class W2Latency {
   }
 
   private Result trial(boolean sameJvm, boolean sql, int rate) throws Exception {
-    String schema = runSchema + "_w2_" + (++trialCounter);
+    String schema = nextSchema();
     TopicName topic = TopicName.of("bench", "events");
-    double warmRate = Math.max(rate, o.w2WarmupRate);
-    int warm = (int) (warmRate * o.w2WarmupSeconds);
-    int measured = (int) (rate * o.w2Seconds);
+    double warmRate = warmRate(rate);
+    int warm = (int) (warmRate * warmupSeconds);
+    int measured = (int) (rate * seconds);
     int total = warm + measured;
     String what = "W2 " + (sameJvm ? "same-jvm" : sql ? "sql" : "other-jvm") + " " + rate + "/s";
     DeliveryCheck check =
         new DeliveryCheck(
             total,
-            o.partitions,
+            partitions,
             0,
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
-    Probe probe = o.w2Trace ? new Probe(schema) : null;
+    Probe probe = o.get(TRACE) ? new Probe(schema) : null;
     DataSource ds = probe == null ? pool : probe.wrap(pool);
     CommitClock clock = sameJvm ? new CommitClock() : null;
     if (clock != null) {
@@ -202,48 +238,35 @@ final class W2Latency {
     if (stages != null) {
       builder.observer(stages);
     }
-    Boxline boxline = builder.build().start();
+    Boxline boxline = start(builder, topic);
     try {
-      boxline.admin().createNamespace(NamespacePath.of("bench"));
-      boxline.admin().createTopic(topic, o.partitions, o.sequencing);
-      boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
-      Bench.awaitLeader(boxline);
       Consumer consumer =
           boxline
               .consumer("bench-sub")
               .handler(check)
-              .concurrency(o.w2ConsumerConcurrency)
-              .handleOnCommittingThread(o.w2OnCommittingThread)
+              .concurrency(o.get(CONCURRENCY))
+              .handleOnCommittingThread(o.get(ON_COMMITTING_THREAD))
               .batchSize(100)
               .start();
-      long[] committed = new long[total];
-      long[] took = new long[total];
-      long[] late = new long[total];
-      String waited = Bench.quiet(o);
-      Noise noise = Noise.start();
+      CommitTimes times = new CommitTimes(total);
+      Watch machine = watch(true);
       long firstDue;
       long lastDone;
       if (sameJvm) {
-        var publisher = boxline.publisher();
-        firstDue =
-            Pacer.run(
-                total,
-                warm,
-                warmRate,
-                rate,
-                o.w2Threads,
-                (i, lateNanos) -> {
-                  if (i == warm && probe != null) {
-                    probe.reset();
-                  }
-                  OutgoingEvent e = event(topic, i);
-                  long t0 = System.nanoTime();
-                  boxline.inTransaction(tx -> publisher.publish(tx, e));
-                  long t1 = clock.lastCommitNanos();
-                  committed[i] = t1;
-                  took[i] = t1 - t0;
-                  late[i] = lateNanos;
-                });
+        Pacer.Send publish =
+            times.publishing(
+                boxline,
+                i -> Payloads.event(topic, i, Payloads.randomKey(i, KEYS)),
+                clock::lastCommitNanos);
+        // The JDBC trace covers the measured part only.
+        Pacer.Send resetProbeThenPublish =
+            (i, lateNanos) -> {
+              if (i == warm && probe != null) {
+                probe.reset();
+              }
+              publish.send(i, lateNanos);
+            };
+        firstDue = pace(total, warm, warmRate, rate, resetProbeThenPublish);
         lastDone = System.nanoTime();
       } else {
         Path file = Files.createTempFile("boxline-w2-", ".bin");
@@ -259,9 +282,9 @@ final class W2Latency {
               throw new BenchFailure(what + ": remote producer wrote " + n + " of " + total);
             }
             for (int i = 0; i < total; i++) {
-              committed[i] = in.readLong();
-              took[i] = in.readLong();
-              late[i] = in.readLong();
+              times.committed[i] = in.readLong();
+              times.took[i] = in.readLong();
+              times.late[i] = in.readLong();
             }
           }
         } finally {
@@ -269,26 +292,16 @@ final class W2Latency {
         }
       }
       check.await(60, what);
-      String load = W1Throughput.join(noise.since(), waited);
+      String load = machine.since();
       Thread.sleep(500);
       check.verify(what, consumer.handledCount());
       consumer.close();
       Map<String, Probe.Series> trace = probe == null ? null : probe.snapshot();
       long[] arrival = check.arrival();
-      if (o.w2Dump != null) {
+      long[] committed = times.committed;
+      if (dump != null) {
         dump(what, committed, arrival, warm, total);
       }
-      long[] latency = new long[measured];
-      long[] commit = new long[measured];
-      long[] lateness = new long[measured];
-      for (int i = warm; i < total; i++) {
-        latency[i - warm] = arrival[i] - committed[i];
-        commit[i - warm] = took[i];
-        lateness[i - warm] = late[i];
-      }
-      Arrays.sort(latency);
-      Arrays.sort(commit);
-      Arrays.sort(lateness);
       double achieved;
       if (sameJvm) {
         achieved = measured / ((lastDone - firstDue) / 1e9);
@@ -300,9 +313,9 @@ final class W2Latency {
           rate,
           measured,
           achieved,
-          latency,
-          commit,
-          lateness,
+          Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
+          times.commitDurations(warm, total),
+          times.sendLags(warm, total),
           load,
           trace,
           stages == null ? null : stages.split(committed, arrival, warm, total));
@@ -312,10 +325,21 @@ final class W2Latency {
     }
   }
 
+  /** Sends {@code warm} events at {@code warmRate}/s, then the rest at {@code rate}/s. */
+  private long pace(int total, int warm, double warmRate, int rate, Pacer.Send send)
+      throws Exception {
+    return Pacer.run(total, warm, warmRate, rate, threads, send);
+  }
+
+  /** The warm-up runs at max(rate, --w2.warmup-rate), so the JIT compiles the hot paths. */
+  private double warmRate(int rate) {
+    return Math.max(rate, o.get(WARMUP_RATE));
+  }
+
   /** Per event of the measured part: index, commit time (ms after the first), latency (µs). */
   private void dump(String what, long[] committed, long[] arrival, int from, int to)
       throws java.io.IOException {
-    Path dir = Path.of(o.w2Dump);
+    Path dir = Path.of(dump);
     Files.createDirectories(dir);
     StringBuilder sb = new StringBuilder("event,commit_ms,latency_us\n");
     for (int i = from; i < to; i++) {
@@ -329,16 +353,6 @@ final class W2Latency {
     Files.writeString(dir.resolve(what.replace(' ', '-').replace('/', '_') + ".csv"), sb);
   }
 
-  private static OutgoingEvent event(TopicName topic, int i) {
-    return OutgoingEvent.builder(topic)
-        .id(Payloads.id(i))
-        .type("order.placed")
-        .key("customer-" + new SplittableRandom(i).nextInt(KEYS))
-        .contentType("application/json")
-        .payload(Payloads.payload(i))
-        .build();
-  }
-
   private void runChild(
       String schema, int rate, int total, int warm, double warmRate, Path out, boolean sql)
       throws Exception {
@@ -348,19 +362,19 @@ final class W2Latency {
     cmd.add("-cp");
     cmd.add(classPath());
     cmd.add(RemoteProducer.class.getName());
-    cmd.add(db.url);
-    cmd.add(db.user);
-    cmd.add(db.password.isEmpty() ? "-" : db.password);
-    cmd.add(schema);
-    cmd.add(Integer.toString(rate));
-    cmd.add(Integer.toString(total));
-    cmd.add(Integer.toString(o.w2Threads));
-    cmd.add(Integer.toString(KEYS));
-    cmd.add(out.toString());
-    cmd.add(Long.toString(o.w2RemoteNotifyMillis));
-    cmd.add(Integer.toString(warm));
-    cmd.add(Double.toString(warmRate));
-    cmd.add(sql ? "sql" : "java");
+    cmd.add("--url=" + db.url);
+    cmd.add("--user=" + db.user);
+    cmd.add("--password=" + db.password);
+    cmd.add("--schema=" + schema);
+    cmd.add("--rate=" + rate);
+    cmd.add("--total=" + total);
+    cmd.add("--threads=" + threads);
+    cmd.add("--keys=" + KEYS);
+    cmd.add("--out=" + out);
+    cmd.add("--notify-ms=" + o.get(REMOTE_NOTIFY_MS));
+    cmd.add("--warm=" + warm);
+    cmd.add("--warm-rate=" + warmRate);
+    cmd.add("--via=" + (sql ? "sql" : "java"));
     Process p = new ProcessBuilder(cmd).inheritIO().start();
     long limit = (long) (warm / warmRate + (total - warm) / (double) rate) + 60;
     if (!p.waitFor(limit, TimeUnit.SECONDS)) {

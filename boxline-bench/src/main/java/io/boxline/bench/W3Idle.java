@@ -6,7 +6,6 @@ import io.boxline.Consumer;
 import io.boxline.NamespacePath;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.DeliveryCheck.BenchFailure;
 import io.boxline.jdbc.JdbcStore;
 import java.sql.Connection;
 import java.util.ArrayList;
@@ -44,14 +43,30 @@ final class W3Idle {
     }
   }
 
-  private final Bench.Options o;
+  static final Opt<int[]> CONSUMERS =
+      Opt.ints("w3.consumers", "0,1,2,10", "idle consumers, one window per count (a list)");
+  static final Opt<Integer> SECONDS = Opt.integer("w3.seconds", 30, "counted seconds per window");
+  static final Opt<Integer> SETTLE =
+      Opt.integer("w3.settle", 3, "seconds after the consumers start, not counted");
+  static final Opt<Integer> CONTROL =
+      Opt.integer("w3.control", 10, "seconds of the control window with no Boxline");
+
+  static final Workload WORKLOAD =
+      Workload.of(
+          "w3",
+          Bench.Suite.W,
+          "what an idle Boxline with N consumers costs the database",
+          List.of(CONSUMERS, SECONDS, SETTLE, CONTROL),
+          run -> Report.w3(run.o(), run.db().kind, new W3Idle(run).run()));
+
+  private final Options o;
   private final Db db;
   private final String runSchema;
 
-  W3Idle(Bench.Options o, Db db, String runSchema) {
-    this.o = o;
-    this.db = db;
-    this.runSchema = runSchema;
+  W3Idle(Run run) {
+    this.o = run.o();
+    this.db = run.db();
+    this.runSchema = run.schema();
   }
 
   List<Result> run() throws Exception {
@@ -67,28 +82,28 @@ final class W3Idle {
       throws Exception {
     double control = controlWindow(monitor);
     Bench.log("W3 control window: %.1f %s with no Boxline", control, db.kind.counterName());
-    try (HikariDataSource pool = db.pool("bench-w3", o.pool, probe.wrap(db.driver()))) {
+    try (HikariDataSource pool = db.pool("bench-w3", o.get(Bench.POOL), probe.wrap(db.driver()))) {
       TopicName topic = TopicName.of("bench", "events");
       Boxline boxline =
           Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
       try {
         boxline.admin().createNamespace(NamespacePath.of("bench"));
-        boxline.admin().createTopic(topic, o.partitions);
+        boxline.admin().createTopic(topic, o.get(Bench.PARTITIONS));
         Bench.awaitLeader(boxline);
         int subs = 0;
-        for (int n : o.w3Consumers) {
+        for (int n : o.get(CONSUMERS)) {
           List<Consumer> consumers = new ArrayList<>();
           for (int i = 0; i < n; i++) {
             String name = "idle-" + (++subs);
             boxline.admin().createSubscription(SubscriptionSpec.of(name, topic));
             consumers.add(boxline.consumer(name).handler(e -> {}).start());
           }
-          Thread.sleep(o.w3SettleSeconds * 1000L);
+          Thread.sleep(o.get(SETTLE) * 1000L);
           probe.reset();
           long[] before = db.counters(monitor);
           Noise noise = Noise.start();
           long t0 = System.nanoTime();
-          Thread.sleep(o.w3Seconds * 1000L);
+          Thread.sleep(o.get(SECONDS) * 1000L);
           long t1 = System.nanoTime();
           long[] after = db.counters(monitor);
           Map<String, Probe.Series> breakdown = probe.snapshot();
@@ -142,7 +157,7 @@ final class W3Idle {
   private double controlWindow(Connection monitor) throws InterruptedException {
     long[] before = db.counters(monitor);
     long t0 = System.nanoTime();
-    Thread.sleep(o.w3ControlSeconds * 1000L);
+    Thread.sleep(o.get(CONTROL) * 1000L);
     long t1 = System.nanoTime();
     long[] after = db.counters(monitor);
     return (after[0] - before[0] - 1) / ((t1 - t0) / 1e9);

@@ -2,6 +2,7 @@ package io.boxline.internal;
 
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.PublishStore;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.lang.System.Logger.Level;
@@ -37,7 +38,7 @@ final class Announcer {
   private static final long SLOW_LOOK_NANOS = TimeUnit.SECONDS.toNanos(1);
   static final long WATCH_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-  private final Store store;
+  private final PublishStore store;
   private final WakeupBus bus;
   private final RecentEvents recent;
   private final long intervalNanos;
@@ -63,7 +64,12 @@ final class Announcer {
   final AtomicLong looks = new AtomicLong();
   final AtomicLong errors = new AtomicLong();
 
-  Announcer(Store store, WakeupBus bus, RecentEvents recent, String instanceId, Duration interval) {
+  Announcer(
+      PublishStore store,
+      WakeupBus bus,
+      RecentEvents recent,
+      String instanceId,
+      Duration interval) {
     this.store = store;
     this.bus = bus;
     this.recent = recent;

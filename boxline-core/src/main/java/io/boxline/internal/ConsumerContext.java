@@ -36,7 +36,26 @@ final class ConsumerContext {
 
     /** Waits up to {@code nanos}; true when the consumer is stopping. */
     boolean waitForStop(long nanos);
+
+    /**
+     * Whether this thread is one of the consumer's workers (the watchdog interrupts only those).
+     */
+    boolean onWorker();
+
+    /** Whether this thread is one of the consumer's key threads ({@code parallelByKey}). */
+    boolean onKeyWorker();
+
+    /** The consumer's key threads, or null without {@code parallelByKey}. */
+    java.util.concurrent.ExecutorService keyWorkers();
   }
+
+  /** A transactional handler's call. */
+  interface TxCall {
+    void run() throws java.sql.SQLException;
+  }
+
+  /** Set when the consumer has a handler timeout. */
+  private volatile HandlerWatchdog watchdog;
 
   final Store store;
   final DefaultConsumer.Settings s;
@@ -71,6 +90,53 @@ final class ConsumerContext {
     return host.stopping();
   }
 
+  /** The consumer's key threads, or null without {@code parallelByKey}. */
+  java.util.concurrent.ExecutorService keyWorkers() {
+    return host.keyWorkers();
+  }
+
+  void watchdog(HandlerWatchdog w) {
+    this.watchdog = w;
+  }
+
+  /** Runs a handler call; on a worker, under the handler timeout. */
+  void callHandler(LeasedPartition p, Runnable call) {
+    try {
+      callTxHandler(p, call::run);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException("a plain handler cannot throw SQLException", e);
+    }
+  }
+
+  /**
+   * Runs a handler call; on a worker, under the handler timeout: a call the watchdog interrupted
+   * fails with {@link io.boxline.HandlerTimeoutException}, whether it threw or returned then.
+   */
+  void callTxHandler(LeasedPartition p, TxCall call) throws java.sql.SQLException {
+    HandlerWatchdog w = watchdog;
+    boolean worker = host.onWorker();
+    if (w == null || !(worker || host.onKeyWorker())) {
+      call.run();
+      return;
+    }
+    HandlerWatchdog.Call c = w.enter(p, worker);
+    try {
+      call.run();
+    } catch (java.sql.SQLException | RuntimeException e) {
+      if (c.interrupted) {
+        throw new io.boxline.HandlerTimeoutException(id, s.handlerTimeout(), e);
+      }
+      throw e;
+    } finally {
+      w.exit(c);
+    }
+    if (c.interrupted) {
+      // It returned, but only after the timeout (most likely because of the interrupt): the
+      // attempt fails like one that threw.
+      throw new io.boxline.HandlerTimeoutException(id, s.handlerTimeout(), null);
+    }
+  }
+
   boolean abandoned() {
     return host.abandoned();
   }
@@ -102,19 +168,7 @@ final class ConsumerContext {
   }
 
   static Event event(LeasedPartition p, StoredEvent r) {
-    return new Event(
-        r.id(),
-        p.topic.name(),
-        p.key.partition(),
-        r.sequence(),
-        r.key(),
-        r.type(),
-        r.source(),
-        r.contentType(),
-        r.payload(),
-        r.headers(),
-        r.createdAt(),
-        r.deliverAt());
+    return r.toEvent(p.topic.name(), p.key.partition());
   }
 
   /**

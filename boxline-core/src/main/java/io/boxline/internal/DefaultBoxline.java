@@ -6,7 +6,6 @@ import io.boxline.Boxline;
 import io.boxline.BoxlineException;
 import io.boxline.BoxlineObserver;
 import io.boxline.BoxlineStats;
-import io.boxline.BusySubscriptionException;
 import io.boxline.Consumer;
 import io.boxline.ConsumerBuilder;
 import io.boxline.ConsumerHooks;
@@ -15,26 +14,15 @@ import io.boxline.DeadLetterQuery;
 import io.boxline.DeadLetters;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
-import io.boxline.GroupPolicy;
 import io.boxline.Names;
-import io.boxline.NamespacePath;
 import io.boxline.NotFoundException;
-import io.boxline.OutboxBacklog;
-import io.boxline.PartitionLag;
 import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
 import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
-import io.boxline.RetentionPolicy;
 import io.boxline.RetryPolicy;
-import io.boxline.Sequencing;
-import io.boxline.StartPosition;
-import io.boxline.StoreException;
 import io.boxline.SubscriptionInfo;
-import io.boxline.SubscriptionSpec;
 import io.boxline.Tasks;
-import io.boxline.TopicInfo;
-import io.boxline.TopicName;
 import io.boxline.TransactionWork;
 import io.boxline.TransactionalHandler;
 import io.boxline.ValidationException;
@@ -42,8 +30,6 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoreStats;
 import java.lang.System.Logger.Level;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -82,7 +68,8 @@ public final class DefaultBoxline implements Boxline {
       boolean migrate,
       Clock clock,
       List<BoxlineObserver> observers,
-      List<PublishInterceptor> interceptors) {}
+      List<PublishInterceptor> interceptors,
+      io.boxline.TaskSettings tasks) {}
 
   private final Settings settings;
   private final Observers observers;
@@ -93,9 +80,9 @@ public final class DefaultBoxline implements Boxline {
   private final SequencerLoop sequencer;
   private final Announcer announcer;
   private final DefaultPublisher publisher;
-  private final Admin admin = new AdminImpl();
+  private final Admin admin;
   private final DeadLetters deadLetters = new DeadLettersImpl();
-  private final Tasks tasks = new DefaultTasks(this);
+  private final DefaultTasks tasks;
   private final RetentionLoop retention;
   private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
 
@@ -113,6 +100,7 @@ public final class DefaultBoxline implements Boxline {
     this.observers = Observers.of(settings.observers());
     this.store = settings.store();
     this.topics = new TopicCache(store);
+    this.admin = new DefaultAdmin(store, topics, settings.coordination());
     this.sequencer =
         settings.sequencer()
             ? new SequencerLoop(
@@ -139,6 +127,13 @@ public final class DefaultBoxline implements Boxline {
                 settings.inboxRetention(),
                 settings.deadLetterRetention(),
                 settings.idempotencyRetention());
+    this.tasks =
+        new DefaultTasks(
+            this,
+            settings.tasks(),
+            sequencer == null ? () -> false : sequencer::isLeader,
+            settings.clock(),
+            settings.instanceId());
     this.announcer =
         new Announcer(store, bus, recent, settings.instanceId(), settings.producerNotifyInterval());
     this.publisher =
@@ -177,6 +172,9 @@ public final class DefaultBoxline implements Boxline {
         retention.start();
       }
       started = true;
+      // After started = true: the loop's first run may call tasks(), which requires a started
+      // instance.
+      tasks.startLoops();
       LOG.log(
           Level.INFO,
           "Boxline {0} started on {1} (sequencer candidate: {2}, database wake-ups: {3})",
@@ -232,40 +230,7 @@ public final class DefaultBoxline implements Boxline {
   @Override
   public <T> T inTransaction(TransactionWork<T> work) {
     requireStarted();
-    T result;
-    ManagedTransaction managed;
-    List<CommittingThread.Delivery> onThisThread = List.of();
-    try {
-      try (Connection c = store.openTransaction()) {
-        managed = publisher.enterManaged(c);
-        try {
-          result = work.run(managed.tx);
-          publisher.beforeCommit(managed);
-          c.commit();
-        } catch (SQLException | RuntimeException e) {
-          try {
-            c.rollback();
-          } catch (SQLException suppressed) {
-            e.addSuppressed(suppressed);
-          }
-          if (e instanceof RuntimeException) {
-            throw (RuntimeException) e;
-          }
-          throw new StoreException("transaction failed and was rolled back", e);
-        } finally {
-          publisher.leaveManaged(managed);
-        }
-        // Before the connection goes back to the pool: the events' way to the handler starts
-        // here.
-        ManagedTransaction committed = managed;
-        onThisThread = CommittingThread.collect(() -> publisher.committed(committed));
-      } catch (SQLException e) {
-        throw new StoreException("could not close the transaction's connection", e);
-      }
-    } finally {
-      CommittingThread.run(onThisThread); // handlers of consumers that asked for this thread
-    }
-    return result;
+    return TransactionScope.run(store::openTransaction, publisher, work);
   }
 
   @Override
@@ -326,6 +291,7 @@ public final class DefaultBoxline implements Boxline {
     for (Consumer c : List.copyOf(consumers)) {
       c.close();
     }
+    tasks.stopLoops(LOOP_STOP_TIMEOUT);
     if (sequencer != null) {
       retention.stop(LOOP_STOP_TIMEOUT);
       sequencer.stop(LOOP_STOP_TIMEOUT);
@@ -334,114 +300,6 @@ public final class DefaultBoxline implements Boxline {
     settings.coordination().close();
     store.close();
     LOG.log(Level.INFO, "Boxline {0} closed", settings.instanceId());
-  }
-
-  private final class AdminImpl implements Admin {
-    @Override
-    public void createNamespace(NamespacePath namespace) {
-      store.createNamespace(Objects.requireNonNull(namespace, "namespace"));
-    }
-
-    @Override
-    public TopicInfo createTopic(TopicName topic, int partitions, Sequencing sequencing) {
-      Objects.requireNonNull(topic, "topic");
-      Objects.requireNonNull(sequencing, "sequencing");
-      if (partitions < 1 || partitions > 65_536) {
-        throw new ValidationException(
-            "topic '" + topic + "' needs 1 to 65536 partitions, got " + partitions);
-      }
-      TopicInfo t = store.createTopic(topic, partitions, sequencing);
-      topics.put(t);
-      return t;
-    }
-
-    @Override
-    public Optional<TopicInfo> topic(TopicName topic) {
-      return store.findTopic(topic);
-    }
-
-    @Override
-    public List<TopicInfo> topics() {
-      return store.topics();
-    }
-
-    @Override
-    public SubscriptionInfo createSubscription(SubscriptionSpec spec) {
-      return store.createSubscription(Objects.requireNonNull(spec, "spec"));
-    }
-
-    @Override
-    public Optional<SubscriptionInfo> subscription(String name) {
-      return findSubscription(name);
-    }
-
-    @Override
-    public List<PartitionLag> lag(String subscription) {
-      SubscriptionInfo s =
-          findSubscription(subscription)
-              .orElseThrow(
-                  () ->
-                      new NotFoundException("subscription '" + subscription + "' does not exist"));
-      return store.lagWithAge(s.id());
-    }
-
-    @Override
-    public List<PartitionLag> rewind(String subscription, StartPosition to) {
-      Objects.requireNonNull(to, "to");
-      SubscriptionInfo s = existing(subscription);
-      // A running consumer would carry on from the position it holds in memory.
-      List<String> live = settings.coordination().liveMembers(s.name());
-      if (!live.isEmpty()) {
-        throw new BusySubscriptionException(s.name(), live, "rewind");
-      }
-      store.rewindCursors(s.id(), to);
-      LOG.log(Level.INFO, "subscription {0} rewound to {1}", s.name(), to);
-      return store.lagWithAge(s.id());
-    }
-
-    @Override
-    public Map<String, List<PartitionLag>> lagBySubscription() {
-      return store.lagBySubscription();
-    }
-
-    @Override
-    public OutboxBacklog outboxBacklog() {
-      return store.outboxBacklog();
-    }
-
-    @Override
-    public void setRetention(TopicName topic, RetentionPolicy policy) {
-      Objects.requireNonNull(policy, "policy");
-      store.setRetention(topics.get(topic).id(), policy);
-    }
-
-    @Override
-    public GroupPolicy groupPolicy(String subscription) {
-      return settings.coordination().policy(existing(subscription).name());
-    }
-
-    @Override
-    public void setDefaultGroupPolicy(GroupPolicy policy) {
-      settings
-          .coordination()
-          .setPolicy(
-              java.util.Optional.empty(), java.util.Optional.of(Objects.requireNonNull(policy)));
-    }
-
-    @Override
-    public void setGroupPolicy(String subscription, GroupPolicy policy) {
-      settings
-          .coordination()
-          .setPolicy(
-              java.util.Optional.of(existing(subscription).name()),
-              java.util.Optional.ofNullable(policy));
-    }
-
-    private SubscriptionInfo existing(String subscription) {
-      return findSubscription(subscription)
-          .orElseThrow(
-              () -> new NotFoundException("subscription '" + subscription + "' does not exist"));
-    }
   }
 
   private final class DeadLettersImpl implements DeadLetters {
@@ -493,6 +351,8 @@ public final class DefaultBoxline implements Boxline {
     private double weight = 1;
     private PartitionListener listener = new PartitionListener() {};
     private boolean onCommittingThread;
+    private Duration handlerTimeout;
+    private int keyConcurrency;
 
     Builder(SubscriptionInfo subscription) {
       this.subscription = subscription;
@@ -513,6 +373,27 @@ public final class DefaultBoxline implements Boxline {
     @Override
     public ConsumerBuilder transactionalHandler(TransactionalHandler handler) {
       this.txHandler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder parallelByKey(int threads) {
+      if (threads < 2 || threads > 256) {
+        throw new ValidationException("parallelByKey needs 2 to 256 threads, got " + threads);
+      }
+      this.keyConcurrency = threads;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder handlerTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.compareTo(Duration.ofMillis(10)) < 0
+          || timeout.compareTo(Duration.ofDays(1)) > 0) {
+        throw new ValidationException(
+            "handlerTimeout must be between 10 ms and 1 day, got " + timeout);
+      }
+      this.handlerTimeout = timeout;
       return this;
     }
 
@@ -623,6 +504,13 @@ public final class DefaultBoxline implements Boxline {
                 + subscription.name()
                 + "' needs exactly one of handler(...), batchHandler(...) and transactionalHandler(...)");
       }
+      if (keyConcurrency > 1 && handler == null) {
+        throw new ValidationException(
+            "consumer of '"
+                + subscription.name()
+                + "': parallelByKey(...) works with handler(...) only, not with batchHandler(...) or"
+                + " transactionalHandler(...)");
+      }
       String consumerId =
           id != null ? id : settings.instanceId() + "-c" + consumerCounter.incrementAndGet();
       DefaultConsumer[] self = new DefaultConsumer[1];
@@ -651,7 +539,9 @@ public final class DefaultBoxline implements Boxline {
                   inboxKey,
                   onCommittingThread,
                   observers,
-                  settings.clock()),
+                  settings.clock(),
+                  handlerTimeout,
+                  keyConcurrency),
               cursorCommitCalls,
               cursorMovesCommitted,
               () -> consumers.remove(self[0]));

@@ -76,7 +76,24 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       java.util.function.Function<Event, String> inboxKey,
       boolean onCommittingThread,
       Observers observers,
-      java.time.Clock clock) {}
+      java.time.Clock clock,
+      Duration handlerTimeout,
+      int keyConcurrency) {}
+
+  /** How long start() waits for the first check-in to learn whether the group admits it. */
+  private static final Duration ADMISSION_WAIT = Duration.ofSeconds(10);
+
+  /** Set while this thread runs a partition for one of the consumer's workers. */
+  private static final ThreadLocal<DefaultConsumer> WORKER = new ThreadLocal<>();
+
+  /** Null without a handler timeout. */
+  private HandlerWatchdog watchdog;
+
+  /** Set on the consumer's key threads ({@code parallelByKey}). */
+  private static final ThreadLocal<DefaultConsumer> KEY_WORKER = new ThreadLocal<>();
+
+  /** Handle the groups of keys of a batch; null without {@code parallelByKey}. */
+  private ExecutorService keyWorkers;
 
   private final Store store;
   private final TopicCache topics;
@@ -155,9 +172,10 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     }
     AtomicInteger n = new AtomicInteger();
     freeWorkers = new java.util.concurrent.Semaphore(s.concurrency());
+    // The semaphore bounds the workers; the pool may grow past it only by threads the watchdog left
+    // behind in a handler that ignored its interrupt.
     workers =
-        Executors.newFixedThreadPool(
-            s.concurrency(),
+        Executors.newCachedThreadPool(
             r -> {
               Thread t = new Thread(r, "boxline-worker-" + id + "-" + n.incrementAndGet());
               t.setDaemon(true);
@@ -167,10 +185,43 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       recent.register(topicIds);
     }
     bus.add(this);
+    if (s.keyConcurrency() > 1) {
+      AtomicInteger k = new AtomicInteger();
+      keyWorkers =
+          Executors.newFixedThreadPool(
+              s.keyConcurrency(),
+              r -> {
+                Thread t =
+                    new Thread(
+                        () -> {
+                          KEY_WORKER.set(this);
+                          r.run();
+                        },
+                        "boxline-key-" + id + "-" + k.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+              });
+    }
+    if (s.handlerTimeout() != null) {
+      watchdog = new HandlerWatchdog(id, s.handlerTimeout(), this::giveUp);
+      ctx.watchdog(watchdog);
+      watchdog.start();
+    }
     dispatcher = new Thread(this::dispatch, "boxline-consumer-" + id);
     dispatcher.setDaemon(true);
     membership.start();
     dispatcher.start();
+    io.boxline.GroupFullException full;
+    try {
+      full = membership.awaitAdmission(ADMISSION_WAIT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      full = null;
+    }
+    if (full != null) {
+      stop(s.shutdownTimeout());
+      throw full;
+    }
     LOG.log(
         Level.INFO,
         "consumer {0} joined subscription {1} (weight {2}, coordination: {3})",
@@ -306,6 +357,40 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     membership.lose(p, why);
   }
 
+  @Override
+  public boolean onWorker() {
+    return WORKER.get() == this;
+  }
+
+  /**
+   * The watchdog's last resort for a handler that ignores interrupts: the partition goes back to
+   * the group (another member, or this one under a new epoch, takes it; the stuck thread's commit
+   * is fenced) and its worker slot goes to the other partitions.
+   */
+  private void giveUp(HandlerWatchdog.Call call, String why) {
+    membership.giveUp(call.partition, why);
+    if (call.holdsSlot) {
+      freeWorkers.release(); // a key thread holds none: its partition worker stops waiting for it
+    }
+    dispatchSignal.raise();
+  }
+
+  @Override
+  public boolean onKeyWorker() {
+    return KEY_WORKER.get() == this;
+  }
+
+  @Override
+  public java.util.concurrent.ExecutorService keyWorkers() {
+    return keyWorkers;
+  }
+
+  /** Handler calls the watchdog interrupted, and partitions it gave up; for tests and stats. */
+  long[] watchdogCounts() {
+    HandlerWatchdog w = watchdog;
+    return w == null ? new long[2] : new long[] {w.interrupts.get(), w.givenUp.get()};
+  }
+
   // ------------------------------------------------------------------ delivery
   private void dispatch() {
     while (!stopping) {
@@ -347,10 +432,14 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     try {
       workers.execute(
           () -> {
+            WORKER.set(this);
             try {
               CommittingThread.runAsWorker(() -> drain(p, false));
             } finally {
-              freeWorkers.release();
+              WORKER.remove();
+              if (!HandlerWatchdog.takeSlotGivenUp()) {
+                freeWorkers.release();
+              }
               dispatchSignal.raise();
             }
           });
@@ -582,6 +671,12 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         abandoned = true;
         workers.shutdownNow();
         clean = false;
+      }
+      if (keyWorkers != null) {
+        keyWorkers.shutdownNow(); // the partition workers that used them have ended
+      }
+      if (watchdog != null) {
+        watchdog.stop();
       }
       membership.leave();
     }

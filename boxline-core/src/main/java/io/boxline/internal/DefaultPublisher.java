@@ -19,7 +19,7 @@ import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
-import io.boxline.spi.Store;
+import io.boxline.spi.PublishStore;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -35,8 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Validates, encodes and partitions events, then appends them in the caller's transaction. */
-final class DefaultPublisher implements Publisher {
-  private final Store store;
+final class DefaultPublisher implements Publisher, TransactionScope.Participant {
+  private final PublishStore store;
   private final TopicCache topics;
   private final EventTypes types;
   private final Partitioner partitioner;
@@ -49,10 +49,8 @@ final class DefaultPublisher implements Publisher {
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
   /** The transaction {@code inTransaction} runs on this thread, if any: it says when it commits. */
-  private final ThreadLocal<ManagedTransaction> managed = new ThreadLocal<>();
-
   DefaultPublisher(
-      Store store,
+      PublishStore store,
       TopicCache topics,
       EventTypes types,
       Partitioner partitioner,
@@ -168,7 +166,7 @@ final class DefaultPublisher implements Publisher {
               e.idempotencyKey(),
               e.deliverAt()));
     }
-    ManagedTransaction m = managedFor(tx);
+    TransactionScope m = TransactionScope.of(tx);
     if (m != null) {
       m.checkKeys(records, infos);
     }
@@ -203,7 +201,7 @@ final class DefaultPublisher implements Publisher {
    * commit); returns, per record, the id of an earlier event with the same idempotency key or null.
    */
   private List<UUID> store(
-      Connection tx, List<OutboxRecord> records, List<TopicInfo> infos, ManagedTransaction m) {
+      Connection tx, List<OutboxRecord> records, List<TopicInfo> infos, TransactionScope m) {
     List<OutboxRecord> outbox = new ArrayList<>(records.size());
     List<OutboxRecord> direct = new ArrayList<>();
     for (int i = 0; i < records.size(); i++) {
@@ -238,7 +236,7 @@ final class DefaultPublisher implements Publisher {
    * were claimed now, so the caller still learns about duplicates at once and keyed events lock no
    * partition before the commit either. Returns, per record, the owner of its key or null.
    */
-  private List<UUID> storeDirect(Connection tx, List<OutboxRecord> direct, ManagedTransaction m) {
+  private List<UUID> storeDirect(Connection tx, List<OutboxRecord> direct, TransactionScope m) {
     if (m == null) {
       return appendToLog(tx, direct, null).stream().map(LogAppend::existingEventId).toList();
     }
@@ -260,7 +258,7 @@ final class DefaultPublisher implements Publisher {
   }
 
   private List<LogAppend> appendToLog(
-      Connection tx, List<OutboxRecord> direct, ManagedTransaction m) {
+      Connection tx, List<OutboxRecord> direct, TransactionScope m) {
     List<LogAppend> fromLog = store.appendToLog(tx, direct);
     if (fromLog.size() != direct.size()) {
       throw new IllegalStateException(
@@ -275,7 +273,7 @@ final class DefaultPublisher implements Publisher {
    * in key order (a stable sort keeps each partition's call order): transactions that do this never
    * deadlock each other, and hold the partitions only through their commit.
    */
-  private void appendHeldBack(ManagedTransaction m) {
+  private void appendHeldBack(TransactionScope m) {
     if (m.heldBack.isEmpty()) {
       return;
     }
@@ -287,14 +285,9 @@ final class DefaultPublisher implements Publisher {
     appendToLog(m.tx, records, m);
   }
 
-  /** The transaction {@code inTransaction} runs on this thread, if {@code tx} is its connection. */
-  private ManagedTransaction managedFor(Connection tx) {
-    ManagedTransaction m = managed.get();
-    return m != null && m.tx == tx ? m : null;
-  }
-
   /** {@code inTransaction} is about to commit: the held-back events go into the log now. */
-  void beforeCommit(ManagedTransaction m) {
+  @Override
+  public void beforeCommit(TransactionScope m) {
     appendHeldBack(m);
   }
 
@@ -303,7 +296,7 @@ final class DefaultPublisher implements Publisher {
    * runs the transaction, else watched until their heads become visible.
    */
   private void appendedToLog(
-      Connection tx, List<OutboxRecord> records, List<LogAppend> results, ManagedTransaction m) {
+      Connection tx, List<OutboxRecord> records, List<LogAppend> results, TransactionScope m) {
     Map<PartitionKey, List<StoredEvent>> events = new HashMap<>();
     for (int i = 0; i < records.size(); i++) {
       LogAppend a = results.get(i);
@@ -410,27 +403,9 @@ final class DefaultPublisher implements Publisher {
     announcer.lookNow();
   }
 
-  /**
-   * {@code inTransaction} runs {@code tx} on this thread, and calls {@link
-   * #committed(ManagedTransaction)} after it committed.
-   */
-  ManagedTransaction enterManaged(Connection tx) {
-    ManagedTransaction m = new ManagedTransaction(tx, managed.get());
-    managed.set(m);
-    return m;
-  }
-
-  /** {@code m}'s work is over; an {@code inTransaction} it was nested in is this thread's again. */
-  void leaveManaged(ManagedTransaction m) {
-    if (m.outer == null) {
-      managed.remove();
-    } else {
-      managed.set(m.outer);
-    }
-  }
-
   /** A transaction {@code inTransaction} ran has committed. */
-  void committed(ManagedTransaction m) {
+  @Override
+  public void afterCommit(TransactionScope m) {
     m.published.forEach(observers::published);
     if (!m.appended.isEmpty()) {
       for (List<StoredEvent> list : m.appended.values()) {
@@ -448,7 +423,7 @@ final class DefaultPublisher implements Publisher {
    * most once per interval per publisher, so that commits are not serialised on the notification
    * queue.
    */
-  private void wake(Connection tx, ManagedTransaction m) {
+  private void wake(Connection tx, TransactionScope m) {
     if (m != null) {
       m.outbox = true;
     }

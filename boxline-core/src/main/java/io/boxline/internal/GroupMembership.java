@@ -5,11 +5,11 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.TopicPartition;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.CursorStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
 import io.boxline.spi.PartitionKey;
-import io.boxline.spi.Store;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +44,7 @@ final class GroupMembership {
 
   private final ConsumerContext c;
   private final DefaultConsumer.Settings s;
-  private final Store store;
+  private final CursorStore store;
   private final SubscriptionInfo subscription;
   private final CoordinationStore coordination;
   private final TopicCache topics;
@@ -86,6 +86,22 @@ final class GroupMembership {
     this.group = c.group;
     this.held = held;
     this.dispatchSignal = dispatchSignal;
+  }
+
+  /** Counted down at the first check-in (admitted or refused) or its first failure. */
+  private final java.util.concurrent.CountDownLatch firstCheckIn =
+      new java.util.concurrent.CountDownLatch(1);
+
+  private volatile io.boxline.GroupFullException refused;
+  private boolean admitted;
+
+  /**
+   * Waits up to {@code timeout} for the first check-in; the refusal when the group was full, else
+   * null (also when the check-in could not be made yet: the next one decides then).
+   */
+  io.boxline.GroupFullException awaitAdmission(Duration timeout) throws InterruptedException {
+    firstCheckIn.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    return refused;
   }
 
   void start() {
@@ -169,6 +185,9 @@ final class GroupMembership {
       try {
         if (System.nanoTime() - nextCheckIn >= 0) {
           checkIn();
+          if (refused != null) {
+            return; // the group is full: this member left it again
+          }
           // The deadline just written was derived from the group size seen before this check-in;
           // if the group grew, the new (longer) interval only applies after the next check-in has
           // written a matching deadline, else others would see this member dead in between.
@@ -189,7 +208,8 @@ final class GroupMembership {
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "consumer " + id + " could not check in; retrying", e);
+        firstCheckIn.countDown(); // start() does not wait for a database that does not answer
+        c.workerError("could not check in", e); // logged, and told to ConsumerHooks.onWorkerError
         if (c.waitForStop(backoff)) {
           return;
         }
@@ -228,6 +248,25 @@ final class GroupMembership {
     if (live.add(id)) {
       seen.add(
           new Member(id, s.weight())); // a store may return the view read before this heartbeat
+    }
+    if (!admitted) {
+      int max = pol.maxMembers();
+      List<String> others = new ArrayList<>();
+      for (Member m : seen) {
+        if (!m.id().equals(id)) {
+          others.add(m.id());
+        }
+      }
+      others.sort(null);
+      if (max > 0 && others.size() >= max) {
+        refused = new io.boxline.GroupFullException(group, max, others);
+        LOG.log(Level.ERROR, "consumer {0} cannot join: {1}", id, refused.getMessage());
+        coordination.leave(group, id);
+        firstCheckIn.countDown();
+        return;
+      }
+      admitted = true;
+      firstCheckIn.countDown();
     }
     members = List.copyOf(seen);
     Map<PartitionKey, Lease> byKey = Rebalance.byPartition(view.leases());
@@ -429,6 +468,28 @@ final class GroupMembership {
     }
     TopicPartition ref = p.ref();
     notifyListener(() -> s.listener().onRevoked(Set.of(ref)));
+  }
+
+  /**
+   * Hands {@code p} back to the group although a worker still runs it (its handler hangs): the
+   * lease is released at its epoch, so whoever takes it next fences the stuck worker's commit.
+   */
+  void giveUp(LeasedPartition p, String why) {
+    if (p.state == LeasedPartition.State.LOST || p.state == LeasedPartition.State.RELEASED) {
+      return;
+    }
+    p.state = LeasedPartition.State.LOST;
+    held.remove(p.key, p);
+    lost.incrementAndGet();
+    try {
+      coordination.release(group, p.key, id, p.epoch);
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING, "consumer " + id + " could not give up " + p.key + "; it will expire", e);
+    }
+    LOG.log(Level.WARNING, "consumer {0} gave up {1} of {2}: {3}", id, p.ref(), group, why);
+    TopicPartition ref = p.ref();
+    notifyListener(() -> s.listener().onLost(Set.of(ref)));
   }
 
   /** Forgets {@code p}: another member took it. */

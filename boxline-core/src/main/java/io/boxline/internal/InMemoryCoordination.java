@@ -30,7 +30,8 @@ public final class InMemoryCoordination implements CoordinationStore {
   private long policyChanges;
 
   private static final class Group {
-    final Map<String, double[]> members = new HashMap<>(); // id -> {weight, expiresAtMillis}
+    // id -> {weight, expiresAtMillis, lastCheckInMillis}
+    final Map<String, double[]> members = new HashMap<>();
     final Map<PartitionKey, Slot> slots = new HashMap<>();
     GroupPolicy policy;
   }
@@ -60,7 +61,7 @@ public final class InMemoryCoordination implements CoordinationStore {
   public synchronized GroupView checkIn(String group, String member, double weight, Duration ttl) {
     Group g = group(group);
     long now = clock.millis();
-    g.members.put(member, new double[] {weight, now + ttl.toMillis()});
+    g.members.put(member, new double[] {weight, now + ttl.toMillis(), now});
     List<Member> live = new ArrayList<>();
     g.members.entrySet().removeIf(e -> e.getValue()[1] < now - 60_000); // forget long-dead members
     g.members.forEach(
@@ -69,6 +70,34 @@ public final class InMemoryCoordination implements CoordinationStore {
             live.add(new Member(id, v[0]));
           }
         });
+    List<Lease> leases = new ArrayList<>();
+    g.slots.forEach(
+        (k, s) -> {
+          if (s.owner != null) {
+            leases.add(
+                new Lease(k.topicId(), k.partition(), s.owner, s.epoch, s.releasing, s.since));
+          }
+        });
+    return new GroupView(live, leases, Instant.ofEpochMilli(now), policyChanges);
+  }
+
+  @Override
+  public synchronized GroupView view(String group) {
+    Group g = group(group);
+    long now = clock.millis();
+    List<Member> live = new ArrayList<>();
+    g.members.forEach(
+        (id, v) -> {
+          if (v[1] >= now) {
+            live.add(
+                new Member(
+                    id,
+                    v[0],
+                    Instant.ofEpochMilli((long) v[2]),
+                    Instant.ofEpochMilli((long) v[1])));
+          }
+        });
+    live.sort(java.util.Comparator.comparing(Member::id));
     List<Lease> leases = new ArrayList<>();
     g.slots.forEach(
         (k, s) -> {
@@ -202,6 +231,13 @@ public final class InMemoryCoordination implements CoordinationStore {
       group(group.get()).policy = policy.orElse(null);
     } else {
       clusterPolicy = policy.orElse(null);
+    }
+  }
+
+  /** Forgets the group: members, leases and its policy override (its subscription is deleted). */
+  public synchronized void forget(String group) {
+    if (groups.remove(group) != null) {
+      policyChanges++;
     }
   }
 

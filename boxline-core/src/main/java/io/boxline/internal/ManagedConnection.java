@@ -17,14 +17,14 @@ import java.sql.Savepoint;
  */
 final class ManagedConnection implements InvocationHandler {
   private final Connection real;
-  private final ManagedTransaction managed;
+  private final TransactionScope managed;
 
-  private ManagedConnection(Connection real, ManagedTransaction managed) {
+  private ManagedConnection(Connection real, TransactionScope managed) {
     this.real = real;
     this.managed = managed;
   }
 
-  static Connection wrap(Connection real, ManagedTransaction managed) {
+  static Connection wrap(Connection real, TransactionScope managed) {
     return (Connection)
         Proxy.newProxyInstance(
             Connection.class.getClassLoader(),

@@ -168,6 +168,9 @@ final class PlainDelivery {
     if (s.batchHandler() != null && deliverAsBatch(progress)) {
       return progress.commit() && progress.done == batch.size();
     }
+    if (c.keyWorkers() != null && s.handler() != null) {
+      return deliverByKey(progress);
+    }
     for (int i = progress.done; i < batch.size(); i++) {
       if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
         break;
@@ -181,13 +184,91 @@ final class PlainDelivery {
         progress.record(e, new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled"));
         continue;
       }
-      Outcome o = attemptInPlace(progress, e);
+      Outcome o = attemptInPlace(progress, e, true);
       if (o == null) {
         break; // stopping, or fenced while committing before a wait
       }
       progress.record(e, o);
     }
     return progress.commit() && progress.done == batch.size();
+  }
+
+  /**
+   * {@code parallelByKey}: the batch's events grouped by key (each keyless event on its own), the
+   * groups handled at once on the key threads, each group in sequence order as the per-event path
+   * would (a key that fails parks the rest of its events behind it). The outcomes are recorded in
+   * sequence order and the cursor moves only up to the first event without one (the lowest
+   * unfinished), so a stop or a lost partition never skips an event.
+   */
+  private boolean deliverByKey(Progress progress) {
+    List<Event> batch = progress.batch;
+    LeasedPartition p = progress.p;
+    Map<String, List<Integer>> groups = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < batch.size(); i++) {
+      String key = batch.get(i).key();
+      groups.computeIfAbsent(key == null ? "\0" + i : "k" + key, k -> new ArrayList<>()).add(i);
+    }
+    Outcome[] outcomes = new Outcome[batch.size()];
+    List<java.util.concurrent.Future<?>> running = new ArrayList<>(groups.size());
+    try {
+      for (List<Integer> group : groups.values()) {
+        running.add(c.keyWorkers().submit(() -> handleGroup(progress, group, outcomes)));
+      }
+    } catch (java.util.concurrent.RejectedExecutionException stopping) {
+      // shutting down: what was handled is committed below
+    }
+    for (java.util.concurrent.Future<?> f : running) {
+      // A partition given up (its handler hangs) is not waited for: nothing more of it commits.
+      while (!f.isDone()) {
+        if (p.state == LeasedPartition.State.LOST || c.abandoned()) {
+          return false;
+        }
+        try {
+          f.get(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException notYet) {
+          // look again
+        } catch (java.util.concurrent.ExecutionException e) {
+          c.workerError("could not handle a key of " + p.ref(), new IllegalStateException(e));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+    }
+    for (int i = 0; i < batch.size() && outcomes[i] != null; i++) {
+      progress.record(batch.get(i), outcomes[i]); // parks, blocks keys: on this thread only
+    }
+    return progress.commit() && progress.done == batch.size();
+  }
+
+  /** One key's events of the batch, in order, on a key thread; fills their outcomes. */
+  private void handleGroup(Progress progress, List<Integer> group, Outcome[] outcomes) {
+    LeasedPartition p = progress.p;
+    boolean parkRest = false;
+    for (int i : group) {
+      if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
+        return;
+      }
+      Event e = progress.batch.get(i);
+      Outcome o;
+      if (parkRest || (e.key() != null && p.blockedKeys.contains(e.key()))) {
+        o = c.waiting();
+      } else if (c.notYetDue(e)) {
+        o = new Outcome(ParkState.RETRY, 0, e.deliverAt(), "scheduled");
+      } else {
+        o = attemptInPlace(progress, e, false);
+        if (o == null) {
+          return; // stopping
+        }
+      }
+      // A parked event holds its key's later events behind it, as the per-event path does by
+      // blocking the key (ConsumerContext.park): a dead letter only when dead letters block.
+      parkRest |=
+          e.key() != null
+              && o.park() != null
+              && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey());
+      outcomes[i] = o;
+    }
   }
 
   /**
@@ -215,7 +296,7 @@ final class PlainDelivery {
       eligible.forEach(e -> c.hook(() -> s.hooks().beforeEvent(e, 1)));
       long start = System.nanoTime();
       if (!eligible.isEmpty()) {
-        s.batchHandler().handle(eligible);
+        c.callHandler(progress.p, () -> s.batchHandler().handle(eligible));
       }
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       eligible.forEach(e -> c.hook(() -> s.hooks().afterEvent(e, took)));
@@ -251,9 +332,9 @@ final class PlainDelivery {
     c.hook(() -> s.hooks().beforeEvent(e, attempt));
     long start = System.nanoTime();
     if (s.batchHandler() != null) {
-      s.batchHandler().handle(List.of(e));
+      c.callHandler(p, () -> s.batchHandler().handle(List.of(e)));
     } else {
-      s.handler().handle(e);
+      c.callHandler(p, () -> s.handler().handle(e));
     }
     Duration took = Duration.ofNanos(System.nanoTime() - start);
     if (dedup != null) {
@@ -265,7 +346,7 @@ final class PlainDelivery {
   /**
    * Attempts in place until handled, decided, or the in-place budget is spent; null when stopping.
    */
-  private Outcome attemptInPlace(Progress progress, Event e) {
+  private Outcome attemptInPlace(Progress progress, Event e, boolean commitBeforeWait) {
     RetryPolicy policy = c.policyFor(e);
     long deadline = System.nanoTime() + policy.inPlaceTime().toNanos();
     for (int attempt = 1; ; attempt++) {
@@ -288,7 +369,8 @@ final class PlainDelivery {
           return o;
         }
         // Keep what succeeded before waiting, so a crash during the wait does not redeliver it.
-        if (!progress.commit() || c.waitForStop(delayNanos)) {
+        // (With parallelByKey other keys are still running: the commit waits for the batch's end.)
+        if ((commitBeforeWait && !progress.commit()) || c.waitForStop(delayNanos)) {
           return null;
         }
       }

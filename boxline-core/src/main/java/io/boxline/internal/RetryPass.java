@@ -6,8 +6,8 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.ParkingStore;
 import io.boxline.spi.Resolution;
-import io.boxline.spi.Store;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -23,7 +23,7 @@ final class RetryPass {
 
   private final ConsumerContext c;
   private final DefaultConsumer.Settings s;
-  private final Store store;
+  private final ParkingStore store;
   private final SubscriptionInfo subscription;
   private final PlainDelivery plain;
   private final TransactionalDelivery transactional;
@@ -59,7 +59,8 @@ final class RetryPass {
       // per key, so none of them depends on another's outcome.
       Map<Long, Resolution> outcomes = new LinkedHashMap<>();
       for (ParkedEvent pe :
-          store.dueParked(subscription.id(), p.key, s.deadLetterBlocksKey(), 100)) {
+          store.dueParked(
+              subscription.id(), p.key, s.deadLetterBlocksKey(), s.clock().instant(), 100)) {
         if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
           break;
         }

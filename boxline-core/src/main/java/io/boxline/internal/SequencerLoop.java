@@ -6,7 +6,7 @@ import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.SequencedBatch;
-import io.boxline.spi.Store;
+import io.boxline.spi.SequencerStore;
 import io.boxline.spi.WakeupListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -37,7 +37,7 @@ final class SequencerLoop implements WakeupListener {
   /** A tail of quick looks lasts about 127 ms; an uncertain wake-up older than that is settled. */
   private static final long UNCERTAIN_WINDOW_NANOS = 2 * TAIL_LAST_NANOS;
 
-  private final Store store;
+  private final SequencerStore store;
   private final String owner;
   private final Duration ttl;
   private final int batchSize;
@@ -79,7 +79,7 @@ final class SequencerLoop implements WakeupListener {
   final AtomicLong setAside = new AtomicLong();
 
   SequencerLoop(
-      Store store,
+      SequencerStore store,
       String owner,
       Duration ttl,
       int batchSize,

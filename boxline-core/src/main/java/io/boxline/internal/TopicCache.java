@@ -3,17 +3,17 @@ package io.boxline.internal;
 import io.boxline.NotFoundException;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
-import io.boxline.spi.Store;
+import io.boxline.spi.CatalogStore;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Topics never change once created (partition counts are fixed), so they are cached forever. */
 final class TopicCache {
-  private final Store store;
+  private final CatalogStore store;
   private final Map<TopicName, TopicInfo> byName = new ConcurrentHashMap<>();
   private final Map<Long, TopicInfo> byId = new ConcurrentHashMap<>();
 
-  TopicCache(Store store) {
+  TopicCache(CatalogStore store) {
     this.store = store;
   }
 
@@ -45,6 +45,12 @@ final class TopicCache {
       put(t);
     }
     return t;
+  }
+
+  /** The topic was deleted: a topic created later under its name has another id. */
+  void forget(TopicInfo t) {
+    byName.remove(t.name(), t);
+    byId.remove(t.id());
   }
 
   void put(TopicInfo t) {

@@ -29,6 +29,13 @@ public interface CoordinationStore extends AutoCloseable {
    */
   GroupView checkIn(String group, String member, double weight, Duration ttl);
 
+  /**
+   * The group as it stands, read without checking in: live members (with their last check-in and
+   * deadline where the store records them) and every held lease. For operators; the engine uses
+   * {@link #checkIn}.
+   */
+  GroupView view(String group);
+
   /** Removes the member and frees every lease it holds. */
   void leave(String group, String member);
 
@@ -68,16 +75,12 @@ public interface CoordinationStore extends AutoCloseable {
 
   /**
    * The ids of the group's live members (checked in and not expired), sorted; operator actions that
-   * need an idle group ask this. The default throws {@link UnsupportedOperationException}.
+   * need an idle group ask this.
    */
-  default List<String> liveMembers(String group) {
-    throw new UnsupportedOperationException(describe() + " cannot list live members");
-  }
+  List<String> liveMembers(String group);
 
   /** Frees leases of these partitions regardless of owner (operator action; tests). */
-  default int forceRelease(String group, Collection<PartitionKey> partitions) {
-    throw new UnsupportedOperationException(describe() + " cannot force-release leases");
-  }
+  int forceRelease(String group, Collection<PartitionKey> partitions);
 
   @Override
   void close();

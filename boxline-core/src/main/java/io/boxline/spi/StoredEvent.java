@@ -46,6 +46,23 @@ public record StoredEvent(
   }
 
   /** This event at {@code sequence} (the sequencer numbers an outbox row it read). */
+  /** The event as handlers see it, in {@code topic}'s {@code partition}. */
+  public io.boxline.Event toEvent(io.boxline.TopicName topic, int partition) {
+    return new io.boxline.Event(
+        id,
+        topic,
+        partition,
+        sequence,
+        key,
+        type,
+        source,
+        contentType,
+        payload,
+        headers,
+        createdAt,
+        deliverAt);
+  }
+
   public StoredEvent withSequence(long sequence) {
     return new StoredEvent(
         id,

@@ -136,6 +136,20 @@ class RebalanceTest {
     assertThat(rounds).as("check-in rounds until stable").isLessThanOrEqualTo(20);
   }
 
+  /**
+   * A group of 1,024 equal members joining at once over 4,096 busy partitions: everyone ends within
+   * the slack of the share of 4, in a handful of check-in rounds (each round is one check-in
+   * interval: with the default policy's 30 s cap, the whole group settles in minutes).
+   */
+  @Test
+  void aThousandAndTwentyFourMembersSettleWithinTheSlack() {
+    List<Member> members = equalMembers(1024);
+    Map<String, Integer> c = settle(members, new HashMap<>(), 4096);
+    assertThat(c.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(4096);
+    assertThat(c.values()).allSatisfy(n -> assertThat(n).isBetween(3, 5));
+    assertThat(rounds).as("check-in rounds until nothing moves").isLessThanOrEqualTo(3);
+  }
+
   @Test
   void aSimultaneousStartSettlesFromEmpty() {
     List<Member> members = equalMembers(50);

@@ -1,5 +1,7 @@
 package io.boxline.demo;
 
+import java.io.PrintStream;
+
 /** Command-line options of {@link Demo}. */
 final class DemoOptions {
   static final String USAGE =
@@ -30,6 +32,24 @@ final class DemoOptions {
   String user;
   String password;
   boolean help;
+
+  /**
+   * Parses {@code args}; prints the usage for {@code --help}, and the problem and the usage (and
+   * returns null) for a bad argument.
+   */
+  static DemoOptions parse(PrintStream out, String... args) {
+    try {
+      DemoOptions o = parse(args);
+      if (o.help) {
+        out.println(USAGE);
+      }
+      return o;
+    } catch (IllegalArgumentException e) {
+      out.println("error: " + e.getMessage());
+      out.println(USAGE);
+      return null;
+    }
+  }
 
   /** Parses {@code args}; throws {@link IllegalArgumentException} with a message for the user. */
   static DemoOptions parse(String... args) {

@@ -438,6 +438,24 @@ public final class EtcdCoordination implements CoordinationStore {
     return new GroupView(members, leases, now, policyStamp(read));
   }
 
+  /** One read of the group's keys; etcd records no check-in times (members live on leases). */
+  @Override
+  public GroupView view(String group) {
+    String op = "view(group " + group + ")";
+    ensureOpen(op);
+    ByteSequence groupPrefix = keys.group(group);
+    TxnResponse read =
+        calls.await(
+            op,
+            kv.txn()
+                .Then(
+                    Op.get(groupPrefix, prefixRange(groupPrefix)),
+                    Op.get(keys.groupPolicy(group), KEYS_ONLY),
+                    Op.get(keys.clusterPolicy(), KEYS_ONLY))
+                .commit());
+    return view(group, read, clock.instant());
+  }
+
   @Override
   public void leave(String group, String member) {
     String op = "leave(group " + group + ", member " + member + ")";

@@ -3,6 +3,7 @@ package io.boxline.micrometer;
 import io.boxline.Boxline;
 import io.boxline.BoxlineObserver;
 import io.boxline.Event;
+import io.boxline.FailureCounts;
 import io.boxline.OutboxBacklog;
 import io.boxline.PartitionLag;
 import io.boxline.TopicName;
@@ -80,6 +81,10 @@ public final class BoxlineMetrics implements BoxlineObserver {
   private final Map<GaugeKey, LagGauges> lagGauges = new HashMap<>();
 
   private LagGauges outboxGauges;
+
+  /** Per subscription: events set aside (retrying, waiting behind their key, dead). */
+  private final Map<String, FailureGauges> failureGauges = new HashMap<>();
+
   private boolean lagUnsupported;
   private boolean outboxUnsupported;
   private boolean lastTickFailed;
@@ -168,6 +173,17 @@ public final class BoxlineMetrics implements BoxlineObserver {
               .description(
                   "warnings about a transaction open so long that the outbox cannot be vacuumed"
                       + " and sequencing slows (PostgreSQL, at most one per 5 minutes)")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder("boxline.retention.runs", boxline, b -> b.stats().retentionRuns())
+              .description("retention runs made by this instance (while it leads the sequencer)")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
+                  "boxline.retention.deleted", boxline, b -> b.stats().retentionDeleted())
+              .description(
+                  "rows those runs deleted: events past retention, old inbox keys, dead letters and"
+                      + " idempotency keys")
               .register(registry));
       statsMeters.add(
           FunctionCounter.builder(
@@ -288,6 +304,8 @@ public final class BoxlineMetrics implements BoxlineObserver {
         LOG.log(Level.WARNING, "no outbox gauges: " + e.getMessage());
       }
     }
+    List<FailureCounts> failures = b.admin().failures();
+    Map<String, Long> inboxes = b.admin().inboxSizes();
     collections.incrementAndGet();
     Instant now = Instant.now();
     synchronized (lock) {
@@ -297,6 +315,7 @@ public final class BoxlineMetrics implements BoxlineObserver {
       }
       if (lag != null) {
         publishLag(lag, now);
+        publishFailures(lag.keySet(), failures, inboxes);
       }
       if (outbox != null) {
         if (outboxGauges == null) {
@@ -347,6 +366,65 @@ public final class BoxlineMetrics implements BoxlineObserver {
     }
   }
 
+  /** Every subscription gets its failure gauges, at zero when it has nothing set aside. */
+  private void publishFailures(
+      java.util.Set<String> subscriptions,
+      List<FailureCounts> failures,
+      Map<String, Long> inboxes) {
+    Map<String, FailureCounts> bySubscription = new HashMap<>();
+    subscriptions.forEach(name -> bySubscription.put(name, FailureCounts.none(name)));
+    inboxes.keySet().forEach(name -> bySubscription.putIfAbsent(name, FailureCounts.none(name)));
+    failures.forEach(f -> bySubscription.put(f.subscription(), f));
+    bySubscription.forEach(
+        (name, f) -> {
+          FailureGauges g = failureGauges.computeIfAbsent(name, this::registerFailures);
+          g.retrying = f.retrying();
+          g.waiting = f.waiting();
+          g.dead = f.deadLetters();
+          g.inbox = inboxes.getOrDefault(name, 0L);
+        });
+    for (var it = failureGauges.entrySet().iterator(); it.hasNext(); ) {
+      var e = it.next();
+      if (!bySubscription.containsKey(e.getKey())) {
+        e.getValue().remove(registry);
+        it.remove();
+      }
+    }
+  }
+
+  private FailureGauges registerFailures(String subscription) {
+    FailureGauges g = new FailureGauges();
+    g.gauges.add(
+        Gauge.builder("boxline.subscription.retrying", g, x -> x.retrying)
+            .tag("subscription", subscription)
+            .description("Events whose next attempt is scheduled")
+            .baseUnit("events")
+            .strongReference(true)
+            .register(registry));
+    g.gauges.add(
+        Gauge.builder("boxline.subscription.waiting", g, x -> x.waiting)
+            .tag("subscription", subscription)
+            .description("Events parked behind an earlier event of their key")
+            .baseUnit("events")
+            .strongReference(true)
+            .register(registry));
+    g.gauges.add(
+        Gauge.builder("boxline.subscription.dead.letters", g, x -> x.dead)
+            .tag("subscription", subscription)
+            .description("Dead letters waiting to be redriven or discarded")
+            .baseUnit("events")
+            .strongReference(true)
+            .register(registry));
+    g.gauges.add(
+        Gauge.builder("boxline.subscription.inbox", g, x -> x.inbox)
+            .tag("subscription", subscription)
+            .description("Message keys the subscription's inbox remembers")
+            .baseUnit("keys")
+            .strongReference(true)
+            .register(registry));
+    return g;
+  }
+
   private LagGauges registerLag(GaugeKey k) {
     Tags tags = Tags.of("subscription", k.subscription(), "topic", k.topic().toString());
     if (k.partition() >= 0) {
@@ -375,6 +453,8 @@ public final class BoxlineMetrics implements BoxlineObserver {
       g.remove(registry);
     }
     lagGauges.clear();
+    failureGauges.values().forEach(g -> g.remove(registry));
+    failureGauges.clear();
     if (outboxGauges != null) {
       outboxGauges.remove(registry);
       outboxGauges = null;
@@ -517,6 +597,18 @@ public final class BoxlineMetrics implements BoxlineObserver {
     void remove(MeterRegistry registry) {
       registry.remove(backlogGauge);
       registry.remove(lagGauge);
+    }
+  }
+
+  private static final class FailureGauges {
+    volatile double retrying;
+    volatile double waiting;
+    volatile double dead;
+    volatile double inbox;
+    final List<Gauge> gauges = new java.util.ArrayList<>();
+
+    void remove(MeterRegistry registry) {
+      gauges.forEach(registry::remove);
     }
   }
 

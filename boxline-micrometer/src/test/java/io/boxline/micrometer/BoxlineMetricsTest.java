@@ -35,6 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class BoxlineMetricsTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
@@ -61,9 +63,13 @@ class BoxlineMetricsTest {
         }
       };
 
-  @Test
-  void countsExactlyAndTheGaugesFollowAStoppedAndACatchingUpConsumer() {
-    try (TestDatabase db = TestDatabase.create("metrics")) {
+  /** The gauges read the store's lag and outbox queries, which each dialect has its own of. */
+  @ParameterizedTest
+  @EnumSource(
+      value = TestDatabase.Dialect.class,
+      names = {"POSTGRESQL", "MARIADB", "H2"})
+  void countsExactlyAndTheGaugesFollowAStoppedAndACatchingUpConsumer(TestDatabase.Dialect dialect) {
+    try (TestDatabase db = TestDatabase.create(dialect, "metrics", 16)) {
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       BoxlineMetrics metrics =
           BoxlineMetrics.builder(registry).statsInterval(Duration.ofMillis(100)).build();
@@ -90,6 +96,12 @@ class BoxlineMetricsTest {
               count(registry, "boxline.events.handled", "order.placed") == 17
                   && count(registry, "boxline.events.dead.lettered", "poison") == 3);
       assertThat(count(registry, "boxline.events.published")).isEqualTo(20);
+      Await.until(
+          WAIT,
+          "the dead-letter gauge shows the 3",
+          () -> gauge(registry, "boxline.subscription.dead.letters"),
+          v -> v == 3);
+      assertThat(gauge(registry, "boxline.subscription.retrying")).isZero();
       assertThat(registry.get("boxline.sequencer.events").counter().count()).isEqualTo(20);
       assertThat(registry.get("boxline.sequencer.batch.duration").timer().count()).isPositive();
       assertThat(registry.get("boxline.handover").tag("result", "hit").functionCounter().count())
@@ -157,6 +169,7 @@ class BoxlineMetricsTest {
 
       boxline.close();
       assertThat(registry.find("boxline.subscription.backlog").gauges()).isEmpty();
+      assertThat(registry.find("boxline.subscription.dead.letters").gauges()).isEmpty();
       assertThat(registry.find("boxline.sequencer.leader").gauges()).isEmpty();
       assertThat(registry.find("boxline.handover").functionCounters()).isEmpty();
       assertThat(registry.find("boxline.cursor.commit.calls").functionCounters()).isEmpty();
@@ -164,9 +177,12 @@ class BoxlineMetricsTest {
     }
   }
 
-  @Test
-  void onlyTheSequencerLeaderRunsTheGaugeQueries() {
-    try (TestDatabase db = TestDatabase.create("metricsleader")) {
+  @ParameterizedTest
+  @EnumSource(
+      value = TestDatabase.Dialect.class,
+      names = {"POSTGRESQL", "MARIADB", "H2"})
+  void onlyTheSequencerLeaderRunsTheGaugeQueries(TestDatabase.Dialect dialect) {
+    try (TestDatabase db = TestDatabase.create(dialect, "metricsleader", 16)) {
       Map<String, AtomicInteger> callsA = new ConcurrentHashMap<>();
       Map<String, AtomicInteger> callsB = new ConcurrentHashMap<>();
       SimpleMeterRegistry registryA = new SimpleMeterRegistry();
@@ -284,14 +300,17 @@ class BoxlineMetricsTest {
         .build();
   }
 
-  @Test
-  void outboxBacklogCountsCommittedEventsWaitingForTheSequencer() {
-    try (TestDatabase db = TestDatabase.create("metricsoutbox")) {
+  @ParameterizedTest
+  @EnumSource(
+      value = TestDatabase.Dialect.class,
+      names = {"POSTGRESQL", "MARIADB", "H2"})
+  void outboxBacklogCountsCommittedEventsWaitingForTheSequencer(TestDatabase.Dialect dialect) {
+    try (TestDatabase db = TestDatabase.create(dialect, "metricsoutbox", 16)) {
       Boxline producer = db.boxline(b -> b.sequencer(false));
       producer.admin().createNamespace(NamespacePath.of("acme"));
       producer.admin().createTopic(TOPIC, 2);
       assertThat(producer.admin().outboxBacklog()).isEqualTo(new OutboxBacklog(0, null));
-      Instant before = databaseNow(db);
+      Instant before = db.databaseNow();
       publish(producer, 0, 4, i -> "order.placed");
       OutboxBacklog waiting = producer.admin().outboxBacklog();
       assertThat(waiting.events()).isEqualTo(4);
@@ -440,16 +459,5 @@ class BoxlineMetricsTest {
                 throw e.getCause();
               }
             });
-  }
-
-  private static Instant databaseNow(TestDatabase db) {
-    try (java.sql.Connection c = db.dataSource().getConnection();
-        java.sql.Statement st = c.createStatement();
-        java.sql.ResultSet rs = st.executeQuery("SELECT now()")) {
-      rs.next();
-      return rs.getTimestamp(1).toInstant();
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

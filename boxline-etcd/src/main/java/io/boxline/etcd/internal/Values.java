@@ -115,20 +115,28 @@ public final class Values {
     n.put("releaseGrace", p.releaseGrace().toString());
     n.put("idleRelease", p.idleRelease().toString());
     n.put("batchSize", p.batchSize());
+    n.put("maxCheckInInterval", p.maxCheckInInterval().toString());
+    n.put("maxMembers", p.maxMembers());
     return write(n);
   }
 
   public static GroupPolicy policy(KeyValue kv) {
     JsonNode n = read(kv);
     try {
-      return new GroupPolicy(
-          n.get("checkInRate").asDouble(),
-          Duration.parse(text(n, "minCheckInInterval")),
-          n.get("deadlineMultiplier").asDouble(),
-          n.get("slack").asDouble(),
-          Duration.parse(text(n, "releaseGrace")),
-          Duration.parse(text(n, "idleRelease")),
-          n.path("batchSize").asInt(0)); // absent in policies written before it existed
+      GroupPolicy p =
+          new GroupPolicy(
+              n.get("checkInRate").asDouble(),
+              Duration.parse(text(n, "minCheckInInterval")),
+              n.get("deadlineMultiplier").asDouble(),
+              n.get("slack").asDouble(),
+              Duration.parse(text(n, "releaseGrace")),
+              Duration.parse(text(n, "idleRelease")),
+              n.path("batchSize").asInt(0)); // absent in policies written before it existed
+      JsonNode cap = n.get("maxCheckInInterval");
+      if (cap != null && !cap.isNull()) {
+        p = p.withMaxCheckInInterval(Duration.parse(cap.asText()));
+      }
+      return p.withMaxMembers(n.path("maxMembers").asInt(0));
     } catch (RuntimeException e) {
       throw corrupt(kv, e);
     }

@@ -45,16 +45,9 @@ public final class H2Store extends PollingSqlStore {
         prefix,
         description(version, "schema", schema, prefix),
         new JdbcSql(dataSource, SqlScript.named("h2", schema, prefix)),
-        H2Parking::new,
-        H2Coordination::new,
+        new H2Dialect(),
         fastestPoll,
         slowestPoll);
-  }
-
-  /** H2 has no INSERT IGNORE in its own mode: a duplicate key counts as no row inserted. */
-  @Override
-  int insertUnlessPresent(PreparedStatement ps) throws SQLException {
-    return H2Sql.insertIgnore(ps);
   }
 
   // ------------------------------------------------------------------ migrations
@@ -111,7 +104,7 @@ public final class H2Store extends PollingSqlStore {
         ps.setString(i++, r.contentType());
         ps.setBytes(i++, r.payload());
         ps.setString(i++, Headers.toJson(r.headers()));
-        ps.setObject(i, MariaDbSql.microsOrNull(r.deliverAt()), Types.BIGINT);
+        ps.setObject(i, EpochMicros.microsOrNull(r.deliverAt()), Types.BIGINT);
         ps.addBatch();
       }
       ps.executeBatch();
@@ -145,7 +138,7 @@ public final class H2Store extends PollingSqlStore {
         owner.setLong(1, r.topicId());
         owner.setString(2, r.idempotencyKey());
         try (ResultSet rs = owner.executeQuery()) {
-          owners.put(id, rs.next() ? MariaDbSql.uuid(rs.getString(1)) : null);
+          owners.put(id, rs.next() ? EpochMicros.uuid(rs.getString(1)) : null);
         }
       }
     }
@@ -156,7 +149,7 @@ public final class H2Store extends PollingSqlStore {
   @Override
   Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
-      ps.setLong(1, MariaDbSql.micros(ttl));
+      ps.setLong(1, EpochMicros.micros(ttl));
       ps.setString(2, owner);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : null;

@@ -1,11 +1,14 @@
 package io.boxline.jdbc.internal;
 
 import io.boxline.StoreException;
+import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -52,6 +55,11 @@ final class JdbcSql {
       throw new IllegalStateException("no query named " + name);
     }
     return s;
+  }
+
+  /** Whether the dialect's queries include {@code name} (where dialects do a step differently). */
+  boolean has(String name) {
+    return queries.containsKey(name);
   }
 
   StoreException fail(String name, SQLException e) {
@@ -111,21 +119,56 @@ final class JdbcSql {
 
   /** Runs {@code work} in a transaction on a pooled connection; rolls back on any failure. */
   <T> T tx(String name, Work<T> work) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        T result = work.run(c);
-        c.commit();
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(auto);
-      }
+    try (Connection c = connect()) {
+      return inTransaction(c, work);
     } catch (SQLException e) {
       throw fail(name, e);
+    }
+  }
+
+  /**
+   * Runs {@code work} in a transaction on {@code c}, which is in auto-commit mode and returns to
+   * it; rolls back on any failure.
+   */
+  static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      T result = work.run(c);
+      c.commit();
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+  }
+
+  /** Partitions sorted by key, the order in which every lease and cursor statement locks rows. */
+  static List<PartitionKey> sorted(Collection<PartitionKey> partitions) {
+    List<PartitionKey> out = new ArrayList<>(partitions);
+    out.sort(
+        Comparator.comparingLong(PartitionKey::topicId).thenComparingInt(PartitionKey::partition));
+    return out;
+  }
+
+  /** PostgreSQL's deadlock, or the serialization failure MariaDB and H2 report for one. */
+  static boolean isDeadlock(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s
+          && ("40P01".equals(s.getSQLState()) || "40001".equals(s.getSQLState()))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Rolls {@code tx} back after {@code failure}; a failure of the rollback is added to it. */
+  static void rollbackAfter(Connection tx, SQLException failure) {
+    try {
+      tx.rollback();
+    } catch (SQLException suppressed) {
+      failure.addSuppressed(suppressed);
     }
   }
 

@@ -5,19 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.SQLException;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.UUID;
 
 /**
- * Small helpers of the MariaDB / MySQL dialect: times as epoch microseconds, lists as JSON arrays
- * (read server-side with {@code JSON_TABLE}), multi-row {@code VALUES}, and key hashes.
+ * Small helpers of the MariaDB / MySQL dialect: lists as JSON arrays (read server-side with {@code
+ * JSON_TABLE}), multi-row {@code VALUES}, key hashes and retryable failures. Times are {@link
+ * EpochMicros}.
  */
 final class MariaDbSql {
   /** MariaDB reports deadlocks as 1213 and lock wait timeouts as 1205. */
@@ -32,32 +27,6 @@ final class MariaDbSql {
   static final long MAX_BYTES = 4L << 20;
 
   private MariaDbSql() {}
-
-  static long micros(Instant t) {
-    return ChronoUnit.MICROS.between(Instant.EPOCH, t);
-  }
-
-  static Long microsOrNull(Instant t) {
-    return t == null ? null : micros(t);
-  }
-
-  static long micros(Duration d) {
-    return d.toNanos() / 1000;
-  }
-
-  static Instant instant(long micros) {
-    return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
-  }
-
-  /** Reads a nullable microsecond column. */
-  static Instant instant(java.sql.ResultSet rs, int column) throws SQLException {
-    long v = rs.getLong(column);
-    return rs.wasNull() ? null : instant(v);
-  }
-
-  static UUID uuid(String s) {
-    return s == null ? null : UUID.fromString(s);
-  }
 
   /** Lower-case hex SHA-256 of the UTF-8 bytes: equal to {@code LOWER(SHA2(key, 256))} in SQL. */
   static String sha256(String key) {
@@ -85,14 +54,6 @@ final class MariaDbSql {
       out.append(row);
     }
     return out.toString();
-  }
-
-  /** Partitions sorted by key, the order in which every lease and cursor statement locks rows. */
-  static List<PartitionKey> sorted(Collection<PartitionKey> partitions) {
-    List<PartitionKey> out = new ArrayList<>(partitions);
-    out.sort(
-        Comparator.comparingLong(PartitionKey::topicId).thenComparingInt(PartitionKey::partition));
-    return out;
   }
 
   /** {@code [[topic, partition], ...]} */

@@ -46,8 +46,7 @@ public final class MariaDbStore extends PollingSqlStore {
         prefix,
         description(version, "database", schema, prefix),
         new JdbcSql(dataSource, SqlScript.named("mariadb", schema, prefix)),
-        MariaDbParking::new,
-        MariaDbCoordination::new,
+        new MariaDbDialect(),
         fastestPoll,
         slowestPoll);
     this.mariaDb = mariaDb;
@@ -96,15 +95,6 @@ public final class MariaDbStore extends PollingSqlStore {
   }
 
   // ------------------------------------------------------------------ admin
-  /** {@code insert_partitions} takes the partition numbers as a JSON array. */
-  @Override
-  void bindPartitions(PreparedStatement ps, int at, int partitions) throws SQLException {
-    StringBuilder numbers = new StringBuilder(partitions * 6).append('[');
-    for (int i = 0; i < partitions; i++) {
-      numbers.append(i == 0 ? "" : ",").append(i);
-    }
-    ps.setString(at, numbers.append(']').toString());
-  }
 
   // ------------------------------------------------------------------ publish
   /** Multi-row inserts of at most {@link MariaDbSql#MAX_ROWS} rows and about MAX_BYTES payload. */
@@ -139,7 +129,7 @@ public final class MariaDbStore extends PollingSqlStore {
         ps.setString(i++, r.contentType());
         ps.setBytes(i++, r.payload());
         ps.setString(i++, Headers.toJson(r.headers()));
-        ps.setObject(i++, MariaDbSql.microsOrNull(r.deliverAt()), Types.BIGINT);
+        ps.setObject(i++, EpochMicros.microsOrNull(r.deliverAt()), Types.BIGINT);
       }
       ps.executeUpdate();
     }
@@ -186,7 +176,7 @@ public final class MariaDbStore extends PollingSqlStore {
       ps.setString(1, json.append(']').toString());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          owners.put(rs.getLong(1) + "/" + rs.getString(2), MariaDbSql.uuid(rs.getString(3)));
+          owners.put(rs.getLong(1) + "/" + rs.getString(2), EpochMicros.uuid(rs.getString(3)));
         }
       }
     }
@@ -232,7 +222,7 @@ public final class MariaDbStore extends PollingSqlStore {
     long version;
     try (PreparedStatement ps =
         c.prepareStatement(sql("lock_sequencer"), Statement.RETURN_GENERATED_KEYS)) {
-      ps.setLong(1, MariaDbSql.micros(ttl));
+      ps.setLong(1, EpochMicros.micros(ttl));
       ps.setString(2, owner);
       if (ps.executeUpdate() != 1) {
         return null;

@@ -2,9 +2,6 @@ package io.boxline.jdbc.internal;
 
 import io.boxline.DeadLetterQuery;
 import io.boxline.StoreException;
-import io.boxline.TopicInfo;
-import io.boxline.TopicName;
-import io.boxline.ValidationException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
@@ -12,6 +9,7 @@ import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.SequencePlan;
 import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
@@ -21,16 +19,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import java.util.function.BiFunction;
-import java.util.function.ToLongFunction;
 import javax.sql.DataSource;
 
 /**
@@ -40,7 +33,7 @@ import javax.sql.DataSource;
  * connection of its own (READ COMMITTED) and takes outbox rows in several statements. Subclasses
  * say how lists of rows travel to the database.
  */
-abstract class PollingSqlStore extends SqlStore<SqlParking> {
+abstract class PollingSqlStore extends SqlStore {
   private final System.Logger log = System.getLogger(getClass().getName());
   private final SqlCoordination coordination;
   private final Duration fastestPoll;
@@ -59,12 +52,11 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       String prefix,
       String description,
       JdbcSql db,
-      BiFunction<JdbcSql, ToLongFunction<TopicName>, SqlParking> parking,
-      BiFunction<JdbcSql, String, SqlCoordination> coordination,
+      SqlDialect dialect,
       Duration fastestPoll,
       Duration slowestPoll) {
-    super(dataSource, schema, prefix, description, db, parking);
-    this.coordination = coordination.apply(db, description);
+    super(dataSource, schema, prefix, description, db, dialect, false);
+    this.coordination = new SqlCoordination(db, dialect, description, null);
     this.fastestPoll = fastestPoll;
     this.slowestPoll = slowestPoll;
   }
@@ -123,36 +115,6 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
   /** Undoes {@link #prepareSequencerSession} before the connection goes back to the pool. */
   void resetSequencerSession(Connection c) throws SQLException {}
 
-  @Override
-  Instant instant(ResultSet rs, int column) throws SQLException {
-    return MariaDbSql.instant(rs, column);
-  }
-
-  @Override
-  void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException {
-    ps.setLong(at, MariaDbSql.micros(t));
-  }
-
-  @Override
-  UUID uuid(ResultSet rs, int column) throws SQLException {
-    return MariaDbSql.uuid(rs.getString(column));
-  }
-
-  @Override
-  Long insertReturningId(Connection c, String name, JdbcSql.Binder binder) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql(name), Statement.RETURN_GENERATED_KEYS)) {
-      binder.bind(ps);
-      if (insertUnlessPresent(ps) == 1) {
-        try (ResultSet rs = ps.getGeneratedKeys()) {
-          if (rs.next()) {
-            return rs.getLong(1);
-          }
-        }
-      }
-    }
-    return null;
-  }
-
   // ------------------------------------------------------------------ migrations
   /**
    * Applies the migrations the schema lacks. DDL commits implicitly, so every statement runs on its
@@ -203,15 +165,6 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
   }
 
   // ------------------------------------------------------------------ admin
-  @Override
-  public TopicInfo createTopic(TopicName topic, int partitions, io.boxline.Sequencing sequencing) {
-    if (partitions < 1 || partitions > 65_536) {
-      throw new ValidationException(
-          "a topic has 1 to 65536 partitions, not " + partitions + " (topic '" + topic + "')");
-    }
-    return super.createTopic(topic, partitions, sequencing);
-  }
-
   /**
    * Locks the partitions (in key order, {@link #lockPartitions}), sets their new last sequences and
    * inserts the rows into the log; the sequencer never sees them.
@@ -223,7 +176,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     for (OutboxRecord r : rows) {
       counts.merge(PartitionKey.of(r.topicId(), r.partition()), 1, Integer::sum);
     }
-    List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
+    List<PartitionKey> keys = JdbcSql.sorted(counts.keySet());
     Step step = new Step("lock_partitions");
     Map<PartitionKey, Long> last = lockPartitions(tx, step, keys);
     if (last.size() != keys.size()) {
@@ -249,8 +202,8 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
               last.get(PartitionKey.of(r.topicId(), r.partition())) + 1,
               (a, b) -> a + 1);
     }
-    long created = MariaDbSql.micros(createdAt);
-    long sequenced = MariaDbSql.micros(java.time.Instant.now());
+    long created = EpochMicros.micros(createdAt);
+    long sequenced = EpochMicros.micros(java.time.Instant.now());
     try (PreparedStatement ps = tx.prepareStatement(sql("insert_log"))) {
       for (int i = 0; i < rows.size(); i++) {
         OutboxRecord r = rows.get(i);
@@ -267,7 +220,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
         ps.setString(c++, Headers.toJson(r.headers()));
         ps.setLong(c++, created);
         ps.setLong(c++, sequenced);
-        ps.setObject(c, MariaDbSql.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
+        ps.setObject(c, EpochMicros.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
         ps.addBatch();
       }
       ps.executeBatch();
@@ -294,6 +247,21 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     } catch (SQLException e) {
       throw fail("wake_all", e);
     }
+  }
+
+  /**
+   * A wake-up in the caller's transaction would need NOTIFY; the caller announces after its commit
+   * instead.
+   */
+  @Override
+  public boolean announceIn(Connection tx, List<PartitionHead> heads) {
+    return false;
+  }
+
+  /** The sequencer and the poller keep no counters of their own. */
+  @Override
+  public io.boxline.spi.StoreStats stats() {
+    return io.boxline.spi.StoreStats.NONE;
   }
 
   // ------------------------------------------------------------------ publish
@@ -385,7 +353,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
           try (PreparedStatement ps = c.prepareStatement(sql("take_sequencer"))) {
             ps.setString(1, owner);
             ps.setString(2, owner);
-            ps.setLong(3, MariaDbSql.micros(ttl));
+            ps.setLong(3, EpochMicros.micros(ttl));
             ps.executeUpdate();
           }
           return work ? LeaseStatus.HELD_WITH_WORK : LeaseStatus.HELD_IDLE;
@@ -405,12 +373,6 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
    * events are handed over, else the payload stays in the server.
    */
   private record Taken(long outboxId, long topicId, int partition, String key, StoredEvent event) {}
-
-  @Override
-  public SequencedBatch sequence(
-      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
-    return sequence(owner, ttl, maxEvents, assigner, false);
-  }
 
   /**
    * With {@code returnEvents} the sequencer reads the whole outbox rows it moves (one read, on the
@@ -470,32 +432,16 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     if (taken.isEmpty()) {
       return SequencedBatch.EMPTY;
     }
-    // Outbox order is publish order (the read is ordered by id; assignment keeps it).
-    Map<PartitionKey, Integer> counts = new LinkedHashMap<>();
-    int[] partitions = new int[taken.size()];
-    for (int i = 0; i < taken.size(); i++) {
-      Taken t = taken.get(i);
-      int p = t.partition() >= 0 ? t.partition() : assigner.assign(t.topicId(), t.key());
-      partitions[i] = p;
-      counts.merge(PartitionKey.of(t.topicId(), p), 1, Integer::sum);
+    // Outbox order is publish order (the read is ordered by id; the plan keeps it).
+    SequencePlan plan = new SequencePlan(assigner);
+    for (Taken t : taken) {
+      plan.add(t.topicId(), t.partition(), t.key());
     }
-    List<PartitionKey> keys = MariaDbSql.sorted(counts.keySet());
-    Map<PartitionKey, Long> last = lockPartitions(c, step, keys);
-    if (last.size() != keys.size()) {
-      throw new StoreException(
-          "outbox holds events for a partition that does not exist (topic deleted or rows written by"
-              + " hand?)",
-          new SQLException(step.name() + " matched " + last.size() + " of " + keys.size()));
-    }
-    Map<PartitionKey, Long> next = new HashMap<>();
-    List<long[]> advanced = new ArrayList<>(keys.size());
-    List<PartitionHead> heads = new ArrayList<>(keys.size());
-    for (PartitionKey k : keys) {
-      long from = last.get(k);
-      long to = from + counts.get(k);
-      next.put(k, from + 1);
-      advanced.add(new long[] {k.topicId(), k.partition(), to});
-      heads.add(new PartitionHead(k.topicId(), k.partition(), to));
+    plan.numberAfter(lockPartitions(c, step, plan.partitions()));
+    List<PartitionHead> heads = plan.heads();
+    List<long[]> advanced = new ArrayList<>(heads.size());
+    for (PartitionHead h : heads) {
+      advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
     }
     advancePartitions(c, step, advanced, version);
     List<long[]> rows = new ArrayList<>(taken.size());
@@ -503,10 +449,9 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
     Map<PartitionKey, List<StoredEvent>> appended = returnEvents ? new HashMap<>() : Map.of();
     for (int i = 0; i < taken.size(); i++) {
       Taken t = taken.get(i);
-      PartitionKey k = PartitionKey.of(t.topicId(), partitions[i]);
-      long seq = next.get(k);
-      next.put(k, seq + 1);
-      rows.add(new long[] {t.outboxId(), partitions[i], seq});
+      PartitionKey k = plan.partition(i);
+      long seq = plan.sequence(i);
+      rows.add(new long[] {t.outboxId(), k.partition(), seq});
       ids.add(new long[] {t.outboxId()});
       if (returnEvents) {
         appended.computeIfAbsent(k, x -> new ArrayList<>()).add(t.event().withSequence(seq));
@@ -539,7 +484,7 @@ abstract class PollingSqlStore extends SqlStore<SqlParking> {
       index.put(partitions.get(i), i);
     }
     List<long[]> rows = new ArrayList<>();
-    for (PartitionKey k : MariaDbSql.sorted(partitions)) {
+    for (PartitionKey k : JdbcSql.sorted(partitions)) {
       rows.add(new long[] {k.topicId(), k.partition(), epochs[index.get(k)]});
     }
     return db.tx(

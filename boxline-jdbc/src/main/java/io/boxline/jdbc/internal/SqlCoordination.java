@@ -16,21 +16,28 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * Consumer-group coordination in a database without data-modifying CTEs (MariaDB / MySQL, H2), in
- * the database that holds the log. Times come from the database clock (epoch microseconds). Every
- * lease statement locks rows in key order; a deadlock or lock timeout the server reports anyway is
- * retried a few times. Subclasses say how lists of leases travel to the database.
+ * Consumer-group coordination in the database that holds the log (the default), on every dialect.
+ * Times come from the database clock, so members on hosts with skewed clocks agree. Every lease
+ * statement locks rows in key order; a deadlock or lock timeout the server reports anyway is
+ * retried a few times.
+ *
+ * <p>A check-in runs in as few round trips as the dialect allows: one statement on PostgreSQL
+ * (data-modifying CTE), one stored-procedure call on MariaDB / MySQL, two statements on H2. How
+ * leases are taken (one compare-and-set statement, or lock-then-take) and how lists travel come
+ * from the {@link SqlDialect}.
  */
-abstract class SqlCoordination implements CoordinationStore {
+final class SqlCoordination implements CoordinationStore {
   private static final int ATTEMPTS = 4;
 
-  protected final JdbcSql db;
+  private final JdbcSql db;
+  private final SqlDialect dialect;
   private final String description;
 
   /**
@@ -39,40 +46,23 @@ abstract class SqlCoordination implements CoordinationStore {
    */
   private final IdleConnection idle;
 
-  SqlCoordination(JdbcSql db, String database) {
+  private final boolean ownsIdle;
+
+  /** The check-in's statement: a procedure call, two statements, or one (see the class comment). */
+  private final String checkInStatement;
+
+  /**
+   * @param idle the held check-in connection, shared with the store; null to hold one of its own
+   */
+  SqlCoordination(JdbcSql db, SqlDialect dialect, String database, IdleConnection idle) {
     this.db = db;
+    this.dialect = dialect;
     this.description = "database coordination (" + database + ")";
-    this.idle = new IdleConnection(db.dataSource());
+    this.ownsIdle = idle == null;
+    this.idle = idle == null ? new IdleConnection(db.dataSource()) : idle;
+    this.checkInStatement =
+        db.has("check_in_call") ? "check_in_call" : db.has("heartbeat") ? "heartbeat" : "check_in";
   }
-
-  /**
-   * Whether the schema has a {@code check_in_call} procedure that reads the group and writes the
-   * heartbeat in one statement (MariaDB/MySQL); otherwise they are two.
-   */
-  boolean checkInInOneCall() {
-    return false;
-  }
-
-  /** Whether the failure is a deadlock or lock timeout worth another attempt. */
-  abstract boolean retryable(SQLException e);
-
-  /** Inserts the lease rows that do not exist yet (auto-commit), keys in order. */
-  abstract void createLeases(Connection c, String group, List<PartitionKey> sorted)
-      throws SQLException;
-
-  /**
-   * In the open transaction: locks the leases in key order, takes the free ones for {@code member}
-   * and returns their new epochs.
-   */
-  abstract Map<PartitionKey, Long> lockAndTake(
-      Connection c, String group, String member, List<PartitionKey> sorted) throws SQLException;
-
-  /** Binds the live member ids of {@code reclaim_leases} at parameter {@code at}. */
-  abstract void bindMembers(PreparedStatement ps, int at, Set<String> members) throws SQLException;
-
-  /** Frees the given leases whoever holds them; returns how many. */
-  abstract int forceRelease(Connection c, String group, List<PartitionKey> sorted)
-      throws SQLException;
 
   @Override
   public String describe() {
@@ -80,26 +70,13 @@ abstract class SqlCoordination implements CoordinationStore {
   }
 
   /** Runs {@code work} on a pooled auto-commit connection, retrying after deadlocks. */
-  protected <T> T run(String name, JdbcSql.Work<T> work) {
+  private <T> T run(String name, JdbcSql.Work<T> work) {
     for (int attempt = 1; ; attempt++) {
       try (Connection c = db.connect()) {
         return work.run(c);
       } catch (SQLException e) {
-        if (attempt >= ATTEMPTS || !retryable(e)) {
+        if (attempt >= ATTEMPTS || !dialect.retryable(e)) {
           throw db.fail(name, e);
-        }
-      }
-    }
-  }
-
-  /** Runs {@code work} in a transaction, retrying after deadlocks. */
-  protected <T> T tx(String name, JdbcSql.Work<T> work) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return db.tx(name, work);
-      } catch (io.boxline.StoreException e) {
-        if (attempt >= ATTEMPTS || !(e.getCause() instanceof SQLException s && retryable(s))) {
-          throw e;
         }
       }
     }
@@ -107,60 +84,85 @@ abstract class SqlCoordination implements CoordinationStore {
 
   @Override
   public GroupView checkIn(String group, String member, double weight, Duration ttl) {
-    String name = checkInInOneCall() ? "check_in_call" : "check_in";
+    String name = checkInStatement;
     for (int attempt = 1; ; attempt++) {
       try (Connection c = idle.borrow()) {
-        // The view first, then the heartbeat: as with PostgreSQL's one-statement check-in, the
-        // view may not show this heartbeat yet (the engine adds the member itself).
-        if (checkInInOneCall()) {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("check_in_call"))) {
-            ps.setString(1, group);
-            ps.setString(2, member);
-            ps.setDouble(3, weight);
-            ps.setLong(4, MariaDbSql.micros(ttl));
-            ps.execute();
-            GroupView view;
-            try (ResultSet rs = ps.getResultSet()) {
-              view = readView(rs);
-            }
-            while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
-              // drain the call's closing status, or the connection is not ready for the next use
-            }
-            return view;
-          }
+        switch (name) {
+          case "check_in_call":
+            return checkInByCall(c, group, member, weight, ttl);
+          case "heartbeat":
+            return checkInInTwo(c, group, member, weight, ttl);
+          default:
+            return checkInInOne(c, group, member, weight, ttl);
         }
-        GroupView view;
-        try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
-          ps.setString(1, group);
-          ps.setString(2, group);
-          ps.setString(3, group);
-          try (ResultSet rs = ps.executeQuery()) {
-            view = readView(rs);
-          }
-        }
-        try (PreparedStatement ps = c.prepareStatement(db.sql("heartbeat"))) {
-          ps.setString(1, group);
-          ps.setString(2, member);
-          ps.setDouble(3, weight);
-          ps.setLong(4, MariaDbSql.micros(ttl));
-          ps.executeUpdate();
-        }
-        return view;
       } catch (SQLException e) {
-        if (attempt >= ATTEMPTS || !retryable(e)) {
+        if (attempt >= ATTEMPTS || !dialect.retryable(e)) {
           throw db.fail(name, e);
         }
       }
     }
   }
 
-  private static GroupView readView(ResultSet rs) throws SQLException {
-    return readView(rs, (r, column) -> MariaDbSql.instant(r.getLong(column)));
+  /** One statement writes the heartbeat and reads the group (PostgreSQL). */
+  private GroupView checkInInOne(
+      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
+      ps.setString(1, group);
+      ps.setString(2, member);
+      ps.setDouble(3, weight);
+      dialect.bindDuration(ps, 4, ttl);
+      ps.setString(5, group);
+      ps.setString(6, group);
+      ps.setString(7, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        return readView(rs);
+      }
+    }
   }
 
-  /** How a dialect's check-in query returns a time (column 8 and 9). */
-  interface TimeColumn {
-    Instant read(ResultSet rs, int column) throws SQLException;
+  /** One procedure call reads the group and writes the heartbeat (MariaDB / MySQL). */
+  private GroupView checkInByCall(
+      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("check_in_call"))) {
+      ps.setString(1, group);
+      ps.setString(2, member);
+      ps.setDouble(3, weight);
+      dialect.bindDuration(ps, 4, ttl);
+      ps.execute();
+      GroupView view;
+      try (ResultSet rs = ps.getResultSet()) {
+        view = readView(rs);
+      }
+      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+        // drain the call's closing status, or the connection is not ready for the next use
+      }
+      return view;
+    }
+  }
+
+  /**
+   * The view first, then the heartbeat (H2): as with the one-statement check-in, the view may not
+   * show this heartbeat yet (the engine adds the member itself).
+   */
+  private GroupView checkInInTwo(
+      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+    GroupView view;
+    try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
+      ps.setString(1, group);
+      ps.setString(2, group);
+      ps.setString(3, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        view = readView(rs);
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(db.sql("heartbeat"))) {
+      ps.setString(1, group);
+      ps.setString(2, member);
+      ps.setDouble(3, weight);
+      dialect.bindDuration(ps, 4, ttl);
+      ps.executeUpdate();
+    }
+    return view;
   }
 
   /**
@@ -168,16 +170,31 @@ abstract class SqlCoordination implements CoordinationStore {
    * (lease: owner, topic, partition, epoch, releasing, since) or {@code p} (the policy stamp), each
    * with the database's time in column 9.
    */
-  static GroupView readView(ResultSet rs, TimeColumn time) throws SQLException {
+  private GroupView readView(ResultSet rs) throws SQLException {
+    return readView(rs, false);
+  }
+
+  /**
+   * @param times whether member rows carry their last check-in (column 8) and deadline (column 10),
+   *     as {@code group_view}'s do
+   */
+  private GroupView readView(ResultSet rs, boolean times) throws SQLException {
     List<Member> members = new ArrayList<>();
     List<Lease> leases = new ArrayList<>();
     Instant now = null;
     long policyStamp = GroupView.NO_POLICY_STAMP;
     while (rs.next()) {
-      now = time.read(rs, 9);
+      now = dialect.instant(rs, 9);
       String kind = rs.getString(1);
       if ("m".equals(kind)) {
-        members.add(new Member(rs.getString(2), rs.getDouble(3)));
+        members.add(
+            times
+                ? new Member(
+                    rs.getString(2),
+                    rs.getDouble(3),
+                    dialect.instant(rs, 8),
+                    dialect.instant(rs, 10))
+                : new Member(rs.getString(2), rs.getDouble(3)));
       } else if ("p".equals(kind)) {
         policyStamp = rs.getLong(4);
       } else {
@@ -188,10 +205,25 @@ abstract class SqlCoordination implements CoordinationStore {
                 rs.getString(2),
                 rs.getLong(6),
                 rs.getBoolean(7),
-                time.read(rs, 8)));
+                dialect.instant(rs, 8)));
       }
     }
     return new GroupView(members, leases, now == null ? Instant.now() : now, policyStamp);
+  }
+
+  @Override
+  public GroupView view(String group) {
+    return run(
+        "group_view",
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("group_view"))) {
+            ps.setString(1, group);
+            ps.setString(2, group);
+            try (ResultSet rs = ps.executeQuery()) {
+              return readView(rs, true);
+            }
+          }
+        });
   }
 
   @Override
@@ -219,33 +251,22 @@ abstract class SqlCoordination implements CoordinationStore {
     if (partitions.isEmpty()) {
       return out;
     }
-    List<PartitionKey> sorted = MariaDbSql.sorted(new java.util.LinkedHashSet<>(partitions));
+    // A fixed lock order keeps two members that reach for overlapping sets from deadlocking.
+    List<PartitionKey> sorted = JdbcSql.sorted(new LinkedHashSet<>(partitions));
     Map<PartitionKey, Integer> index = new HashMap<>();
     for (int i = 0; i < partitions.size(); i++) {
       index.put(partitions.get(i), i);
     }
-    // Lease rows outlive their owners: create the missing ones first, on their own, so that the
-    // transaction below only ever locks existing rows, exclusively, in key order.
-    run(
-        "create_leases",
-        c -> {
-          createLeases(c, group, sorted);
-          return null;
+    Map<PartitionKey, Long> taken =
+        run("acquire_leases", c -> dialect.takeLeases(c, db, group, member, sorted));
+    taken.forEach(
+        (k, epoch) -> {
+          Integer i = index.get(k);
+          if (i != null) {
+            out[i] = epoch;
+          }
         });
-    return tx(
-        "acquire_leases",
-        c -> {
-          long[] result = out.clone();
-          lockAndTake(c, group, member, sorted)
-              .forEach(
-                  (k, epoch) -> {
-                    Integer i = index.get(k);
-                    if (i != null) {
-                      result[i] = epoch;
-                    }
-                  });
-          return result;
-        });
+    return out;
   }
 
   private boolean leaseUpdate(
@@ -275,6 +296,7 @@ abstract class SqlCoordination implements CoordinationStore {
     return leaseUpdate("release_lease", group, partition, member, epoch);
   }
 
+  /** Members gone for over an hour are forgotten on the way. */
   @Override
   public int reclaim(String group, Set<String> liveMembers, Duration grace) {
     return run(
@@ -286,8 +308,8 @@ abstract class SqlCoordination implements CoordinationStore {
           }
           try (PreparedStatement ps = c.prepareStatement(db.sql("reclaim_leases"))) {
             ps.setString(1, group);
-            bindMembers(ps, 2, liveMembers);
-            ps.setLong(3, MariaDbSql.micros(grace));
+            dialect.bindMembers(ps, 2, c, liveMembers);
+            dialect.bindDuration(ps, 3, grace);
             return ps.executeUpdate();
           }
         });
@@ -295,20 +317,7 @@ abstract class SqlCoordination implements CoordinationStore {
 
   @Override
   public List<String> liveMembers(String group) {
-    return run(
-        "live_members",
-        c -> {
-          List<String> live = new ArrayList<>();
-          try (PreparedStatement ps = c.prepareStatement(db.sql("live_members"))) {
-            ps.setString(1, group);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                live.add(rs.getString(1));
-              }
-            }
-          }
-          return live;
-        });
+    return db.list("live_members", ps -> ps.setString(1, group), rs -> rs.getString(1));
   }
 
   @Override
@@ -316,31 +325,36 @@ abstract class SqlCoordination implements CoordinationStore {
     if (partitions.isEmpty()) {
       return 0;
     }
-    List<PartitionKey> sorted = MariaDbSql.sorted(new java.util.LinkedHashSet<>(partitions));
-    return run("force_release", c -> forceRelease(c, group, sorted));
+    List<PartitionKey> sorted = JdbcSql.sorted(new LinkedHashSet<>(partitions));
+    return run("force_release", c -> dialect.forceRelease(c, db, group, sorted));
   }
 
   @Override
   public GroupPolicy policy(String group) {
-    GroupPolicy policy =
-        db.one(
-                "group_policy",
-                ps -> {
-                  ps.setString(1, group);
-                  ps.setString(2, group);
-                },
-                rs -> {
-                  return new GroupPolicy(
-                      rs.getDouble(1),
-                      Duration.ofMillis(rs.getLong(2)),
-                      rs.getDouble(3),
-                      rs.getDouble(4),
-                      Duration.ofMillis(rs.getLong(5)),
-                      Duration.ofMillis(rs.getLong(6)),
-                      rs.getInt(7));
-                })
-            .orElse(GroupPolicy.DEFAULT);
-    return policy;
+    return db.one(
+            "group_policy",
+            ps -> ps.setString(1, group),
+            rs ->
+                new GroupPolicy(
+                    rs.getDouble(1),
+                    Duration.ofMillis(rs.getLong(2)),
+                    rs.getDouble(3),
+                    rs.getDouble(4),
+                    Duration.ofMillis(rs.getLong(5)),
+                    Duration.ofMillis(rs.getLong(6)),
+                    rs.getInt(7),
+                    maxCheckIn(rs.getLong(8), rs.wasNull(), Duration.ofMillis(rs.getLong(2))),
+                    rs.getInt(9)))
+        .orElse(GroupPolicy.DEFAULT);
+  }
+
+  /** A policy stored before the cap existed has none: the default cap, never below the minimum. */
+  private static Duration maxCheckIn(long millis, boolean absent, Duration min) {
+    if (!absent) {
+      return Duration.ofMillis(millis);
+    }
+    Duration cap = GroupPolicy.DEFAULT.maxCheckInInterval();
+    return cap.compareTo(min) >= 0 ? cap : min;
   }
 
   @Override
@@ -360,13 +374,17 @@ abstract class SqlCoordination implements CoordinationStore {
             ps.setLong(6, p.releaseGrace().toMillis());
             ps.setLong(7, p.idleRelease().toMillis());
             ps.setInt(8, p.batchSize());
+            ps.setLong(9, p.maxCheckInInterval().toMillis());
+            ps.setInt(10, p.maxMembers());
           }
         });
   }
 
-  /** Gives the held check-in connection back to the pool; safe to call twice. */
+  /** Gives the held check-in connection back to the pool, if it is this store's own. */
   @Override
   public void close() {
-    idle.close();
+    if (ownsIdle) {
+      idle.close();
+    }
   }
 }

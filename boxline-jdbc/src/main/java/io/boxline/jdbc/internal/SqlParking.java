@@ -2,6 +2,9 @@ package io.boxline.jdbc.internal;
 
 import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.FailureCounts;
+import io.boxline.RetentionPolicy;
 import io.boxline.TopicName;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
@@ -14,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,51 +29,81 @@ import java.util.Set;
 import java.util.function.ToLongFunction;
 
 /**
- * What subscriptions set aside or remember on MariaDB / MySQL and H2: parked events (retries, dead
- * letters), the inbox, and retention (batched deletes, each batch its own short transaction). Times
- * are epoch microseconds. Subclasses say how inbox keys are stored and how lists of rows travel.
+ * What subscriptions set aside or remember, on every dialect: parked events (retries, dead
+ * letters), the inbox, and retention (batched deletes, each batch its own short transaction). What
+ * differs between databases comes from the {@link SqlDialect} and the dialect's queries.
  */
-abstract class SqlParking implements SqlStore.Parking {
-  protected final JdbcSql db;
+final class SqlParking {
+  /** Dead tuples across Boxline's tables below which vacuuming is not worth a statement. */
+  private static final long VACUUM_THRESHOLD = 1_000;
+
+  private final JdbcSql db;
+  private final SqlDialect dialect;
   private final ToLongFunction<TopicName> topicIds;
-
-  SqlParking(JdbcSql db, ToLongFunction<TopicName> topicIds) {
-    this.db = db;
-    this.topicIds = topicIds;
-  }
-
-  /** The inbox key as {@code inbox_seen} looks it up. */
-  abstract String inboxLookupKey(String key);
+  private final boolean vacuumWhenAutovacuumOff;
 
   /**
-   * Runs {@code purge_log_delete} over {@code [topic, partition, sequence]} rows; returns how many.
+   * @param topicIds a topic's id by name, -1 when it does not exist
+   * @param vacuumWhenAutovacuumOff after a purge, vacuum Boxline's tables when the server does not
+   *     (only where the dialect has {@code maintenance_needed}: PostgreSQL)
    */
-  abstract long deletePurged(PreparedStatement delete, List<long[]> rows) throws SQLException;
+  SqlParking(
+      JdbcSql db,
+      SqlDialect dialect,
+      ToLongFunction<TopicName> topicIds,
+      boolean vacuumWhenAutovacuumOff) {
+    this.db = db;
+    this.dialect = dialect;
+    this.topicIds = topicIds;
+    this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
+  }
 
-  String sql(String name) {
+  private String sql(String name) {
     return db.sql(name);
   }
 
-  io.boxline.StoreException fail(String name, SQLException e) {
+  private io.boxline.StoreException fail(String name, SQLException e) {
     return db.fail(name, e);
   }
 
   // ------------------------------------------------------------------ inbox
-  @Override
-  public boolean inboxSeen(long subscriptionId, String key) {
+  boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setString(2, dialect.inboxLookupKey(key));
+      if (dialect.inboxKeepsKey()) {
+        ps.setString(3, key);
+      }
+      return dialect.insertUnlessPresent(ps) == 1;
+    } catch (SQLException e) {
+      throw fail("inbox_claim", e);
+    }
+  }
+
+  boolean inboxSeen(long subscriptionId, String key) {
     return db.one(
             "inbox_seen",
             ps -> {
               ps.setLong(1, subscriptionId);
-              ps.setString(2, inboxLookupKey(key));
+              ps.setString(2, dialect.inboxLookupKey(key));
             },
             rs -> rs.getBoolean(1))
         .orElse(false);
   }
 
+  Map<String, Long> inboxSizes() {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    db.list("inbox_sizes", ps -> {}, rs -> out.put(rs.getString(1), rs.getLong(2)));
+    return out;
+  }
+
+  long inboxSize(long subscriptionId) {
+    return db.one("inbox_size", ps -> ps.setLong(1, subscriptionId), rs -> rs.getLong(1))
+        .orElse(0L);
+  }
+
   // ------------------------------------------------------------------ retention
-  @Override
-  public void setRetention(long topicId, io.boxline.RetentionPolicy policy) {
+  void setRetention(long topicId, RetentionPolicy policy) {
     db.update(
         "set_retention",
         ps -> {
@@ -81,18 +115,89 @@ abstract class SqlParking implements SqlStore.Parking {
         });
   }
 
-  @Override
-  public PurgeResult purge(
-      Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
-    long events = purgeLog(batch);
-    long inbox = purgeAll("purge_inbox", inboxAge, batch);
-    long dead = purgeAll("purge_dead_letters", deadLetterAge, batch);
-    long keys = purgeAll("purge_idempotency", idempotencyAge, batch);
+  /** Which parts of a purge have work (all, where the dialect cannot tell cheaply). */
+  private record Work(
+      boolean log,
+      boolean inbox,
+      boolean deadLetters,
+      boolean idempotency,
+      boolean autovacuumOff,
+      long deadTuples) {
+    static final Work ALL = new Work(true, true, true, true, false, 0);
+  }
+
+  RetentionPolicy retention(long topicId) {
+    return db.one(
+            "topic_retention",
+            ps -> ps.setLong(1, topicId),
+            rs -> {
+              long ms = rs.getLong(1);
+              Duration age = rs.wasNull() ? null : Duration.ofMillis(ms);
+              return new RetentionPolicy(age, rs.getBoolean(2), rs.getLong(3));
+            })
+        .orElse(RetentionPolicy.forever());
+  }
+
+  PurgeResult purge(Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
+    Work todo =
+        db.has("maintenance_needed")
+            ? maintenanceNeeded(inboxAge, deadLetterAge, idempotencyAge)
+            : Work.ALL;
+    long events = todo.log() ? purgeLog(batch) : 0;
+    long inbox = todo.inbox() ? purgeAll("purge_inbox", inboxAge, batch) : 0;
+    long dead = todo.deadLetters() ? purgeAll("purge_dead_letters", deadLetterAge, batch) : 0;
+    long keys = todo.idempotency() ? purgeAll("purge_idempotency", idempotencyAge, batch) : 0;
+    // The statistics lag a little; what this run deleted counts as dead already.
+    if (vacuumWhenAutovacuumOff
+        && todo.autovacuumOff()
+        && todo.deadTuples() + events + inbox + dead + keys >= VACUUM_THRESHOLD) {
+      vacuumHotTables();
+    }
     return new PurgeResult(events, inbox, dead, keys);
   }
 
-  /** Picks a batch of expired log rows, deletes them by key; repeats until a batch is short. */
+  /** One statement that says which purges have rows to delete (PostgreSQL). */
+  private Work maintenanceNeeded(Duration inboxAge, Duration deadLetterAge, Duration keyAge) {
+    return db.one(
+            "maintenance_needed",
+            ps -> {
+              dialect.bindDuration(ps, 1, inboxAge);
+              dialect.bindDuration(ps, 2, deadLetterAge);
+              dialect.bindDuration(ps, 3, keyAge);
+            },
+            rs ->
+                new Work(
+                    rs.getBoolean(1),
+                    rs.getBoolean(2),
+                    rs.getBoolean(3),
+                    rs.getBoolean(4),
+                    rs.getBoolean(5),
+                    rs.getLong(6)))
+        .orElse(Work.ALL);
+  }
+
+  /** Whether the server runs autovacuum (PostgreSQL; warned about at start when it does not). */
+  boolean autovacuumOn() {
+    return db.one("autovacuum_on", ps -> {}, rs -> rs.getBoolean(1)).orElse(false);
+  }
+
+  private void vacuumHotTables() {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      st.execute(sql("vacuum_hot_tables")); // auto-commit: VACUUM cannot run in a transaction
+    } catch (SQLException e) {
+      throw fail("vacuum_hot_tables", e);
+    }
+  }
+
+  /**
+   * Deletes events past retention: by age and by count in one statement each where the dialect has
+   * them, else by picking a batch of expired rows and deleting them by key, until a batch is short.
+   */
   private long purgeLog(int batch) {
+    if (!db.has("purge_log_pick")) {
+      return purgeAll("purge_log", null, batch) + purgeAll("purge_log_by_count", null, batch);
+    }
     long total = 0;
     String step = "purge_log_pick";
     try (Connection c = db.connect();
@@ -111,7 +216,7 @@ abstract class SqlParking implements SqlStore.Parking {
           return total;
         }
         step = "purge_log_delete";
-        total += deletePurged(delete, rows);
+        total += dialect.deleteRows(delete, rows);
         if (rows.size() < batch) {
           return total;
         }
@@ -121,14 +226,20 @@ abstract class SqlParking implements SqlStore.Parking {
     }
   }
 
-  /** Runs a batched delete until a batch comes back short; each batch commits on its own. */
+  /**
+   * Runs a batched delete (older than {@code age}, when given) until a batch comes back short; each
+   * batch commits on its own.
+   */
   private long purgeAll(String name, Duration age, int batch) {
     long total = 0;
     try (Connection c = db.connect();
         PreparedStatement ps = c.prepareStatement(sql(name))) {
       while (true) {
-        ps.setLong(1, MariaDbSql.micros(age));
-        ps.setInt(2, batch);
+        int i = 1;
+        if (age != null) {
+          dialect.bindDuration(ps, i++, age);
+        }
+        ps.setInt(i, batch);
         int n = ps.executeUpdate();
         total += n;
         if (n < batch) {
@@ -141,32 +252,12 @@ abstract class SqlParking implements SqlStore.Parking {
   }
 
   // ------------------------------------------------------------------ parked events
-  /**
-   * Binds one parked event's row of {@code park} from parameter {@code i}; returns the next index.
-   */
-  static int bindPark(
-      PreparedStatement ps, int i, long subscriptionId, PartitionKey partition, Park k)
+  void insertParks(Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException {
-    String state = k.state().name();
-    ps.setLong(i++, subscriptionId);
-    ps.setLong(i++, partition.topicId());
-    ps.setInt(i++, partition.partition());
-    ps.setLong(i++, k.seq());
-    ps.setString(i++, k.eventId().toString());
-    ps.setString(i++, k.key());
-    ps.setString(i++, k.type());
-    ps.setString(i++, state);
-    ps.setInt(i++, k.attempts());
-    ps.setLong(i++, MariaDbSql.micros(k.nextAttemptAt()));
-    ps.setString(i++, k.lastError());
-    ps.setString(i++, state);
-    ps.setString(i++, state);
-    ps.setString(i++, state);
-    return i;
+    dialect.insertParks(tx, sql("park"), subscriptionId, partition, parks);
   }
 
-  @Override
-  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
+  ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
     Set<String> keys = new HashSet<>();
     Instant[] next = {null};
     db.list(
@@ -183,7 +274,7 @@ abstract class SqlParking implements SqlStore.Parking {
             keys.add(key);
           }
           if (!ParkState.DEAD.name().equals(rs.getString(2))) {
-            Instant at = MariaDbSql.instant(rs.getLong(3));
+            Instant at = dialect.instant(rs, 3);
             next[0] = next[0] == null || at.isBefore(next[0]) ? at : next[0];
           }
           return key;
@@ -191,9 +282,8 @@ abstract class SqlParking implements SqlStore.Parking {
     return new ParkedSummary(keys, next[0]);
   }
 
-  @Override
-  public List<ParkedEvent> dueParked(
-      long subscriptionId, PartitionKey partition, boolean deadBlocks, int limit) {
+  List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, Instant now, int limit) {
     return db.list(
         "due_parked",
         ps -> {
@@ -201,12 +291,13 @@ abstract class SqlParking implements SqlStore.Parking {
           ps.setLong(2, partition.topicId());
           ps.setInt(3, partition.partition());
           ps.setBoolean(4, deadBlocks);
-          ps.setInt(5, limit);
+          dialect.bindInstant(ps, 5, now);
+          ps.setInt(6, limit);
         },
         rs ->
             new ParkedEvent(
                 Headers.storedEvent(
-                    MariaDbSql.uuid(rs.getString(2)),
+                    dialect.uuid(rs, 2),
                     rs.getLong(1),
                     rs.getString(3),
                     rs.getString(4),
@@ -214,66 +305,100 @@ abstract class SqlParking implements SqlStore.Parking {
                     rs.getString(6),
                     rs.getBytes(7),
                     rs.getString(8),
-                    MariaDbSql.instant(rs.getLong(9)),
-                    MariaDbSql.instant(rs, 12)),
+                    dialect.instant(rs, 9),
+                    dialect.instant(rs, 12)),
                 rs.getInt(10),
-                MariaDbSql.instant(rs, 11)));
+                dialect.instant(rs, 11)));
   }
 
   /**
-   * All outcomes of a retry pass in one transaction. Every statement carries the epoch check, which
-   * is the same for all of them: either all match or the partition was taken (then roll back).
+   * All outcomes of a retry pass in one transaction (a single one on its own, auto-commit). Every
+   * statement carries the epoch check, which is the same for all of them: either all match or the
+   * partition was taken (then nothing is recorded).
    */
-  @Override
-  public boolean resolveParked(
+  boolean resolveParked(
       long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
     if (outcomes.isEmpty()) {
       return true;
     }
-    return db.tx(
-        "parked_done/parked_retry",
+    JdbcSql.Work<Boolean> work =
         c -> {
           try (PreparedStatement done = c.prepareStatement(sql("parked_done"));
               PreparedStatement retry = c.prepareStatement(sql("parked_retry"))) {
+            int matched = 0;
+            int batched = 0;
             for (Map.Entry<Long, Resolution> o : outcomes.entrySet()) {
               Resolution r = o.getValue();
               PreparedStatement ps = r.kind() == Resolution.Kind.DONE ? done : retry;
-              int i = 1;
-              if (r.kind() != Resolution.Kind.DONE) {
-                String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
-                ps.setString(i++, state);
-                ps.setInt(i++, r.attempts());
-                ps.setObject(i++, MariaDbSql.microsOrNull(r.nextAttemptAt()), Types.BIGINT);
-                ps.setString(i++, r.error());
-                ps.setString(i++, state);
-              }
-              ps.setLong(i++, subscriptionId);
-              ps.setLong(i++, partition.topicId());
-              ps.setInt(i++, partition.partition());
-              ps.setLong(i++, o.getKey());
-              ps.setLong(i, epoch);
-              if (ps.executeUpdate() != 1) {
-                c.rollback();
-                return false;
+              bindResolution(ps, subscriptionId, partition, epoch, o.getKey(), r);
+              if (dialect.batchCountsRows()) {
+                ps.addBatch();
+                batched++;
+              } else {
+                matched += ps.executeUpdate();
               }
             }
+            if (batched > 0) {
+              matched += sum(done.executeBatch()) + sum(retry.executeBatch());
+            }
+            if (matched != outcomes.size()) {
+              if (!c.getAutoCommit()) {
+                c.rollback();
+              }
+              return false;
+            }
+            return true;
           }
-          return true;
-        });
+        };
+    if (outcomes.size() == 1) {
+      try (Connection c = db.connect()) {
+        return work.run(c); // one auto-commit statement: nothing to roll back when it misses
+      } catch (SQLException e) {
+        throw fail("parked_done/parked_retry", e);
+      }
+    }
+    return db.tx("parked_done/parked_retry", work);
+  }
+
+  private void bindResolution(
+      PreparedStatement ps,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long seq,
+      Resolution r)
+      throws SQLException {
+    int i = 1;
+    if (r.kind() != Resolution.Kind.DONE) {
+      String state = r.kind() == Resolution.Kind.DEAD ? "DEAD" : "RETRY";
+      ps.setString(i++, state);
+      ps.setInt(i++, r.attempts());
+      dialect.bindInstant(ps, i++, r.nextAttemptAt());
+      ps.setString(i++, r.error());
+      ps.setString(i++, state);
+    }
+    ps.setLong(i++, subscriptionId);
+    ps.setLong(i++, partition.topicId());
+    ps.setInt(i++, partition.partition());
+    ps.setLong(i++, seq);
+    ps.setLong(i, epoch);
+  }
+
+  private static int sum(int[] counts) {
+    int n = 0;
+    for (int c : counts) {
+      n += c;
+    }
+    return n;
   }
 
   /**
    * Binds the shared dead-letter filters starting at parameter {@code i}; returns the next index.
+   * Each filter goes in twice: "is it set", and the comparison.
    */
   private int bindDeadLetterFilters(
       PreparedStatement ps, int i, long subscriptionId, DeadLetterQuery q) throws SQLException {
-    Long topicId = null;
-    if (q.topic() != null) {
-      topicId = topicIds.applyAsLong(q.topic());
-    }
-    String eventId = q.eventId() == null ? null : q.eventId().toString();
-    Long before = MariaDbSql.microsOrNull(q.deadBefore());
-    Long after = MariaDbSql.microsOrNull(q.deadAfter());
+    Long topicId = q.topic() == null ? null : topicIds.applyAsLong(q.topic());
     ps.setLong(i++, subscriptionId);
     ps.setObject(i++, topicId, Types.BIGINT);
     ps.setObject(i++, topicId, Types.BIGINT);
@@ -281,27 +406,26 @@ abstract class SqlParking implements SqlStore.Parking {
     ps.setString(i++, q.type());
     ps.setString(i++, q.key());
     ps.setString(i++, q.key());
-    ps.setString(i++, eventId);
-    ps.setString(i++, eventId);
+    dialect.bindUuid(ps, i++, q.eventId());
+    dialect.bindUuid(ps, i++, q.eventId());
     ps.setString(i++, q.errorContains());
     ps.setString(i++, q.errorContains());
-    ps.setObject(i++, before, Types.BIGINT);
-    ps.setObject(i++, before, Types.BIGINT);
-    ps.setObject(i++, after, Types.BIGINT);
-    ps.setObject(i++, after, Types.BIGINT);
+    dialect.bindInstant(ps, i++, q.deadBefore());
+    dialect.bindInstant(ps, i++, q.deadBefore());
+    dialect.bindInstant(ps, i++, q.deadAfter());
+    dialect.bindInstant(ps, i++, q.deadAfter());
     ps.setInt(i++, q.limit());
     return i;
   }
 
-  @Override
-  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
+  List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.list(
         "dead_letters",
         ps -> bindDeadLetterFilters(ps, 1, subscriptionId, q),
         rs -> {
-          io.boxline.Event e =
-              new io.boxline.Event(
-                  MariaDbSql.uuid(rs.getString(10)),
+          Event e =
+              new Event(
+                  dialect.uuid(rs, 10),
                   TopicName.of(rs.getString(8), rs.getString(9)),
                   rs.getInt(2),
                   rs.getLong(3),
@@ -311,20 +435,19 @@ abstract class SqlParking implements SqlStore.Parking {
                   rs.getString(14),
                   rs.getBytes(15),
                   Headers.fromJsonOrEmpty(rs.getString(16)),
-                  MariaDbSql.instant(rs.getLong(17)),
-                  MariaDbSql.instant(rs, 18));
+                  dialect.instant(rs, 17),
+                  dialect.instant(rs, 18));
           return new DeadLetter(
               q.subscription(),
               e,
               rs.getInt(4),
               rs.getString(5),
-              MariaDbSql.instant(rs, 6),
-              MariaDbSql.instant(rs.getLong(7)));
+              dialect.instant(rs, 6),
+              dialect.instant(rs, 7));
         });
   }
 
-  @Override
-  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+  int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.tx(
         "redrive_dead",
         c -> {
@@ -334,17 +457,50 @@ abstract class SqlParking implements SqlStore.Parking {
             n = ps.executeUpdate();
           }
           if (n > 0) {
-            // Every consumer re-reads its backlog, which now shows retries due (see MariaDbPoller).
-            try (PreparedStatement ps = c.prepareStatement(sql("wake_all"))) {
-              ps.executeUpdate();
-            }
+            dialect.wakeAll(c, db); // every consumer re-reads its backlog, which shows retries due
           }
           return n;
         });
   }
 
-  @Override
-  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
+  List<io.boxline.RetryingEvent> retrying(long subscriptionId, String subscription, int limit) {
+    return db.list(
+        "retrying",
+        ps -> {
+          ps.setLong(1, subscriptionId);
+          ps.setInt(2, limit);
+        },
+        rs ->
+            new io.boxline.RetryingEvent(
+                subscription,
+                new Event(
+                    dialect.uuid(rs, 10),
+                    TopicName.of(rs.getString(8), rs.getString(9)),
+                    rs.getInt(2),
+                    rs.getLong(3),
+                    rs.getString(11),
+                    rs.getString(12),
+                    rs.getString(13),
+                    rs.getString(14),
+                    rs.getBytes(15),
+                    Headers.fromJsonOrEmpty(rs.getString(16)),
+                    dialect.instant(rs, 17),
+                    dialect.instant(rs, 18)),
+                ParkState.WAITING.name().equals(rs.getString(19)),
+                rs.getInt(4),
+                dialect.instant(rs, 7),
+                rs.getString(5),
+                dialect.instant(rs, 6)));
+  }
+
+  List<FailureCounts> failureCounts() {
+    return db.list(
+        "parked_counts",
+        ps -> {},
+        rs -> new FailureCounts(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
+  }
+
+  int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.update("discard_dead", ps -> bindDeadLetterFilters(ps, 1, subscriptionId, q));
   }
 }

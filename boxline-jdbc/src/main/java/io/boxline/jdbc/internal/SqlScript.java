@@ -26,7 +26,8 @@ public final class SqlScript {
           "V8__retention_by_size.sql",
           "V9__kept_plans.sql",
           "V10__in_transaction_sequencing.sql",
-          "V11__publish_checks.sql");
+          "V11__publish_checks.sql",
+          "V12__group_limits.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
@@ -41,7 +42,8 @@ public final class SqlScript {
           "V5__check_in_procedure.sql",
           "V6__in_transaction_sequencing.sql",
           "V7__publish_checks.sql",
-          "V8__outbox_rejected.sql");
+          "V8__outbox_rejected.sql",
+          "V9__group_limits.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =
@@ -50,7 +52,8 @@ public final class SqlScript {
           "V2__consumer_groups.sql",
           "V3__retries_dead_letters_inbox.sql",
           "V4__in_transaction_sequencing.sql",
-          "V5__outbox_rejected.sql");
+          "V5__outbox_rejected.sql",
+          "V6__group_limits.sql");
 
   private SqlScript() {}
 
@@ -69,7 +72,20 @@ public final class SqlScript {
 
   /** Parses a file of {@code -- name: x} sections into named statements. */
   static Map<String, String> named(String dialect, String schema, String prefix) {
-    String text = load(dialect, "queries.sql", schema, prefix);
+    // Statements that read the same in every dialect first; the dialect's own file may not redefine
+    // one (a name in both is a mistake, caught here).
+    Map<String, String> queries = parse(load("common", "queries.sql", schema, prefix));
+    for (Map.Entry<String, String> q :
+        parse(load(dialect, "queries.sql", schema, prefix)).entrySet()) {
+      if (queries.putIfAbsent(q.getKey(), q.getValue()) != null) {
+        throw new IllegalStateException(
+            "query " + q.getKey() + " is in common/queries.sql and in " + dialect + "/queries.sql");
+      }
+    }
+    return queries;
+  }
+
+  private static Map<String, String> parse(String text) {
     Map<String, String> queries = new LinkedHashMap<>();
     String name = null;
     StringBuilder sql = new StringBuilder();

@@ -102,7 +102,6 @@ SELECT ?, p.topic_id, p.`partition`,
        UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
   FROM ${schema}.${p}partition p WHERE p.topic_id = ?
 
-
 -- Rewinding a subscription (Admin.rewind; its group has no live consumers): every cursor moves to the start
 -- position, computed as at creation (insert_cursors_*), in one transaction with unpark_after_cursors.
 -- name: rewind_cursors_earliest
@@ -424,23 +423,20 @@ UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH 
 -- same expression as in the check_in procedure), so the store knows which policy state the caller now holds.
 -- name: group_policy
 SELECT gp.check_in_rate, gp.min_check_in_ms, gp.deadline_multiplier, gp.slack, gp.release_grace_ms,
-       gp.idle_release_ms, gp.batch_size,
-       (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', x.group_name, x.check_in_rate, x.min_check_in_ms,
-                                            x.deadline_multiplier, x.slack, x.release_grace_ms,
-                                            x.idle_release_ms, x.batch_size, x.updated_at))), 0)
-          FROM ${schema}.${p}group_policy x WHERE x.group_name IN (?, ''))
+       gp.idle_release_ms, gp.batch_size, gp.max_check_in_ms, gp.max_members
   FROM ${schema}.${p}group_policy gp WHERE gp.group_name IN (?, '')
  ORDER BY gp.group_name DESC LIMIT 1
 
 -- name: upsert_group_policy
 INSERT INTO ${schema}.${p}group_policy (group_name, check_in_rate, min_check_in_ms, deadline_multiplier,
-                                        slack, release_grace_ms, idle_release_ms, batch_size, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
+                                        slack, release_grace_ms, idle_release_ms, batch_size, max_check_in_ms, max_members, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 ON DUPLICATE KEY UPDATE
    check_in_rate = VALUES(check_in_rate), min_check_in_ms = VALUES(min_check_in_ms),
    deadline_multiplier = VALUES(deadline_multiplier), slack = VALUES(slack),
    release_grace_ms = VALUES(release_grace_ms), idle_release_ms = VALUES(idle_release_ms),
-   batch_size = VALUES(batch_size), updated_at = VALUES(updated_at)
+   batch_size = VALUES(batch_size), max_check_in_ms = VALUES(max_check_in_ms),
+   max_members = VALUES(max_members), updated_at = VALUES(updated_at)
 
 -- name: delete_group_policy
 DELETE FROM ${schema}.${p}group_policy WHERE group_name = ?
@@ -479,7 +475,7 @@ WITH heads AS (
 ), due AS (
   SELECT * FROM heads
    WHERE rn = 1 AND state <> 'DEAD'
-     AND next_attempt_at <= UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+     AND next_attempt_at <= ?
    ORDER BY seq LIMIT ?
 )
 SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers,
@@ -652,3 +648,36 @@ SELECT o.*, 'its topic or partition does not exist', UNIX_TIMESTAMP() * 1000000 
 
 -- name: set_aside_unplaceable_delete
 DELETE FROM ${schema}.${p}outbox WHERE id IN (SELECT id FROM ${schema}.${p}outbox_rejected)
+
+-- Operators: reading the log without a subscription (Admin); the rest is in common/queries.sql.
+
+-- name: read_filtered
+SELECT seq, event_id, event_key, event_type, source, content_type, payload, headers, created_at, deliver_at
+  FROM ${schema}.${p}log
+ WHERE topic_id = ? AND `partition` = ? AND seq > ?
+   AND (? IS NULL OR event_key = ?) AND (? IS NULL OR event_id = ?)
+ ORDER BY seq
+ LIMIT ?
+
+-- name: group_view
+SELECT 'm' AS kind, member_id AS who, weight, NULL AS topic_id, NULL AS part, NULL AS epoch,
+       NULL AS releasing, heartbeat_at AS since, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) AS now,
+       expires_at
+  FROM ${schema}.${p}member
+ WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+UNION ALL
+SELECT 'l', owner, NULL, topic_id, `partition`, epoch, releasing, since,
+       UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), NULL
+  FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
+
+-- name: retrying
+SELECT k.topic_id, k.`partition`, k.seq, k.attempts, k.last_error, k.first_failed_at, k.next_attempt_at, n.path,
+       t.name, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers,
+       l.created_at, l.deliver_at, k.state
+  FROM ${schema}.${p}parked k
+  JOIN ${schema}.${p}log l ON l.topic_id = k.topic_id AND l.`partition` = k.`partition` AND l.seq = k.seq
+  JOIN ${schema}.${p}topic t ON t.id = k.topic_id
+  JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
+ WHERE k.subscription_id = ? AND k.state <> 'DEAD'
+ ORDER BY k.next_attempt_at, k.topic_id, k.`partition`, k.seq
+ LIMIT ?

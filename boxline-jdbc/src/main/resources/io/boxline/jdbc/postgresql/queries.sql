@@ -84,7 +84,6 @@ SELECT ?, p.topic_id, p.partition,
                 p.last_seq)
   FROM ${schema}.${p}partition p WHERE p.topic_id = ?
 
-
 -- Rewinding a subscription (Admin.rewind; its group has no live consumers): every cursor moves to the start
 -- position, computed as at creation (insert_cursors_*), in one transaction with unpark_after_cursors.
 -- name: rewind_cursors_earliest
@@ -369,8 +368,10 @@ UPDATE ${schema}.${p}lease SET releasing = true, since = now()
 UPDATE ${schema}.${p}lease SET owner = NULL, releasing = false
  WHERE group_name = ? AND topic_id = ? AND partition = ? AND owner = ? AND epoch = ?
 
--- name: leave_group
-WITH gone AS (DELETE FROM ${schema}.${p}member WHERE group_name = ? AND member_id = ?)
+-- name: leave_member
+DELETE FROM ${schema}.${p}member WHERE group_name = ? AND member_id = ?
+
+-- name: leave_leases
 UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
   FROM (SELECT group_name, topic_id, partition FROM ${schema}.${p}lease
          WHERE group_name = ? AND owner = ? ORDER BY topic_id, partition FOR UPDATE) s
@@ -378,10 +379,10 @@ UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
 
 -- Frees leases of members not in the live list and RELEASING leases past the grace period; forgets members
 -- dead for an hour.
+-- name: forget_members
+DELETE FROM ${schema}.${p}member WHERE group_name = ? AND expires_at < now() - interval '1 hour'
+
 -- name: reclaim_leases
-WITH forgotten AS (
-  DELETE FROM ${schema}.${p}member WHERE group_name = ? AND expires_at < now() - interval '1 hour'
-)
 UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
   FROM (SELECT group_name, topic_id, partition FROM ${schema}.${p}lease
          WHERE group_name = ? AND owner IS NOT NULL
@@ -402,19 +403,20 @@ UPDATE ${schema}.${p}lease u SET owner = NULL, releasing = false
 -- The group's own row sorts before the default ('').
 -- name: group_policy
 SELECT check_in_rate, min_check_in_ms, deadline_multiplier, slack, release_grace_ms, idle_release_ms,
-       batch_size
+       batch_size, max_check_in_ms, max_members
   FROM ${schema}.${p}group_policy WHERE group_name IN (?, '')
  ORDER BY group_name DESC LIMIT 1
 
 -- name: upsert_group_policy
 INSERT INTO ${schema}.${p}group_policy (group_name, check_in_rate, min_check_in_ms, deadline_multiplier,
-                                        slack, release_grace_ms, idle_release_ms, batch_size)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                                        slack, release_grace_ms, idle_release_ms, batch_size, max_check_in_ms, max_members)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (group_name) DO UPDATE
    SET check_in_rate = EXCLUDED.check_in_rate, min_check_in_ms = EXCLUDED.min_check_in_ms,
        deadline_multiplier = EXCLUDED.deadline_multiplier, slack = EXCLUDED.slack,
        release_grace_ms = EXCLUDED.release_grace_ms, idle_release_ms = EXCLUDED.idle_release_ms,
-       batch_size = EXCLUDED.batch_size, updated_at = now()
+       batch_size = EXCLUDED.batch_size, max_check_in_ms = EXCLUDED.max_check_in_ms,
+       max_members = EXCLUDED.max_members, updated_at = now()
 
 -- name: delete_group_policy
 DELETE FROM ${schema}.${p}group_policy WHERE group_name = ?
@@ -451,7 +453,7 @@ WITH heads AS MATERIALIZED (
    WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND (state <> 'DEAD' OR ?)
    ORDER BY coalesce('k:' || event_key, 's:' || seq), seq
 ), due AS MATERIALIZED (
-  SELECT * FROM heads WHERE state <> 'DEAD' AND next_attempt_at <= now() ORDER BY seq LIMIT ?
+  SELECT * FROM heads WHERE state <> 'DEAD' AND next_attempt_at <= ? ORDER BY seq LIMIT ?
 )
 SELECT l.seq, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text,
        l.created_at, h.attempts, h.first_failed_at, l.deliver_at
@@ -544,7 +546,8 @@ SELECT EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE subscription_id = ? AND d
 
 -- ---------------------------------------------------------------- retention
 -- name: set_retention
-UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?, retention_max_events = ?
+UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?,
+       retention_max_events = NULLIF(?::bigint, 0)
  WHERE id = ?
 
 -- Events more than retention_max_events behind their partition's newest, in batches: a primary-key range
@@ -669,3 +672,35 @@ WITH unplaceable AS (
   RETURNING o.*)
 INSERT INTO ${schema}.${p}outbox_rejected
 SELECT u.*, 'its topic or partition does not exist', now() FROM unplaceable u
+
+-- Operators: reading the log without a subscription (Admin); the rest is in common/queries.sql.
+
+-- name: read_filtered
+SELECT seq, event_id, event_key, event_type, source, content_type, payload, headers::text, created_at,
+       deliver_at
+  FROM ${schema}.${p}log
+ WHERE topic_id = ? AND partition = ? AND seq > ?
+   AND (?::text IS NULL OR event_key = ?) AND (?::uuid IS NULL OR event_id = ?)
+ ORDER BY seq
+ LIMIT ?
+
+-- name: group_view
+SELECT 'm' AS kind, member_id AS who, weight, NULL::bigint AS topic_id, NULL::integer AS partition,
+       NULL::bigint AS epoch, NULL::boolean AS releasing, heartbeat_at AS since, now() AS now,
+       expires_at
+  FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > now()
+UNION ALL
+SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now(), NULL
+  FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
+
+-- name: retrying
+SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_at, k.next_attempt_at, n.path,
+       t.name, l.event_id, l.event_key, l.event_type, l.source, l.content_type, l.payload, l.headers::text,
+       l.created_at, l.deliver_at, k.state
+  FROM ${schema}.${p}parked k
+  JOIN ${schema}.${p}log l ON l.topic_id = k.topic_id AND l.partition = k.partition AND l.seq = k.seq
+  JOIN ${schema}.${p}topic t ON t.id = k.topic_id
+  JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
+ WHERE k.subscription_id = ? AND k.state <> 'DEAD'
+ ORDER BY k.next_attempt_at, k.topic_id, k.partition, k.seq
+ LIMIT ?

@@ -142,6 +142,27 @@ public abstract class ConsumerGroupBehaviour {
     }
   }
 
+  @Test
+  void aConsumerThatWouldBeOneTooManyFailsToStartWithAClearError() {
+    boxline.admin().setDefaultGroupPolicy(FAST);
+    TopicName t = topic(boxline, "acme/full/events", 4);
+    subscribe(boxline, "full", t);
+    boxline.admin().setGroupPolicy("full", FAST.withMaxMembers(2));
+    Consumer a = start("full", "a", 1, e -> {});
+    start("full", "b", 1, e -> {});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> start("full", "c", 1, e -> {}))
+        .isInstanceOf(io.boxline.GroupFullException.class)
+        .hasMessageContaining("admits 2 consumers")
+        .hasMessageContaining("[a, b]")
+        .hasMessageContaining("withMaxMembers");
+    assertThat(coordination.liveMembers("full"))
+        .as("the refused consumer left again")
+        .containsExactly("a", "b");
+    a.close();
+    start("full", "c", 1, e -> {});
+    assertThat(coordination.liveMembers("full")).containsExactly("b", "c");
+  }
+
   private Consumer start(String sub, String id, double weight, io.boxline.EventHandler h) {
     return boxline
         .consumer(sub)

@@ -105,6 +105,56 @@ public abstract class CoordinationBehaviour {
   }
 
   @Test
+  void aPolicyKeepsEveryField() {
+    GroupPolicy p =
+        GroupPolicy.DEFAULT
+            .withCheckInRate(3)
+            .withMinCheckInInterval(Duration.ofMillis(500))
+            .withMaxCheckInInterval(Duration.ofSeconds(7))
+            .withMaxMembers(12)
+            .withBatchSize(50)
+            .withSlack(0.3);
+    store.setPolicy(Optional.of(group), Optional.of(p));
+    assertThat(store.policy(group)).isEqualTo(p);
+    store.setPolicy(Optional.of(group), Optional.empty());
+    assertThat(store.policy(group)).isEqualTo(GroupPolicy.DEFAULT);
+  }
+
+  /** Operators read the group without joining it. */
+  @Test
+  void theViewShowsMembersAndLeasesWithoutCheckingIn() {
+    assertThat(store.view(group).members()).isEmpty();
+    store.checkIn(group, "a", 1, Duration.ofSeconds(30));
+    store.checkIn(group, "b", 2.5, Duration.ofSeconds(30));
+    long[] epochs = store.acquire(group, List.of(p(0), p(1)), "a");
+    assertThat(store.markReleasing(group, p(1), "a", epochs[1])).isTrue();
+    GroupView v = store.view(group);
+    assertThat(v.members())
+        .extracting(Member::id, Member::weight)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple("a", 1.0),
+            org.assertj.core.groups.Tuple.tuple("b", 2.5));
+    assertThat(v.members())
+        .allSatisfy(
+            m -> {
+              // Stores that record check-in times (the database, memory) report them; etcd cannot.
+              if (m.lastCheckIn() != null) {
+                assertThat(m.deadline()).isAfter(m.lastCheckIn());
+                assertThat(m.deadline()).isAfter(v.now());
+              }
+            });
+    assertThat(v.leases())
+        .extracting(Lease::partition, Lease::owner, Lease::epoch, Lease::releasing)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple(0, "a", epochs[0], false),
+            org.assertj.core.groups.Tuple.tuple(1, "a", epochs[1], true));
+    assertThat(store.liveMembers(group)).as("viewing did not join").containsExactly("a", "b");
+    store.leave(group, "a");
+    assertThat(store.view(group).leases()).isEmpty();
+    assertThat(store.view(group).members()).extracting(Member::id).containsExactly("b");
+  }
+
+  @Test
   void acquireIsACompareAndSetAndEpochsOnlyGrow() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     long[] first = store.acquire(group, List.of(p(0), p(1)), "a");

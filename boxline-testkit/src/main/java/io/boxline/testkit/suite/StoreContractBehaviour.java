@@ -1,6 +1,7 @@
 package io.boxline.testkit.suite;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.DeadLetterQuery;
 import io.boxline.NamespacePath;
@@ -50,9 +51,18 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
   private TopicInfo orders;
   private SubscriptionInfo sub;
 
+  /**
+   * The store under test: by default one on the test's database ({@link
+   * io.boxline.testkit.TestDatabase#store()}); a store without a database overrides this (and
+   * returns null from {@code newDatabase}).
+   */
+  protected Store newStore() {
+    return db.store();
+  }
+
   @BeforeEach
   void openStore() {
-    store = db.store();
+    store = newStore();
     store.createNamespace(NamespacePath.of("acme/contract"));
     orders = store.createTopic(ORDERS, 2);
     store.createTopic(DIRECT, 1, Sequencing.IN_TRANSACTION);
@@ -238,14 +248,17 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
     ParkedSummary summary = store.parked(sub.id(), p0, false);
     assertThat(summary.blockedKeys()).containsExactly("k");
     assertThat(summary.nextDue()).isNotNull();
-    List<ParkedEvent> due = store.dueParked(sub.id(), p0, false, 10);
+    assertThat(store.dueParked(sub.id(), p0, false, past.minusSeconds(1), 10))
+        .as("nothing is due before its next attempt, by the caller's clock")
+        .isEmpty();
+    List<ParkedEvent> due = store.dueParked(sub.id(), p0, false, Instant.now(), 10);
     assertThat(due).extracting(pe -> pe.event().sequence()).containsExactly(1L);
     assertThat(due.get(0).attempts()).isEqualTo(1);
     assertThat(store.resolveParked(sub.id(), p0, 1, 0, Resolution.done()))
         .as("a stale epoch records nothing")
         .isFalse();
     assertThat(store.resolveParked(sub.id(), p0, 1, 1, Resolution.done())).isTrue();
-    assertThat(store.dueParked(sub.id(), p0, false, 10))
+    assertThat(store.dueParked(sub.id(), p0, false, Instant.now(), 10))
         .as("the next of the key is due once the one before it is done")
         .extracting(pe -> pe.event().sequence())
         .containsExactly(2L);
@@ -271,7 +284,7 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
             });
     assertThat(store.redriveDeadLetters(sub.id(), DeadLetterQuery.of("billing"))).isEqualTo(1);
     assertThat(store.deadLetters(sub.id(), DeadLetterQuery.of("billing"))).isEmpty();
-    assertThat(store.dueParked(sub.id(), p0, false, 10))
+    assertThat(store.dueParked(sub.id(), p0, false, Instant.now(), 10))
         .extracting(pe -> pe.event().sequence())
         .containsExactly(2L);
   }
@@ -302,5 +315,159 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
     assertThat(store.read(orders.id(), 1, 0, 10))
         .extracting(StoredEvent::id)
         .containsExactly(good.eventId());
+  }
+
+  @Test
+  void aTopicsRetentionReadsBackAsSet() {
+    assertThat(store.retention(orders.id())).isEqualTo(io.boxline.RetentionPolicy.forever());
+    io.boxline.RetentionPolicy p =
+        io.boxline.RetentionPolicy.byAge(Duration.ofDays(7)).maxEventsPerPartition(1_000);
+    store.setRetention(orders.id(), p);
+    assertThat(store.retention(orders.id())).isEqualTo(p);
+    io.boxline.RetentionPolicy size = io.boxline.RetentionPolicy.bySize(50);
+    store.setRetention(orders.id(), size);
+    assertThat(store.retention(orders.id())).isEqualTo(size);
+  }
+
+  @Test
+  void namespacesAndSubscriptionsAreListed() {
+    store.createNamespace(NamespacePath.of("acme/contract/deeper"));
+    store.createSubscription(SubscriptionSpec.of("audit", ORDERS, DIRECT));
+    assertThat(store.namespaces())
+        .extracting(NamespacePath::toString)
+        .contains("acme", "acme/contract", "acme/contract/deeper");
+    assertThat(store.subscriptions())
+        .extracting(SubscriptionInfo::name)
+        .containsExactly("audit", "billing");
+    assertThat(store.subscriptions().get(0).topics()).containsExactlyInAnyOrder(ORDERS, DIRECT);
+    assertThat(store.subscriptions().get(1)).isEqualTo(sub);
+  }
+
+  @Test
+  void theLogIsReadByPositionKeyAndIdWithoutASubscription() {
+    List<OutboxRecord> records = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      records.add(record(orders, 1, i % 2 == 0 ? "even" : "odd", null));
+    }
+    appendAndSequence(records);
+    assertThat(store.readWhere(orders.id(), 1, 0, null, null, 10))
+        .extracting(StoredEvent::sequence)
+        .containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+    assertThat(store.readWhere(orders.id(), 1, 2, "even", null, 10))
+        .extracting(StoredEvent::sequence)
+        .containsExactly(3L, 5L);
+    assertThat(store.readWhere(orders.id(), 1, 0, "odd", null, 2))
+        .extracting(StoredEvent::sequence)
+        .containsExactly(2L, 4L);
+    assertThat(store.readWhere(orders.id(), 1, 0, null, records.get(3).eventId(), 10))
+        .singleElement()
+        .satisfies(e -> assertThat(e.sequence()).isEqualTo(4L));
+    assertThat(store.readWhere(orders.id(), 1, 0, null, UUID.randomUUID(), 10)).isEmpty();
+    assertThat(store.lag(sub.id()))
+        .as("reading moves no cursor")
+        .extracting(PartitionLag::position)
+        .containsOnly(0L);
+  }
+
+  @Test
+  void failureCountsAndTheInboxSizeAreReported() {
+    List<OutboxRecord> records =
+        List.of(
+            record(orders, 0, "k", null),
+            record(orders, 0, "k", null),
+            record(orders, 0, "z", null));
+    appendAndSequence(records);
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    Instant later = Instant.now().plusSeconds(60);
+    List<Park> parks =
+        List.of(
+            new Park(1, records.get(0).eventId(), "k", "t", ParkState.RETRY, 1, later, "boom"),
+            new Park(2, records.get(1).eventId(), "k", "t", ParkState.WAITING, 0, later, null),
+            new Park(3, records.get(2).eventId(), "z", "t", ParkState.DEAD, 3, later, "gave up"));
+    assertThat(store.commitBatch(sub.id(), p0, 0, 3, 1, parks)).isEqualTo(CommitOutcome.COMMITTED);
+    store.inboxRecord(sub.id(), "m-1");
+    store.inboxRecord(sub.id(), "m-2");
+    assertThat(store.failureCounts())
+        .containsExactly(new io.boxline.FailureCounts("billing", 1, 1, 1));
+    assertThat(store.retrying(sub.id(), "billing", 10))
+        .extracting(
+            r -> r.event().sequence(),
+            io.boxline.RetryingEvent::behindItsKey,
+            io.boxline.RetryingEvent::attempts,
+            io.boxline.RetryingEvent::lastError)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(1L, false, 1, "boom"),
+            org.assertj.core.groups.Tuple.tuple(2L, true, 0, null));
+    assertThat(store.retrying(sub.id(), "billing", 10).get(0).event().id())
+        .isEqualTo(records.get(0).eventId());
+    assertThat(store.retrying(sub.id(), "billing", 1)).hasSize(1);
+    assertThat(store.inboxSize(sub.id())).isEqualTo(2);
+    assertThat(store.inboxSizes()).isEqualTo(Map.of("billing", 2L));
+  }
+
+  @Test
+  void deletingASubscriptionTakesEverythingItOwnsAndNothingElse() {
+    SubscriptionInfo other = store.createSubscription(SubscriptionSpec.of("other", ORDERS));
+    List<OutboxRecord> records = List.of(record(orders, 0, "k", null));
+    appendAndSequence(records);
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    Park dead =
+        new Park(1, records.get(0).eventId(), "k", "t", ParkState.DEAD, 3, Instant.now(), "x");
+    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of(dead)))
+        .isEqualTo(CommitOutcome.COMMITTED);
+    store.inboxRecord(sub.id(), "m-1");
+
+    assertThat(store.deleteSubscription(sub)).isTrue();
+    assertThat(store.findSubscription("billing")).isEmpty();
+    assertThat(store.failureCounts()).isEmpty();
+    assertThat(store.inboxSize(sub.id())).isZero();
+    assertThat(store.lag(sub.id())).isEmpty();
+    assertThat(store.deleteSubscription(sub)).as("deleting again changes nothing").isFalse();
+    assertThat(store.lag(other.id())).hasSize(2);
+    assertThat(store.readWhere(orders.id(), 0, 0, null, null, 10)).hasSize(1);
+    SubscriptionInfo again = store.createSubscription(SubscriptionSpec.of("billing", ORDERS));
+    assertThat(again.id()).as("the name can be used again").isNotEqualTo(sub.id());
+    assertThat(store.lag(again.id())).extracting(PartitionLag::position).containsOnly(0L);
+  }
+
+  @Test
+  void deletingATopicTakesItsEventsCursorsAndKeysAndLeavesOtherTopics() {
+    SubscriptionInfo both = store.createSubscription(SubscriptionSpec.of("both", ORDERS, DIRECT));
+    appendAndSequence(List.of(record(orders, 0, "k", "idem-1")));
+    inTransaction(tx -> store.append(tx, List.of(record(orders, 1, "k", null))));
+
+    assertThat(store.deleteTopic(orders.id())).isTrue();
+    assertThat(store.findTopic(ORDERS)).isEmpty();
+    assertThat(store.findSubscription("both").orElseThrow().topics()).containsExactly(DIRECT);
+    assertThat(store.lag(both.id())).extracting(PartitionLag::topic).containsOnly(DIRECT);
+    assertThat(store.outboxBacklog().events()).as("its unsequenced rows are gone").isZero();
+    assertThat(store.deleteTopic(orders.id())).isFalse();
+
+    TopicInfo recreated = store.createTopic(ORDERS, 2);
+    assertThat(recreated.id()).isNotEqualTo(orders.id());
+    List<UUID> owners =
+        inTransaction(tx -> store.append(tx, List.of(record(recreated, 0, "k", "idem-1"))));
+    assertThat(owners).as("its idempotency keys are gone").containsOnlyNulls();
+    assertThat(store.readWhere(recreated.id(), 0, 0, null, null, 10)).isEmpty();
+  }
+
+  @Test
+  void onlyAnEmptyNamespaceIsDeleted() {
+    store.createNamespace(NamespacePath.of("acme/empty/leaf"));
+    assertThatThrownBy(() -> store.deleteNamespace(NamespacePath.of("acme/empty")))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessageContaining("not empty")
+        .hasMessageContaining("1 namespaces");
+    assertThatThrownBy(() -> store.deleteNamespace(NamespacePath.of("acme/contract")))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessageContaining("2 topics");
+    assertThat(store.deleteNamespace(NamespacePath.of("acme/empty/leaf"))).isTrue();
+    assertThat(store.deleteNamespace(NamespacePath.of("acme/empty"))).isTrue();
+    assertThat(store.deleteNamespace(NamespacePath.of("acme/empty"))).isFalse();
+    assertThat(store.namespaces())
+        .extracting(NamespacePath::toString)
+        .doesNotContain("acme/empty", "acme/empty/leaf");
   }
 }

@@ -101,6 +101,16 @@ public final class SuiteSupport {
         lags -> lags.stream().allMatch(l -> l.backlog() == 0));
   }
 
+  /** Waits until the subscription's partitions hold {@code events} events in all. */
+  public static void awaitSequenced(Boxline boxline, String subscription, long events) {
+    Await.until(
+        WAIT,
+        events + " events sequenced",
+        () ->
+            boxline.admin().lag(subscription).stream().mapToLong(PartitionLag::lastSequence).sum()
+                == events);
+  }
+
   public static long totalPosition(List<PartitionLag> lags) {
     return lags.stream().mapToLong(PartitionLag::position).sum();
   }

@@ -1,13 +1,16 @@
 package io.boxline.internal;
 
 import io.boxline.ConnectionStateException;
+import io.boxline.StoreException;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
+import io.boxline.TransactionWork;
 import io.boxline.ValidationException;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -16,11 +19,92 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A transaction {@code inTransaction} runs: the events of IN_TRANSACTION topics it holds back until
- * just before its commit, and those it appended to the log, handed to consumers once it has
- * committed.
+ * A transaction {@code inTransaction} runs, and the one owner of its protocol (as a Jdbi {@code
+ * Handle} owns its transaction callbacks):
+ *
+ * <ul>
+ *   <li>{@link #run} opens the connection, hands the work a watched one ({@link ManagedConnection}:
+ *       savepoints and rollbacks are recorded, a commit inside the work is refused), commits or
+ *       rolls back, and after the commit lets the {@link Participant} hand the committed events
+ *       over, running the deliveries consumers left to this thread ({@link CommittingThread}) once
+ *       the connection is back in the pool;
+ *   <li>the scopes a thread runs form a stack (nested {@code inTransaction}), and {@link #of} finds
+ *       the scope of a connection a publisher is handed: only the innermost scope's own connection
+ *       belongs to it;
+ *   <li>it holds the work's state: events of IN_TRANSACTION topics held back until just before the
+ *       commit, the idempotency keys it claimed, the events it appended to the log and what it
+ *       published, each undone with the savepoint or rollback that undid it in the database.
+ * </ul>
  */
-final class ManagedTransaction {
+final class TransactionScope {
+  /** What takes part in a scope's commit: the publisher. */
+  interface Participant {
+    /** The work is done and the transaction about to commit: write what was held back. */
+    void beforeCommit(TransactionScope scope);
+
+    /** The transaction committed: hand its events over (deliveries may be left to this thread). */
+    void afterCommit(TransactionScope scope);
+  }
+
+  /** The innermost scope this thread runs; outer ones through {@link #outer}. */
+  private static final ThreadLocal<TransactionScope> CURRENT = new ThreadLocal<>();
+
+  /**
+   * Runs {@code work} in a new transaction on a connection from {@code open}: commits when it
+   * returns, rolls back when it throws.
+   */
+  static <T> T run(
+      java.util.function.Supplier<Connection> open,
+      Participant participant,
+      TransactionWork<T> work) {
+    T result;
+    List<CommittingThread.Delivery> onThisThread = List.of();
+    try {
+      try (Connection c = open.get()) {
+        TransactionScope scope = new TransactionScope(c, CURRENT.get());
+        CURRENT.set(scope);
+        try {
+          result = work.run(scope.tx);
+          participant.beforeCommit(scope);
+          c.commit();
+        } catch (SQLException | RuntimeException e) {
+          try {
+            c.rollback();
+          } catch (SQLException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+          if (e instanceof RuntimeException) {
+            throw (RuntimeException) e;
+          }
+          throw new StoreException("transaction failed and was rolled back", e);
+        } finally {
+          if (scope.outer == null) {
+            CURRENT.remove();
+          } else {
+            CURRENT.set(scope.outer);
+          }
+        }
+        // Before the connection goes back to the pool: the events' way to the handler starts
+        // here.
+        onThisThread = CommittingThread.collect(() -> participant.afterCommit(scope));
+      } catch (SQLException e) {
+        throw new StoreException("could not close the transaction's connection", e);
+      }
+    } finally {
+      CommittingThread.run(onThisThread); // handlers of consumers that asked for this thread
+    }
+    return result;
+  }
+
+  /**
+   * The scope this thread runs whose connection is {@code tx}, or null (a transaction the
+   * application runs itself, or another connection inside the work).
+   */
+  static TransactionScope of(Connection tx) {
+    TransactionScope s = CURRENT.get();
+    return s != null && s.tx == tx ? s : null;
+  }
+
   /** The connection the work gets: the pooled one, watched (see ManagedConnection). */
   final Connection tx;
 
@@ -43,9 +127,9 @@ final class ManagedTransaction {
       java.sql.Savepoint savepoint, int heldBack, int claimed, Map<TopicName, Integer> published) {}
 
   /** The {@code inTransaction} whose work started this one, if any. */
-  final ManagedTransaction outer;
+  final TransactionScope outer;
 
-  ManagedTransaction(Connection pooled, ManagedTransaction outer) {
+  private TransactionScope(Connection pooled, TransactionScope outer) {
     this.tx = ManagedConnection.wrap(pooled, this);
     this.outer = outer;
   }
@@ -101,7 +185,7 @@ final class ManagedTransaction {
         continue;
       }
       String k = r.topicId() + "/" + r.idempotencyKey();
-      for (ManagedTransaction o = outer; o != null; o = o.outer) {
+      for (TransactionScope o = outer; o != null; o = o.outer) {
         if (o.claimed.contains(k)) {
           throw new ValidationException(
               "idempotency key '"

@@ -1,0 +1,66 @@
+package io.boxline.bench;
+
+import io.boxline.Boxline;
+import io.boxline.NamespacePath;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import javax.sql.DataSource;
+
+/**
+ * What a W workload's trials share: the run's options and database, the workload's pool, and a
+ * schema of its own for each trial ({@code <run schema>_<kind>_<n>}).
+ */
+abstract class Trials {
+  final Run run;
+  final Options o;
+  final Db db;
+  final DataSource pool;
+  final int partitions;
+  private final String kind;
+  private int trialCounter;
+
+  Trials(Run run, DataSource pool, String kind) {
+    this.run = run;
+    this.o = run.o();
+    this.db = run.db();
+    this.pool = pool;
+    this.partitions = o.get(Bench.PARTITIONS);
+    this.kind = kind;
+  }
+
+  /**
+   * Starts a Boxline with the namespace "bench", {@code topic} (the run's partitions and
+   * sequencing) and the subscription "bench-sub", once it leads the sequencer.
+   */
+  Boxline start(Boxline.Builder builder, TopicName topic) throws InterruptedException {
+    Boxline boxline = builder.build().start();
+    boxline.admin().createNamespace(NamespacePath.of("bench"));
+    boxline.admin().createTopic(topic, partitions, o.get(Bench.SEQUENCING));
+    boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
+    Bench.awaitLeader(boxline);
+    return boxline;
+  }
+
+  /**
+   * Waits for a quiet machine first when {@code quiet} (and {@code --quiet} is set), then starts
+   * watching the machine for a trial.
+   */
+  Watch watch(boolean quiet) throws InterruptedException {
+    String waited = quiet ? Bench.quiet(o) : "";
+    return new Watch(Noise.start(), waited);
+  }
+
+  /** How busy the machine was since a trial started, and any wait for a quiet one before it. */
+  record Watch(Noise noise, String waited) {
+    /** What the machine did since the start, read now, then the wait (if any). */
+    String since() {
+      String load = noise.since();
+      return waited.isEmpty() ? load : load + "; " + waited;
+    }
+  }
+
+  /** A schema name for the next trial. */
+  String nextSchema() {
+    return run.schema() + "_" + kind + "_" + (++trialCounter);
+  }
+}

@@ -1,0 +1,482 @@
+package io.boxline.internal.memory;
+
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.StoreException;
+import io.boxline.SubscriptionInfo;
+import io.boxline.TopicInfo;
+import io.boxline.spi.Backlog;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.CursorStore;
+import io.boxline.spi.FencedTransaction;
+import io.boxline.spi.InboxStore;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.ParkingStore;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.StoredEvent;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * The consumers' side of {@link InMemoryStore} (its roles {@link CursorStore}, {@link ParkingStore}
+ * and {@link InboxStore}): reads of the log, cursor moves fenced by epoch and position, fenced
+ * transactions, parked events and dead letters, the inbox. Split from the store only to keep each
+ * file short.
+ */
+abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStore {
+  final MemoryDatabase db;
+
+  MemoryCursorStore(MemoryDatabase db) {
+    this.db = db;
+  }
+
+  /** The store's transaction behind {@code c} (also through a connection that wraps it). */
+  final MemoryTransaction transaction(Connection c) {
+    Objects.requireNonNull(c, "connection");
+    MemoryTransaction t = null;
+    if (c instanceof MemoryTransaction.Handle h) {
+      t = h.transaction();
+    } else {
+      try {
+        if (c.isWrapperFor(MemoryTransaction.Handle.class)) {
+          t = c.unwrap(MemoryTransaction.Handle.class).transaction();
+        }
+      } catch (SQLException e) {
+        throw new StoreException("cannot unwrap the connection: " + e.getMessage(), e);
+      }
+    }
+    if (t == null || !t.belongsTo(db)) {
+      throw new IllegalArgumentException(
+          "the in-memory store works only in its own transactions: open one with"
+              + " store.openTransaction() or boxline.inTransaction(...), not "
+              + c);
+    }
+    if (t.closed()) {
+      throw new StoreException(
+          "the in-memory transaction is closed", new SQLException("connection closed", "08003"));
+    }
+    return t;
+  }
+
+  // ------------------------------------------------------------------ cursors
+  @Override
+  public long[] fenceCursors(
+      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
+    return db.locked(() -> db.cursors.fence(subscriptionId, partitions, epochs, owner, db.now()));
+  }
+
+  @Override
+  public List<Backlog> backlogged(long subscriptionId) {
+    return db.locked(
+        () -> {
+          Instant now = db.now();
+          List<Backlog> out = new ArrayList<>();
+          db.cursors
+              .of(subscriptionId)
+              .forEach(
+                  (k, c) -> {
+                    long last = db.log.last(k);
+                    boolean due = db.parking.retryDue(subscriptionId, k, now);
+                    if (last > c.position || due) {
+                      out.add(new Backlog(k.topicId(), k.partition(), last, due));
+                    }
+                  });
+          return out;
+        });
+  }
+
+  @Override
+  public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
+    return db.locked(() -> db.log.read(PartitionKey.of(topicId, partition), afterSequence, limit));
+  }
+
+  @Override
+  public List<StoredEvent> readWhere(
+      long topicId,
+      int partition,
+      long afterSequence,
+      String key,
+      java.util.UUID eventId,
+      int limit) {
+    return db.locked(
+        () ->
+            db.log.readWhere(
+                PartitionKey.of(topicId, partition), afterSequence, key, eventId, limit));
+  }
+
+  @Override
+  public FencedTransaction beginFenced(
+      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
+    MemoryTransaction t = new MemoryTransaction(db);
+    CommitOutcome refused =
+        db.locked(
+            () -> {
+              db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+              CommitOutcome why =
+                  db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
+              if (why != null) {
+                t.forgetLocked();
+                t.markClosed();
+              }
+              return why;
+            });
+    if (refused == null) {
+      return new FencedTransaction(t.connection, null);
+    }
+    return refused == CommitOutcome.CURSOR_MOVED
+        ? FencedTransaction.MOVED
+        : FencedTransaction.FENCED;
+  }
+
+  @Override
+  public void commitFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    List<Park> copy = List.copyOf(parks);
+    finishFenced(
+        tx,
+        subscriptionId,
+        partition,
+        now -> {
+          db.parking.insert(subscriptionId, partition, copy, now);
+          db.cursors.move(subscriptionId, partition, position, now);
+        });
+  }
+
+  @Override
+  public void finishParkedFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    finishFenced(
+        tx, subscriptionId, partition, now -> db.parking.remove(subscriptionId, partition, seq));
+  }
+
+  /** Adds {@code write} to the fenced transaction {@code tx}, commits it, closes it either way. */
+  private void finishFenced(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      java.util.function.Consumer<Instant> write) {
+    try {
+      MemoryTransaction t = transaction(tx);
+      db.locked(
+          () -> {
+            db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+            Instant now = db.now();
+            t.writes.add(() -> write.accept(now));
+          });
+      tx.commit();
+    } catch (SQLException e) {
+      throw new StoreException("commit of the in-memory transaction failed: " + e.getMessage(), e);
+    } finally {
+      try {
+        tx.close();
+      } catch (SQLException ignored) {
+        // the in-memory transaction closes without failing
+      }
+    }
+  }
+
+  @Override
+  public CommitOutcome commitBatch(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks) {
+    return commit(subscriptionId, partition, expectedPosition, position, epoch, parks, null, null);
+  }
+
+  @Override
+  public CommitOutcome commitBatchIfLogHolds(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    return commit(
+        subscriptionId, partition, expectedPosition, position, epoch, parks, sequences, eventIds);
+  }
+
+  private CommitOutcome commit(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    return db.locked(
+        () -> {
+          db.cursors.awaitFree(null, subscriptionId, partition);
+          return moveLocked(
+              subscriptionId,
+              partition,
+              expectedPosition,
+              position,
+              epoch,
+              parks,
+              sequences,
+              eventIds);
+        });
+  }
+
+  /** One cursor move with its parks, under the lock, the cursor free. */
+  private CommitOutcome moveLocked(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    if (sequences != null && !db.log.holds(partition, sequences, eventIds)) {
+      return CommitOutcome.LOG_CHANGED;
+    }
+    CommitOutcome why = db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
+    if (why != null) {
+      return why;
+    }
+    Instant now = db.now();
+    db.parking.insert(subscriptionId, partition, parks, now);
+    db.cursors.move(subscriptionId, partition, position, now);
+    return CommitOutcome.COMMITTED;
+  }
+
+  @Override
+  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    return db.locked(
+        () -> {
+          db.cursors.awaitAllFree(
+              subscriptionId, moves.stream().map(CursorMove::partition).toList());
+          List<CommitOutcome> out = new ArrayList<>(moves.size());
+          for (CursorMove m : moves) {
+            out.add(
+                moveLocked(
+                    subscriptionId,
+                    m.partition(),
+                    m.expectedPosition(),
+                    m.position(),
+                    m.epoch(),
+                    List.of(),
+                    m.heldSequences(),
+                    m.heldIds()));
+          }
+          return out;
+        });
+  }
+
+  // ------------------------------------------------------------------ parked events
+  @Override
+  public ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
+    return db.locked(() -> db.parking.summary(subscriptionId, partition, deadBlocks));
+  }
+
+  @Override
+  public List<ParkedEvent> dueParked(
+      long subscriptionId, PartitionKey partition, boolean deadBlocks, Instant now, int limit) {
+    return db.locked(
+        () -> {
+          List<ParkedEvent> out = new ArrayList<>();
+          for (Parking.Parked p :
+              db.parking.due(subscriptionId, partition, deadBlocks, now, limit)) {
+            EventLog.Row row = db.log.row(partition, p.seq);
+            if (row != null) {
+              out.add(new ParkedEvent(row.stored(), p.attempts, p.firstFailedAt));
+            }
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public boolean resolveParked(
+      long subscriptionId, PartitionKey partition, long epoch, Map<Long, Resolution> outcomes) {
+    if (outcomes.isEmpty()) {
+      return true;
+    }
+    return db.locked(
+        () -> {
+          Cursors.Cursor c = db.cursors.get(subscriptionId, partition);
+          if (c == null
+              || c.epoch != epoch
+              || !db.parking.allParked(subscriptionId, partition, outcomes.keySet())) {
+            return false;
+          }
+          Instant now = db.now();
+          outcomes.forEach((seq, r) -> db.parking.resolve(subscriptionId, partition, seq, r, now));
+          return true;
+        });
+  }
+
+  @Override
+  public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
+    return db.locked(
+        () -> {
+          List<DeadLetter> out = new ArrayList<>();
+          for (Parking.Parked p : db.parking.dead(subscriptionId, q, topicOf(q))) {
+            EventLog.Row row = db.log.row(p.partition, p.seq);
+            if (row == null) {
+              continue;
+            }
+            if (out.size() >= q.limit()) {
+              break;
+            }
+            StoredEvent s = row.stored();
+            Event e =
+                new Event(
+                    s.id(),
+                    db.catalog.topicOf(p.partition.topicId()).name(),
+                    p.partition.partition(),
+                    s.sequence(),
+                    s.key(),
+                    s.type(),
+                    s.source(),
+                    s.contentType(),
+                    s.payload(),
+                    s.headers(),
+                    s.createdAt(),
+                    s.deliverAt());
+            out.add(
+                new DeadLetter(
+                    q.subscription(), e, p.attempts, p.lastError, p.firstFailedAt, p.deadAt));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public List<io.boxline.RetryingEvent> retrying(
+      long subscriptionId, String subscription, int limit) {
+    return db.locked(
+        () -> {
+          List<io.boxline.RetryingEvent> out = new ArrayList<>();
+          for (Parking.Parked p : db.parking.notDead(subscriptionId)) {
+            EventLog.Row row = db.log.row(p.partition, p.seq);
+            if (row == null) {
+              continue;
+            }
+            if (out.size() >= limit) {
+              break;
+            }
+            Event e =
+                row.stored()
+                    .toEvent(
+                        db.catalog.topicOf(p.partition.topicId()).name(), p.partition.partition());
+            out.add(
+                new io.boxline.RetryingEvent(
+                    subscription,
+                    e,
+                    p.state == io.boxline.spi.ParkState.WAITING,
+                    p.attempts,
+                    p.nextAttemptAt,
+                    p.lastError,
+                    p.firstFailedAt));
+          }
+          return out;
+        });
+  }
+
+  /** The query's topic id: null when it names none, -1 when it does not exist. */
+  private Long topicOf(DeadLetterQuery q) {
+    return q.topic() == null ? null : db.catalog.topic(q.topic()).map(TopicInfo::id).orElse(-1L);
+  }
+
+  private List<Parking.Parked> deadLimited(long subscriptionId, DeadLetterQuery q) {
+    List<Parking.Parked> dead = db.parking.dead(subscriptionId, q, topicOf(q));
+    return dead.size() > q.limit() ? dead.subList(0, q.limit()) : dead;
+  }
+
+  /** Redriven retries are due now: every listener re-checks everything. */
+  @Override
+  public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    int n =
+        db.locked(
+            () -> {
+              List<Parking.Parked> dead = deadLimited(subscriptionId, q);
+              db.parking.redrive(dead, db.now());
+              return dead.size();
+            });
+    if (n > 0) {
+      db.wakeups.resynchronize();
+    }
+    return n;
+  }
+
+  @Override
+  public List<io.boxline.FailureCounts> failureCounts() {
+    return db.locked(
+        () -> {
+          List<io.boxline.FailureCounts> out = new ArrayList<>();
+          for (SubscriptionInfo s : db.catalog.subscriptions()) {
+            long[] n = db.parking.counts(s.id());
+            if (n[0] + n[1] + n[2] > 0) {
+              out.add(new io.boxline.FailureCounts(s.name(), n[0], n[1], n[2]));
+            }
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public java.util.Map<String, Long> inboxSizes() {
+    return db.locked(
+        () -> {
+          java.util.Map<String, Long> out = new java.util.LinkedHashMap<>();
+          for (SubscriptionInfo s : db.catalog.subscriptions()) {
+            long n = db.parking.inboxSize(s.id());
+            if (n > 0) {
+              out.put(s.name(), n);
+            }
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public long inboxSize(long subscriptionId) {
+    return db.locked(() -> db.parking.inboxSize(subscriptionId));
+  }
+
+  @Override
+  public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
+    return db.locked(
+        () -> {
+          List<Parking.Parked> dead = new ArrayList<>(deadLimited(subscriptionId, q));
+          db.parking.discard(subscriptionId, dead);
+          return dead.size();
+        });
+  }
+
+  // ------------------------------------------------------------------ inbox
+  @Override
+  public boolean inboxClaim(Connection tx, long subscriptionId, String key) {
+    MemoryTransaction t = transaction(tx);
+    return db.locked(() -> db.parking.claim(t, subscriptionId, key, db.now()));
+  }
+
+  @Override
+  public boolean inboxSeen(long subscriptionId, String key) {
+    return db.locked(() -> db.parking.seen(subscriptionId, key));
+  }
+
+  @Override
+  public void inboxRecord(long subscriptionId, String key) {
+    db.locked(() -> db.parking.record(subscriptionId, key, db.now()));
+  }
+}

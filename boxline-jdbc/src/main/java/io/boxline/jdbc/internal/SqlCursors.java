@@ -1,0 +1,344 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CursorMove;
+import io.boxline.spi.FencedTransaction;
+import io.boxline.spi.Park;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.StoredEvent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * A subscription's cursors on every dialect: reading the log, and moving cursors under the epoch of
+ * the lease that holds the partition (compare-and-set on epoch and position), alone, in groups,
+ * with parked events, or in a transaction that a transactional handler writes into.
+ */
+final class SqlCursors {
+  private final JdbcSql db;
+  private final SqlDialect dialect;
+  private final SqlParking parking;
+  private final Supplier<Connection> open;
+
+  /**
+   * @param open a new connection with auto-commit off (for fenced transactions)
+   */
+  SqlCursors(JdbcSql db, SqlDialect dialect, SqlParking parking, Supplier<Connection> open) {
+    this.db = db;
+    this.dialect = dialect;
+    this.parking = parking;
+    this.open = open;
+  }
+
+  private String sql(String name) {
+    return db.sql(name);
+  }
+
+  private io.boxline.StoreException fail(String name, SQLException e) {
+    return db.fail(name, e);
+  }
+
+  List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
+    return db.list(
+        "read",
+        ps -> {
+          ps.setLong(1, topicId);
+          ps.setInt(2, partition);
+          ps.setLong(3, afterSequence);
+          ps.setInt(4, limit);
+        },
+        this::storedEvent);
+  }
+
+  /** A row of {@code read} or {@code read_filtered}. */
+  private StoredEvent storedEvent(ResultSet rs) throws SQLException {
+    return Headers.storedEvent(
+        dialect.uuid(rs, 2),
+        rs.getLong(1),
+        rs.getString(3),
+        rs.getString(4),
+        rs.getString(5),
+        rs.getString(6),
+        rs.getBytes(7),
+        rs.getString(8),
+        dialect.instant(rs, 9),
+        dialect.instant(rs, 10));
+  }
+
+  /**
+   * Binds {@code commit_cursor}: the cursor moves from {@code expected} to {@code position} if it
+   * is still at {@code epoch} and at {@code expected}.
+   */
+  static void bindCommitCursor(
+      PreparedStatement ps,
+      long subscriptionId,
+      PartitionKey partition,
+      long expected,
+      long position,
+      long epoch)
+      throws SQLException {
+    ps.setLong(1, position);
+    ps.setLong(2, subscriptionId);
+    ps.setLong(3, partition.topicId());
+    ps.setInt(4, partition.partition());
+    ps.setLong(5, epoch);
+    ps.setLong(6, expected);
+  }
+
+  /** Runs {@code commit_cursor} on {@code c}; returns how many cursor rows moved (0 or 1). */
+  private int moveCursor(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long expected,
+      long position,
+      long epoch)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+      bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
+      if (!ps.execute()) {
+        return ps.getUpdateCount();
+      }
+      // PostgreSQL's returns a row per moved cursor (its RETURNING makes the commit asynchronous).
+      int moved = 0;
+      try (ResultSet rs = ps.getResultSet()) {
+        while (rs.next()) {
+          moved++;
+        }
+      }
+      return moved;
+    }
+  }
+
+  CommitOutcome commitBatch(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<Park> parks) {
+    if (parks.isEmpty()) {
+      try (Connection c = db.connect()) { // one auto-commit statement
+        return moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) == 1
+            ? CommitOutcome.COMMITTED
+            : whyCursorStayed(c, subscriptionId, partition, epoch);
+      } catch (SQLException e) {
+        throw fail("commit_cursor", e);
+      }
+    }
+    return db.tx(
+        "park",
+        c -> moveAndPark(c, subscriptionId, partition, expectedPosition, position, epoch, parks));
+  }
+
+  /**
+   * In the open transaction: moves the cursor first (it locks the row, or tells that the batch must
+   * not be recorded), then writes the parks; rolls back and says why when the cursor stayed.
+   */
+  private CommitOutcome moveAndPark(
+      Connection c,
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks)
+      throws SQLException {
+    if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
+      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+      c.rollback(); // park nothing
+      return why;
+    }
+    if (!parks.isEmpty()) {
+      parking.insertParks(c, subscriptionId, partition, parks);
+    }
+    return CommitOutcome.COMMITTED;
+  }
+
+  /**
+   * Events handed over in memory (IN_TRANSACTION topics, committed through {@code inTransaction})
+   * are checked against the log before the cursor passes them: the same ids at the same sequences,
+   * read in the transaction that moves the cursor.
+   */
+  CommitOutcome commitBatchIfLogHolds(
+      long subscriptionId,
+      PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks,
+      long[] sequences,
+      UUID[] eventIds) {
+    return db.tx(
+        "log_ids",
+        c ->
+            logHolds(c, partition, sequences, eventIds)
+                ? moveAndPark(
+                    c, subscriptionId, partition, expectedPosition, position, epoch, parks)
+                : CommitOutcome.LOG_CHANGED);
+  }
+
+  /** Whether the log holds exactly these event ids at these (consecutive) sequences. */
+  private boolean logHolds(Connection c, PartitionKey partition, long[] sequences, UUID[] eventIds)
+      throws SQLException {
+    Map<Long, String> held = new java.util.HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
+      ps.setLong(1, partition.topicId());
+      ps.setInt(2, partition.partition());
+      ps.setLong(3, sequences[0]);
+      ps.setLong(4, sequences[sequences.length - 1]);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          held.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+    }
+    for (int i = 0; i < sequences.length; i++) {
+      if (!eventIds[i].toString().equals(held.get(sequences[i]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * All moves in one transaction, so the server commits (and flushes) once for all of them. A move
+   * that matches no row, or whose handed-over events the log does not hold, wrote nothing, so the
+   * others still commit.
+   */
+  List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
+    return db.tx(
+        "commit_cursor",
+        c -> {
+          List<CommitOutcome> outcomes = new ArrayList<>(moves.size());
+          for (CursorMove m : moves) {
+            if (m.checksLog() && !logHolds(c, m.partition(), m.heldSequences(), m.heldIds())) {
+              outcomes.add(CommitOutcome.LOG_CHANGED);
+              continue;
+            }
+            outcomes.add(
+                moveCursor(
+                            c,
+                            subscriptionId,
+                            m.partition(),
+                            m.expectedPosition(),
+                            m.position(),
+                            m.epoch())
+                        == 1
+                    ? CommitOutcome.COMMITTED
+                    : whyCursorStayed(c, subscriptionId, m.partition(), m.epoch()));
+          }
+          return outcomes;
+        });
+  }
+
+  /** After a cursor move that matched no row: fenced (another epoch) or moved (lost commits). */
+  CommitOutcome whyCursorStayed(
+      Connection c, long subscriptionId, PartitionKey partition, long epoch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql("cursor_epoch"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getLong(1) == epoch
+            ? CommitOutcome.CURSOR_MOVED
+            : CommitOutcome.FENCED;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ fenced transactions
+  FencedTransaction beginFenced(
+      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
+    Connection c = open.get();
+    try {
+      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, epoch);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next() && rs.getLong(1) == expectedPosition) {
+            return new FencedTransaction(c, null);
+          }
+        }
+      }
+      // The row is locked by epoch: refused because of the epoch, or because of the position?
+      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
+      c.rollback();
+      c.close();
+      return why == CommitOutcome.CURSOR_MOVED ? FencedTransaction.MOVED : FencedTransaction.FENCED;
+    } catch (SQLException e) {
+      JdbcSql.closeQuietly(c);
+      throw fail("lock_cursor", e);
+    }
+  }
+
+  void commitFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    String step = "park";
+    try {
+      if (!parks.isEmpty()) {
+        parking.insertParks(tx, subscriptionId, partition, parks);
+      }
+      step = "advance_locked_cursor";
+      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+        ps.setLong(1, position);
+        ps.setLong(2, subscriptionId);
+        ps.setLong(3, partition.topicId());
+        ps.setInt(4, partition.partition());
+        ps.executeUpdate();
+      }
+      step = "commit";
+      tx.commit();
+    } catch (SQLException e) {
+      JdbcSql.rollbackAfter(tx, e);
+      throw fail(step, e);
+    } finally {
+      JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    try {
+      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, partition.topicId());
+        ps.setInt(3, partition.partition());
+        ps.setLong(4, seq);
+        ps.executeUpdate();
+      }
+      tx.commit();
+    } catch (SQLException e) {
+      JdbcSql.rollbackAfter(tx, e);
+      throw fail("parked_done_locked", e);
+    } finally {
+      JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  /** An operator's read: {@link #read} with optional key and id filters. */
+  List<StoredEvent> readWhere(
+      long topicId, int partition, long afterSequence, String key, UUID eventId, int limit) {
+    return db.list(
+        "read_filtered",
+        ps -> {
+          ps.setLong(1, topicId);
+          ps.setInt(2, partition);
+          ps.setLong(3, afterSequence);
+          ps.setString(4, key);
+          ps.setString(5, key);
+          dialect.bindUuid(ps, 6, eventId);
+          dialect.bindUuid(ps, 7, eventId);
+          ps.setInt(8, limit);
+        },
+        this::storedEvent);
+  }
+}

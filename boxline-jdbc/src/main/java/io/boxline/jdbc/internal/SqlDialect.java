@@ -1,0 +1,112 @@
+package io.boxline.jdbc.internal;
+
+import io.boxline.spi.Park;
+import io.boxline.spi.PartitionKey;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * What really differs between the databases Boxline runs on, and nothing else: how times and event
+ * ids are bound and read, how a list of rows travels in one statement, how an "insert unless
+ * present" reports a duplicate, which failures are worth another attempt, and how other processes
+ * are woken. Everything else (the store, its parking, its coordination) is one implementation over
+ * a dialect and the dialect's named queries ({@code queries.sql}).
+ */
+interface SqlDialect {
+
+  /** The folder of the dialect's SQL files under {@code io/boxline/jdbc/}. */
+  String folder();
+
+  /** Reads a nullable time column. */
+  Instant instant(ResultSet rs, int column) throws SQLException;
+
+  /** Binds a nullable time parameter. */
+  void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException;
+
+  /** Reads a nullable event id column. */
+  UUID uuid(ResultSet rs, int column) throws SQLException;
+
+  /** Binds a nullable event id parameter. */
+  void bindUuid(PreparedStatement ps, int at, UUID id) throws SQLException;
+
+  /** Binds a duration parameter (an age to purge, a lease's time to live or grace). */
+  void bindDuration(PreparedStatement ps, int at, Duration age) throws SQLException;
+
+  /** Runs an insert whose statement skips rows that exist already; returns the rows inserted. */
+  default int insertUnlessPresent(PreparedStatement ps) throws SQLException {
+    return ps.executeUpdate();
+  }
+
+  /**
+   * Runs the insert-unless-present statement {@code sql}; returns the new row's id, or null when
+   * the row existed already.
+   */
+  Long insertReturningId(Connection c, String sql, JdbcSql.Binder binder) throws SQLException;
+
+  /** Binds the partitions of a new topic to {@code insert_partitions} at parameter {@code at}. */
+  default void bindPartitionNumbers(PreparedStatement ps, int at, int partitions)
+      throws SQLException {
+    ps.setInt(at, partitions);
+  }
+
+  /** Whether the failure is a deadlock or lock timeout, after which another attempt may succeed. */
+  boolean retryable(SQLException e);
+
+  /** Whether {@code executeBatch} reports the rows each statement changed (not "unknown"). */
+  default boolean batchCountsRows() {
+    return true;
+  }
+
+  /** The inbox key as the inbox table's key column stores it. */
+  default String inboxLookupKey(String key) {
+    return key;
+  }
+
+  /** Whether {@code inbox_claim} also takes the key itself after the lookup key. */
+  default boolean inboxKeepsKey() {
+    return false;
+  }
+
+  /**
+   * Inserts a batch of parked events of one partition with the {@code park} statement, skipping any
+   * that exist already.
+   */
+  void insertParks(
+      Connection tx, String parkSql, long subscriptionId, PartitionKey partition, List<Park> parks)
+      throws SQLException;
+
+  /**
+   * Runs {@code purge_log_delete} over {@code [topic, partition, sequence]} rows; returns how many.
+   */
+  default long deleteRows(PreparedStatement delete, List<long[]> rows) throws SQLException {
+    throw new IllegalStateException(folder() + " purges the log without purge_log_delete");
+  }
+
+  /** In {@code tx}: wakes every consumer in every process, sent when {@code tx} commits. */
+  void wakeAll(Connection tx, JdbcSql db) throws SQLException;
+
+  /**
+   * On {@code c} (auto-commit): takes the leases of {@code sorted} (in key order) that nobody
+   * holds, for {@code member}, creating lease rows that do not exist yet; returns the new epoch of
+   * each one taken. Exactly one of several contenders gets each lease.
+   */
+  Map<PartitionKey, Long> takeLeases(
+      Connection c, JdbcSql db, String group, String member, List<PartitionKey> sorted)
+      throws SQLException;
+
+  /** On {@code c}: frees the leases of {@code sorted} whoever holds them; returns how many. */
+  int forceRelease(Connection c, JdbcSql db, String group, List<PartitionKey> sorted)
+      throws SQLException;
+
+  /** Binds the set of live member ids of {@code reclaim_leases} at parameter {@code at}. */
+  void bindMembers(PreparedStatement ps, int at, Connection c, Set<String> members)
+      throws SQLException;
+}

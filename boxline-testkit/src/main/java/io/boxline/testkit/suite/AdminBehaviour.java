@@ -1,0 +1,275 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.Boxline;
+import io.boxline.BusySubscriptionException;
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.EventQuery;
+import io.boxline.FailureCounts;
+import io.boxline.GroupState;
+import io.boxline.NamespacePath;
+import io.boxline.NotFoundException;
+import io.boxline.RetentionPolicy;
+import io.boxline.RetryPolicy;
+import io.boxline.StartPosition;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.testkit.Await;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What an operator sees and cleans up through {@link io.boxline.Admin}: listings, reading the log
+ * without a subscription, failure counts, and deleting subscriptions, topics and namespaces.
+ */
+public abstract class AdminBehaviour extends DatabaseSuite {
+  private Boxline boxline;
+
+  @BeforeEach
+  void start() {
+    boxline = db.boxline(b -> b.retentionInterval(Duration.ofMillis(200)));
+  }
+
+  private long logRows() {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT count(*) FROM " + db.schema() + ".log")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void everythingCreatedIsListedAndTheLogIsReadWithoutMovingACursor() {
+    TopicName t = topic(boxline, "acme/admin/orders", 2);
+    subscribe(boxline, "billing", t);
+    SuiteSupport.publish(boxline, t, "k", 14);
+    SuiteSupport.awaitSequenced(boxline, "billing", 14);
+
+    assertThat(boxline.admin().namespaces())
+        .extracting(NamespacePath::toString)
+        .contains("acme", "acme/admin");
+    assertThat(boxline.admin().subscriptions())
+        .singleElement()
+        .satisfies(s -> assertThat(s.topics()).containsExactly(t));
+    io.boxline.TopicState state = boxline.admin().topicState(t);
+    assertThat(state.heads()).hasSize(2);
+    assertThat(state.events()).isEqualTo(14);
+    assertThat(state.retention()).isEqualTo(io.boxline.RetentionPolicy.forever());
+    List<Event> all = new java.util.ArrayList<>();
+    for (int p = 0; p < 2; p++) {
+      all.addAll(boxline.admin().events(EventQuery.of(t, p)));
+    }
+    assertThat(all).hasSize(14);
+    Event some = all.get(3);
+    assertThat(boxline.admin().events(EventQuery.of(t, some.partition()).key(some.key()).limit(50)))
+        .isNotEmpty()
+        .allSatisfy(e -> assertThat(e.key()).isEqualTo(some.key()));
+    assertThat(boxline.admin().events(EventQuery.of(t, some.partition()).eventId(some.id())))
+        .singleElement()
+        .satisfies(e -> assertThat(body(e)).isEqualTo(body(some)));
+    assertThat(boxline.admin().event(t, some.partition(), some.sequence()))
+        .hasValueSatisfying(e -> assertThat(e.id()).isEqualTo(some.id()));
+    assertThat(boxline.admin().event(t, some.partition(), 1_000)).isEmpty();
+    assertThat(boxline.admin().events(EventQuery.of(t, some.partition()).after(1).limit(2)))
+        .extracting(Event::sequence)
+        .containsExactly(2L, 3L);
+    assertThatThrownBy(() -> boxline.admin().events(EventQuery.of(t, 2)))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("partitions 0 to 1");
+    assertThatThrownBy(
+            () -> boxline.admin().events(EventQuery.of(TopicName.of("acme/admin", "none"), 0)))
+        .isInstanceOf(NotFoundException.class);
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("billing")))
+        .as("reading moved no cursor")
+        .isZero();
+  }
+
+  @Test
+  void aSubscriptionWithLiveConsumersIsDeletedOnlyWhenForcedAndItsNameStartsAfresh() {
+    TopicName t = topic(boxline, "acme/admin/live", 2);
+    subscribe(boxline, "live", t);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Consumer c = boxline.consumer("live").handler(e -> seen.add(body(e))).start();
+    SuiteSupport.publish(boxline, t, "k", 6);
+    Await.until(WAIT, "6 handled", () -> c.handledCount() == 6);
+
+    assertThatThrownBy(() -> boxline.admin().deleteSubscription("live", false))
+        .isInstanceOf(BusySubscriptionException.class)
+        .hasMessageContaining("live consumers");
+    assertThat(boxline.admin().subscription("live")).isPresent();
+    assertThat(boxline.admin().deleteSubscription("live", true)).isTrue();
+    assertThat(boxline.admin().subscription("live")).isEmpty();
+    assertThat(boxline.admin().deleteSubscription("live", true)).isFalse();
+    c.close();
+
+    boxline
+        .admin()
+        .createSubscription(SubscriptionSpec.of("live", t).startAt(StartPosition.earliest()));
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("live")))
+        .as("a subscription created again under the name starts afresh")
+        .isZero();
+    List<String> again = new CopyOnWriteArrayList<>();
+    boxline.consumer("live").handler(e -> again.add(body(e))).start();
+    Await.until(WAIT, "the 6 events again", () -> again.size() == 6);
+    assertThat(again).containsExactlyInAnyOrderElementsOf(seen);
+  }
+
+  @Test
+  void anAbandonedSubscriptionStopsHoldingRetentionBackOnceDeleted() {
+    TopicName t = topic(boxline, "acme/admin/kept", 1);
+    subscribe(boxline, "abandoned", t);
+    boxline.admin().setRetention(t, RetentionPolicy.byAge(Duration.ofMillis(200)));
+    SuiteSupport.publish(boxline, t, "k", 5);
+    SuiteSupport.awaitSequenced(boxline, "abandoned", 5);
+    Await.until(
+        WAIT,
+        "retention runs after the events aged",
+        () -> boxline.stats().retentionRuns() >= 3 && olderThanOneSecond() == 5);
+    assertThat(logRows()).as("kept for the subscription that has not read them").isEqualTo(5);
+
+    assertThat(boxline.admin().deleteSubscription("abandoned", false)).isTrue();
+    Await.until(WAIT, "the log purged", () -> logRows() == 0);
+  }
+
+  private long olderThanOneSecond() {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT count(*) FROM "
+                    + db.schema()
+                    + ".log WHERE "
+                    + db.olderThanSeconds("created_at", 1))) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void aTopicReadBySubscriptionsIsDeletedOnlyWhenForcedAndCanBeCreatedAgain() {
+    TopicName t = topic(boxline, "acme/admin/gone", 2);
+    TopicName kept = topic(boxline, "acme/admin/kept", 1);
+    subscribe(boxline, "reader", t, kept);
+    SuiteSupport.publish(boxline, t, "k", 4);
+    SuiteSupport.awaitSequenced(boxline, "reader", 4);
+
+    assertThatThrownBy(() -> boxline.admin().deleteTopic(t, false))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("[reader]");
+    assertThat(boxline.admin().deleteTopic(t, true)).isTrue();
+    assertThat(boxline.admin().topic(t)).isEmpty();
+    assertThat(boxline.admin().subscription("reader").orElseThrow().topics()).containsExactly(kept);
+    assertThat(logRows()).isZero();
+    assertThatThrownBy(() -> boxline.admin().events(EventQuery.of(t, 0)))
+        .isInstanceOf(NotFoundException.class);
+    assertThat(boxline.admin().deleteTopic(t, true)).isFalse();
+
+    topic(boxline, "acme/admin/gone", 3);
+    SuiteSupport.Recorder fresh = SuiteSupport.record(boxline, "fresh", t);
+    SuiteSupport.publish(boxline, t, "n", 3);
+    Await.until(WAIT, "events on the topic created again", () -> fresh.size() == 3);
+    assertThatThrownBy(() -> boxline.admin().deleteNamespace(NamespacePath.of("acme/admin")))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("not empty");
+  }
+
+  @Test
+  void failureCountsShowWhatEachSubscriptionSetAside() {
+    TopicName t = topic(boxline, "acme/admin/fail", 1);
+    subscribe(boxline, "picky", t);
+    assertThat(boxline.admin().failures("picky")).isEqualTo(FailureCounts.none("picky"));
+    boxline
+        .consumer("picky")
+        .retryPolicy(
+            RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                .inPlaceAttempts(1)
+                .maxAttempts(2)
+                .jitter(0))
+        .handler(
+            e -> {
+              if (body(e).startsWith("bad")) {
+                throw new IllegalStateException("no");
+              }
+            })
+        .start();
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, SuiteSupport.raw(t, "a", "bad-1")));
+    boxline.inTransaction(
+        tx -> boxline.publisher().publish(tx, SuiteSupport.raw(t, "b", "good-1")));
+    Await.until(
+        WAIT, "one dead letter", () -> boxline.admin().failures("picky").deadLetters() == 1);
+    assertThat(boxline.admin().failures()).containsExactly(new FailureCounts("picky", 0, 0, 1));
+    assertThat(boxline.admin().inboxSize("picky")).isZero();
+    assertThat(boxline.admin().retrying("picky", 100)).as("nothing waits any more").isEmpty();
+    assertThatThrownBy(() -> boxline.admin().retrying("picky", 0))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("between 1 and 10000");
+    assertThatThrownBy(() -> boxline.admin().failures("nobody"))
+        .isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void theGroupShowsMembersLeasesAndLagPerPartition() {
+    TopicName t = topic(boxline, "acme/admin/group", 4);
+    subscribe(boxline, "workers", t);
+    SuiteSupport.publish(boxline, t, "k", 8);
+    SuiteSupport.awaitSequenced(boxline, "workers", 8);
+    GroupState idle = boxline.admin().group("workers");
+    assertThat(idle.members()).isEmpty();
+    assertThat(idle.partitions()).hasSize(4).allSatisfy(p -> assertThat(p.owner()).isNull());
+    assertThat(idle.partitions().stream().mapToLong(p -> p.lag().backlog()).sum()).isEqualTo(8);
+
+    // Handlers that wait keep every partition leased (idle partitions are released after a while).
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Consumer c =
+        boxline
+            .consumer("workers")
+            .concurrency(4)
+            .handler(e -> SuiteSupport.awaitRelease(release))
+            .start();
+    for (int p = 0; p < 4; p++) {
+      String key = SuiteSupport.keyFor(p, 4);
+      boxline.inTransaction(
+          tx -> boxline.publisher().publish(tx, SuiteSupport.raw(t, key, "held")));
+    }
+    Await.until(
+        WAIT,
+        "the consumer holds every partition",
+        () ->
+            boxline.admin().group("workers").partitions().stream()
+                .allMatch(p -> c.id().equals(p.owner())));
+    GroupState busy = boxline.admin().group("workers");
+    assertThat(busy.members())
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.id()).isEqualTo(c.id());
+              assertThat(m.leases()).isEqualTo(4);
+              assertThat(m.lastCheckIn()).isNotNull();
+              assertThat(m.deadline()).isAfter(m.lastCheckIn());
+            });
+    assertThat(busy.partitions()).allSatisfy(p -> assertThat(p.epoch()).isPositive());
+    assertThat(busy.policy()).isEqualTo(boxline.admin().groupPolicy("workers"));
+    release.countDown();
+    Await.until(WAIT, "all handled", () -> c.handledCount() == 12);
+    c.close();
+  }
+}
