@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -18,6 +19,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -50,7 +52,8 @@ final class GroupFaults implements AutoCloseable {
   static final double JITTER = 1.1;
 
   /** One row of the {@code lease} table. */
-  record LeaseRow(Part part, String owner, long epoch, boolean releasing) {}
+  /** One row of the {@code lease} table; {@code since} is when it was taken or marked RELEASING. */
+  record LeaseRow(Part part, String owner, long epoch, boolean releasing, Instant since) {}
 
   /** One row of the {@code cursor} table. */
   record CursorRow(Part part, long position, long epoch, String owner) {}
@@ -134,7 +137,7 @@ final class GroupFaults implements AutoCloseable {
   Map<Part, LeaseRow> leases(String group) {
     Map<Part, LeaseRow> out = new TreeMap<>();
     String sql =
-        "SELECT topic_id, partition, owner, epoch, releasing FROM "
+        "SELECT topic_id, partition, owner, epoch, releasing, since FROM "
             + table("lease")
             + " WHERE group_name = ?";
     try (Connection c = fx.db().dataSource().getConnection();
@@ -143,13 +146,36 @@ final class GroupFaults implements AutoCloseable {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Part p = new Part(rs.getLong(1), rs.getInt(2));
-          out.put(p, new LeaseRow(p, rs.getString(3), rs.getLong(4), rs.getBoolean(5)));
+          out.put(
+              p,
+              new LeaseRow(
+                  p,
+                  rs.getString(3),
+                  rs.getLong(4),
+                  rs.getBoolean(5),
+                  rs.getTimestamp(6).toInstant()));
         }
       }
     } catch (SQLException e) {
       throw new IllegalStateException(sql, e);
     }
     return out;
+  }
+
+  /** When the member's row says it counts as dead (database clock), if it has a row. */
+  Optional<Instant> memberExpiry(String group, String member) {
+    String sql =
+        "SELECT expires_at FROM " + table("member") + " WHERE group_name = ? AND member_id = ?";
+    try (Connection c = fx.db().dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, group);
+      ps.setString(2, member);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getTimestamp(1).toInstant()) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
   }
 
   /** Active (not RELEASING) leases per owner. */
