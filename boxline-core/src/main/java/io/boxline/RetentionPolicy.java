@@ -14,8 +14,16 @@ import java.time.Duration;
  * @param maxEventsPerPartition how many of the newest events each partition keeps (a bound on the
  *     topic's size), or 0 for no such bound; an event goes when it is past its age OR this many
  *     events behind its partition's newest
+ * @param abandonAfter how long {@code keepUnconsumed} keeps waiting for a subscription that has no
+ *     live consumer (default {@link #DEFAULT_ABANDON_AFTER}, 7 days): past it the subscription
+ *     counts as abandoned and no longer holds events back, so a forgotten subscription cannot stop
+ *     retention forever. A subscription with a live consumer, however slow, is never abandoned.
  */
-public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxEventsPerPartition) {
+public record RetentionPolicy(
+    Duration maxAge, boolean keepUnconsumed, long maxEventsPerPartition, Duration abandonAfter) {
+  /** How long a subscription without a live consumer holds events back by default. */
+  public static final Duration DEFAULT_ABANDON_AFTER = Duration.ofDays(7);
+
   public RetentionPolicy {
     if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
       throw new ValidationException("retention maxAge must be positive, got " + maxAge);
@@ -25,11 +33,23 @@ public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxE
           "retention maxEventsPerPartition must be positive (or 0 for no bound), got "
               + maxEventsPerPartition);
     }
+    java.util.Objects.requireNonNull(abandonAfter, "abandonAfter");
+    if (abandonAfter.isNegative() || abandonAfter.isZero()) {
+      throw new ValidationException(
+          "retention abandonAfter must be positive (how long a subscription without a live consumer"
+              + " holds events back), got "
+              + abandonAfter);
+    }
   }
 
   /** A policy by age only. */
   public RetentionPolicy(Duration maxAge, boolean keepUnconsumed) {
     this(maxAge, keepUnconsumed, 0);
+  }
+
+  /** A policy with the default {@link #abandonAfter()}. */
+  public RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxEventsPerPartition) {
+    this(maxAge, keepUnconsumed, maxEventsPerPartition, DEFAULT_ABANDON_AFTER);
   }
 
   public static RetentionPolicy forever() {
@@ -51,7 +71,7 @@ public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxE
       throw new ValidationException(
           "retention maxEventsPerPartition must be at least 1, got " + maxEvents);
     }
-    return new RetentionPolicy(maxAge, keepUnconsumed, maxEvents);
+    return new RetentionPolicy(maxAge, keepUnconsumed, maxEvents, abandonAfter);
   }
 
   /**
@@ -59,6 +79,14 @@ public record RetentionPolicy(Duration maxAge, boolean keepUnconsumed, long maxE
    * are lost to it).
    */
   public RetentionPolicy deleteUnconsumed() {
-    return new RetentionPolicy(maxAge, false, maxEventsPerPartition);
+    return new RetentionPolicy(maxAge, false, maxEventsPerPartition, abandonAfter);
+  }
+
+  /**
+   * How long a subscription without a live consumer still holds events back (with {@code
+   * keepUnconsumed}); whether a subscription has a live consumer is checked at every retention run.
+   */
+  public RetentionPolicy abandonAfter(Duration after) {
+    return new RetentionPolicy(maxAge, keepUnconsumed, maxEventsPerPartition, after);
   }
 }

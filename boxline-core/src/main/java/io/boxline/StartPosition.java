@@ -38,12 +38,31 @@ public final class StartPosition {
     return new StartPosition(Kind.TIMESTAMP, Objects.requireNonNull(timestamp, "timestamp"));
   }
 
+  /** The position of {@code kind}; {@code timestamp} is required for TIMESTAMP only. */
+  public static StartPosition of(Kind kind, Instant timestamp) {
+    return switch (Objects.requireNonNull(kind, "kind")) {
+      case EARLIEST -> EARLIEST;
+      case LATEST -> LATEST;
+      case TIMESTAMP -> at(timestamp);
+    };
+  }
+
   public Kind kind() {
     return kind;
   }
 
   public Instant timestamp() {
     return timestamp;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof StartPosition p && p.kind == kind && Objects.equals(p.timestamp, timestamp);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(kind, timestamp);
   }
 
   @Override

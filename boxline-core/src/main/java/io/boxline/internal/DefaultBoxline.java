@@ -121,6 +121,8 @@ public final class DefaultBoxline implements Boxline {
             ? null
             : new RetentionLoop(
                 store,
+                settings.coordination(),
+                recent::clear,
                 sequencer::isLeader,
                 settings.instanceId(),
                 settings.retentionInterval(),

@@ -137,7 +137,7 @@ final class PlainDelivery {
         LOG.log(
             Level.WARNING,
             "consumer {0}: {1} no longer holds the events handed over by the sequencer (database"
-                + " restarted?); reading them again from the log",
+                + " restarted, or retention removed them?); reading them again from the log",
             id,
             p.ref());
         return false;

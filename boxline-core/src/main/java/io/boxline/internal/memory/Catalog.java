@@ -135,7 +135,8 @@ final class Catalog {
     }
     topics.sort(TOPIC_ORDER);
     SubscriptionInfo s =
-        new SubscriptionInfo(spec.name(), nextSubscriptionId++, List.copyOf(topics), now);
+        new SubscriptionInfo(
+            spec.name(), nextSubscriptionId++, List.copyOf(topics), now, spec.start(), now);
     subscriptionsByName.put(s.name(), s);
     subscriptionsById.put(s.id(), s);
     return s;
@@ -147,6 +148,25 @@ final class Catalog {
 
   Optional<SubscriptionInfo> subscription(long id) {
     return Optional.ofNullable(subscriptionsById.get(id));
+  }
+
+  /** Stamps the subscriptions as having a live consumer at {@code now}. */
+  void markActive(java.util.Collection<Long> ids, Instant now) {
+    for (long id : ids) {
+      SubscriptionInfo s = subscriptionsById.get(id);
+      if (s != null) {
+        SubscriptionInfo stamped =
+            new SubscriptionInfo(s.name(), s.id(), s.topics(), s.createdAt(), s.start(), now);
+        subscriptionsById.put(id, stamped);
+        subscriptionsByName.put(s.name(), stamped);
+      }
+    }
+  }
+
+  /** Whether the subscription last had a live consumer before {@code cutoff}. */
+  boolean abandoned(long id, Instant cutoff) {
+    SubscriptionInfo s = subscriptionsById.get(id);
+    return s != null && s.lastActive().isBefore(cutoff);
   }
 
   /** Every subscription, by name. */
@@ -184,7 +204,8 @@ final class Catalog {
         List<TopicName> rest = new ArrayList<>(s.topics());
         rest.remove(t.name());
         SubscriptionInfo changed =
-            new SubscriptionInfo(s.name(), s.id(), List.copyOf(rest), s.createdAt());
+            new SubscriptionInfo(
+                s.name(), s.id(), List.copyOf(rest), s.createdAt(), s.start(), s.lastActive());
         subscriptionsById.put(s.id(), changed);
         subscriptionsByName.put(s.name(), changed);
       }

@@ -53,12 +53,15 @@ final class Cursors {
     return of(subscriptionId).get(k);
   }
 
-  /** The lowest position of the partition's cursors, or {@code Long.MAX_VALUE} when none. */
-  long slowest(PartitionKey k) {
+  /**
+   * The lowest position of the partition's cursors of the subscriptions {@code counted} accepts, or
+   * {@code Long.MAX_VALUE} when none.
+   */
+  long slowest(PartitionKey k, java.util.function.LongPredicate counted) {
     long min = Long.MAX_VALUE;
-    for (Map<PartitionKey, Cursor> cursors : bySubscription.values()) {
-      Cursor c = cursors.get(k);
-      if (c != null) {
+    for (var e : bySubscription.entrySet()) {
+      Cursor c = e.getValue().get(k);
+      if (c != null && counted.test(e.getKey())) {
         min = Math.min(min, c.position);
       }
     }

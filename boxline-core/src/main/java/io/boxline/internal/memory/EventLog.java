@@ -24,7 +24,6 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.BiPredicate;
 import java.util.function.Predicate;
-import java.util.function.ToLongFunction;
 
 /**
  * The publishing side of the in-memory store: the outbox, the log with its gap-free sequence per
@@ -426,13 +425,13 @@ final class EventLog {
   // ------------------------------------------------------------------ retention
   /**
    * Deletes events of topics with a retention that are past its age or size bound, except, with
-   * keepUnconsumed, those the slowest cursor of their partition has not passed, and those some
-   * subscription keeps parked. Returns how many.
+   * keepUnconsumed, those the slowest cursor of their partition (of the subscriptions the policy
+   * still waits for) has not passed, and those some subscription keeps parked. Returns how many.
    */
   long purgeLog(
       Map<Long, RetentionPolicy> retentions,
       Instant now,
-      ToLongFunction<PartitionKey> slowestCursor,
+      java.util.function.ToLongBiFunction<PartitionKey, RetentionPolicy> slowestCursor,
       BiPredicate<PartitionKey, Long> parked) {
     long deleted = 0;
     for (Map.Entry<PartitionKey, Partition> e : partitions.entrySet()) {
@@ -442,7 +441,7 @@ final class EventLog {
       }
       Partition p = e.getValue();
       Instant cutoff = policy.maxAge() == null ? null : now.minus(policy.maxAge());
-      long slowest = slowestCursor.applyAsLong(e.getKey());
+      long slowest = slowestCursor.applyAsLong(e.getKey(), policy);
       for (var it = p.rows.values().iterator(); it.hasNext(); ) {
         Row r = it.next();
         boolean expired =

@@ -374,12 +374,26 @@ public final class InMemoryStore extends MemoryCursorStore implements Store {
           Instant now = db.now();
           long events =
               db.log.purgeLog(
-                  db.catalog.retentions(), now, db.cursors::slowest, db.parking::parkedAnywhere);
+                  db.catalog.retentions(),
+                  now,
+                  (k, policy) ->
+                      db.cursors.slowest(
+                          k, id -> !db.catalog.abandoned(id, now.minus(policy.abandonAfter()))),
+                  db.parking::parkedAnywhere);
           return new PurgeResult(
               events,
               db.parking.purgeInbox(now.minus(inboxAge)),
               db.parking.purgeDead(now.minus(deadLetterAge)),
               db.log.purgeKeys(now.minus(idempotencyAge)));
+        });
+  }
+
+  @Override
+  public void markActive(java.util.Collection<Long> subscriptionIds) {
+    db.locked(
+        () -> {
+          db.catalog.markActive(subscriptionIds, db.now());
+          return null;
         });
   }
 

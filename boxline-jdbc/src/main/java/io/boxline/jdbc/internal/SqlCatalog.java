@@ -168,7 +168,13 @@ final class SqlCatalog {
           }
           Long id =
               dialect.insertReturningId(
-                  c, sql("insert_subscription"), ps -> ps.setString(1, spec.name()));
+                  c,
+                  sql("insert_subscription"),
+                  ps -> {
+                    ps.setString(1, spec.name());
+                    ps.setString(2, spec.start().kind().name());
+                    dialect.bindInstant(ps, 3, spec.start().timestamp());
+                  });
           if (id == null) {
             SubscriptionInfo existing = subscription(c, spec.name()).orElseThrow();
             io.boxline.spi.CatalogStore.requireSameTopics(existing, spec);
@@ -241,6 +247,8 @@ final class SqlCatalog {
   private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
     long id;
     Instant created;
+    StartPosition start;
+    Instant active;
     try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
@@ -249,6 +257,8 @@ final class SqlCatalog {
         }
         id = rs.getLong(1);
         created = dialect.instant(rs, 2);
+        start = start(rs, 3);
+        active = dialect.instant(rs, 5);
       }
     }
     List<TopicName> topics = new ArrayList<>();
@@ -260,7 +270,34 @@ final class SqlCatalog {
         }
       }
     }
-    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created));
+    return Optional.of(new SubscriptionInfo(name, id, List.copyOf(topics), created, start, active));
+  }
+
+  /** The start position in columns {@code at} (kind) and {@code at + 1} (time); null if unknown. */
+  private StartPosition start(ResultSet rs, int at) throws SQLException {
+    String kind = rs.getString(at);
+    return kind == null
+        ? null
+        : StartPosition.of(StartPosition.Kind.valueOf(kind), dialect.instant(rs, at + 1));
+  }
+
+  /** Stamps the subscriptions as having a live consumer now (database clock). */
+  void markActive(java.util.Collection<Long> ids) {
+    if (ids.isEmpty()) {
+      return;
+    }
+    db.tx(
+        "mark_active",
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql("mark_active"))) {
+            for (long id : ids) {
+              ps.setLong(1, id);
+              ps.addBatch();
+            }
+            ps.executeBatch();
+          }
+          return null;
+        });
   }
 
   Optional<SubscriptionInfo> findSubscription(String name) {
@@ -338,7 +375,14 @@ final class SqlCatalog {
           long id = rs.getLong(1);
           if (!byId.containsKey(id)) {
             byId.put(
-                id, new SubscriptionInfo(rs.getString(2), id, List.of(), dialect.instant(rs, 3)));
+                id,
+                new SubscriptionInfo(
+                    rs.getString(2),
+                    id,
+                    List.of(),
+                    dialect.instant(rs, 3),
+                    start(rs, 6),
+                    dialect.instant(rs, 8)));
             topics.put(id, new ArrayList<>());
           }
           String namespace = rs.getString(4);
@@ -351,7 +395,13 @@ final class SqlCatalog {
     byId.forEach(
         (id, s) ->
             out.add(
-                new SubscriptionInfo(s.name(), id, List.copyOf(topics.get(id)), s.createdAt())));
+                new SubscriptionInfo(
+                    s.name(),
+                    id,
+                    List.copyOf(topics.get(id)),
+                    s.createdAt(),
+                    s.start(),
+                    s.lastActive())));
     return out;
   }
 

@@ -111,7 +111,8 @@ final class SqlParking {
               1, policy.maxAge() == null ? null : policy.maxAge().toMillis(), Types.BIGINT);
           ps.setBoolean(2, policy.keepUnconsumed());
           ps.setLong(3, policy.maxEventsPerPartition());
-          ps.setLong(4, topicId);
+          ps.setLong(4, policy.abandonAfter().toMillis());
+          ps.setLong(5, topicId);
         });
   }
 
@@ -133,7 +134,8 @@ final class SqlParking {
             rs -> {
               long ms = rs.getLong(1);
               Duration age = rs.wasNull() ? null : Duration.ofMillis(ms);
-              return new RetentionPolicy(age, rs.getBoolean(2), rs.getLong(3));
+              return new RetentionPolicy(
+                  age, rs.getBoolean(2), rs.getLong(3), Duration.ofMillis(rs.getLong(4)));
             })
         .orElse(RetentionPolicy.forever());
   }

@@ -27,7 +27,8 @@ public final class SqlScript {
           "V9__kept_plans.sql",
           "V10__in_transaction_sequencing.sql",
           "V11__publish_checks.sql",
-          "V12__group_limits.sql");
+          "V12__group_limits.sql",
+          "V13__subscription_activity.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
@@ -43,7 +44,8 @@ public final class SqlScript {
           "V6__in_transaction_sequencing.sql",
           "V7__publish_checks.sql",
           "V8__outbox_rejected.sql",
-          "V9__group_limits.sql");
+          "V9__group_limits.sql",
+          "V10__subscription_activity.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =
@@ -53,7 +55,8 @@ public final class SqlScript {
           "V3__retries_dead_letters_inbox.sql",
           "V4__in_transaction_sequencing.sql",
           "V5__outbox_rejected.sql",
-          "V6__group_limits.sql");
+          "V6__group_limits.sql",
+          "V7__subscription_activity.sql");
 
   private SqlScript() {}
 

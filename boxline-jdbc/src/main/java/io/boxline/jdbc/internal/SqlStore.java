@@ -475,6 +475,11 @@ abstract class SqlStore implements Store {
   }
 
   @Override
+  public void markActive(java.util.Collection<Long> subscriptionIds) {
+    catalog.markActive(subscriptionIds);
+  }
+
+  @Override
   public PurgeResult purge(
       Duration inboxAge, Duration deadLetterAge, Duration idempotencyAge, int batch) {
     return parking.purge(inboxAge, deadLetterAge, idempotencyAge, batch);

@@ -8,7 +8,7 @@
 SELECT path FROM ${schema}.${p}namespace ORDER BY path
 
 -- name: all_subscriptions
-SELECT s.id, s.name, s.created_at, n.path, t.name
+SELECT s.id, s.name, s.created_at, n.path, t.name, s.start_kind, s.start_at, s.active_at
   FROM ${schema}.${p}subscription s
   LEFT JOIN ${schema}.${p}subscription_topic st ON st.subscription_id = s.id
   LEFT JOIN ${schema}.${p}topic t ON t.id = st.topic_id
@@ -94,5 +94,5 @@ SELECT s.name, COUNT(*)
  ORDER BY s.name
 
 -- name: topic_retention
-SELECT retention_ms, retention_keep_unconsumed, COALESCE(retention_max_events, 0)
+SELECT retention_ms, retention_keep_unconsumed, COALESCE(retention_max_events, 0), retention_abandon_ms
   FROM ${schema}.${p}topic WHERE id = ?

@@ -65,11 +65,11 @@ SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
  ORDER BY n.path, t.name
 
 -- name: insert_subscription
-INSERT IGNORE INTO ${schema}.${p}subscription (name, created_at)
-VALUES (?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
+INSERT IGNORE INTO ${schema}.${p}subscription (name, start_kind, start_at, created_at, active_at)
+VALUES (?, ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 
 -- name: subscription_by_name
-SELECT id, created_at FROM ${schema}.${p}subscription WHERE name = ?
+SELECT id, created_at, start_kind, start_at, active_at FROM ${schema}.${p}subscription WHERE name = ?
 
 -- name: subscription_topics
 SELECT n.path, t.name
@@ -567,8 +567,13 @@ VALUES (?, UNHEX(?), ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 SELECT EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE subscription_id = ? AND dedup_hash = UNHEX(?))
 
 -- ---------------------------------------------------------------- retention
+-- Subscriptions whose group has a live member now (Admin's lastActive; retention's abandonAfter).
+-- name: mark_active
+UPDATE ${schema}.${p}subscription SET active_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) WHERE id = ?
+
 -- name: set_retention
-UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?, retention_max_events = ?
+UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?, retention_max_events = ?,
+       retention_abandon_ms = ?
  WHERE id = ?
 
 -- Events of topics with a retention that are past their age or more than retention_max_events behind their
@@ -585,8 +590,12 @@ SELECT o.topic_id, o.`partition`, o.seq
          AND o.created_at < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - t.retention_ms * 1000)
         OR (t.retention_max_events > 0 AND o.seq <= p.last_seq - t.retention_max_events))
    AND (NOT t.retention_keep_unconsumed
-        OR o.seq <= (SELECT COALESCE(MIN(c.position), o.seq) FROM ${schema}.${p}cursor c
-                      WHERE c.topic_id = o.topic_id AND c.`partition` = o.`partition`))
+        OR o.seq <= (SELECT COALESCE(MIN(c.position), o.seq)
+                       FROM ${schema}.${p}cursor c
+                       JOIN ${schema}.${p}subscription s ON s.id = c.subscription_id
+                      WHERE c.topic_id = o.topic_id AND c.`partition` = o.`partition`
+                        AND s.active_at >= UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+                                           - t.retention_abandon_ms * 1000))
    AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
                     WHERE k.topic_id = o.topic_id AND k.`partition` = o.`partition` AND k.seq = o.seq)
  LIMIT ?

@@ -49,12 +49,12 @@ SELECT t.id, n.path, t.name, t.partitions, t.created_at, t.sequencing
  ORDER BY n.path, t.name
 
 -- name: insert_subscription
-INSERT INTO ${schema}.${p}subscription (name) VALUES (?)
+INSERT INTO ${schema}.${p}subscription (name, start_kind, start_at) VALUES (?, ?, ?)
 ON CONFLICT (name) DO NOTHING
 RETURNING id
 
 -- name: subscription_by_name
-SELECT id, created_at FROM ${schema}.${p}subscription WHERE name = ?
+SELECT id, created_at, start_kind, start_at, active_at FROM ${schema}.${p}subscription WHERE name = ?
 
 -- name: subscription_topics
 SELECT n.path, t.name
@@ -545,9 +545,13 @@ INSERT INTO ${schema}.${p}inbox (subscription_id, dedup_key) VALUES (?, ?) ON CO
 SELECT EXISTS (SELECT 1 FROM ${schema}.${p}inbox WHERE subscription_id = ? AND dedup_key = ?)
 
 -- ---------------------------------------------------------------- retention
+-- Subscriptions whose group has a live member now (Admin's lastActive; retention's abandonAfter).
+-- name: mark_active
+UPDATE ${schema}.${p}subscription SET active_at = now() WHERE id = ?
+
 -- name: set_retention
 UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?,
-       retention_max_events = NULLIF(?::bigint, 0)
+       retention_max_events = NULLIF(?::bigint, 0), retention_abandon_ms = ?
  WHERE id = ?
 
 -- Events more than retention_max_events behind their partition's newest, in batches: a primary-key range
@@ -562,15 +566,19 @@ DELETE FROM ${schema}.${p}log l
            AND o.seq <= pp.last_seq - t.retention_max_events
          WHERE t.retention_max_events IS NOT NULL
            AND (NOT t.retention_keep_unconsumed
-                OR o.seq <= (SELECT coalesce(min(c.position), o.seq) FROM ${schema}.${p}cursor c
-                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition))
+                OR o.seq <= (SELECT coalesce(min(c.position), o.seq)
+                               FROM ${schema}.${p}cursor c
+                               JOIN ${schema}.${p}subscription s ON s.id = c.subscription_id
+                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition
+                                AND s.active_at >= now() - t.retention_abandon_ms * interval '1 millisecond'))
            AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
                             WHERE k.topic_id = o.topic_id AND k.partition = o.partition AND k.seq = o.seq)
          LIMIT ?) d
  WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
 
 -- Old events of topics with a retention, in batches. Events still parked by a subscription stay; with
--- keep_unconsumed, so do events some cursor has not passed.
+-- keep_unconsumed, so do events the cursor of some subscription not yet abandoned (a live consumer within
+-- retention_abandon_ms) has not passed.
 -- name: purge_log
 DELETE FROM ${schema}.${p}log l
  USING (SELECT o.topic_id, o.partition, o.seq
@@ -579,8 +587,11 @@ DELETE FROM ${schema}.${p}log l
          WHERE t.retention_ms IS NOT NULL
            AND o.created_at < now() - t.retention_ms * interval '1 millisecond'
            AND (NOT t.retention_keep_unconsumed
-                OR o.seq <= (SELECT coalesce(min(c.position), o.seq) FROM ${schema}.${p}cursor c
-                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition))
+                OR o.seq <= (SELECT coalesce(min(c.position), o.seq)
+                               FROM ${schema}.${p}cursor c
+                               JOIN ${schema}.${p}subscription s ON s.id = c.subscription_id
+                              WHERE c.topic_id = o.topic_id AND c.partition = o.partition
+                                AND s.active_at >= now() - t.retention_abandon_ms * interval '1 millisecond'))
            AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
                             WHERE k.topic_id = o.topic_id AND k.partition = o.partition AND k.seq = o.seq)
          LIMIT ?) d

@@ -67,7 +67,30 @@ public abstract class AdminBehaviour extends DatabaseSuite {
         .contains("acme", "acme/admin");
     assertThat(boxline.admin().subscriptions())
         .singleElement()
-        .satisfies(s -> assertThat(s.topics()).containsExactly(t));
+        .satisfies(
+            s -> {
+              assertThat(s.topics()).containsExactly(t);
+              assertThat(s.start()).isEqualTo(io.boxline.StartPosition.earliest());
+              assertThat(s.lastActive()).isEqualTo(s.createdAt());
+            });
+    // Each start position is stored as given and shown by the listing and by name.
+    java.time.Instant at = java.time.Instant.parse("2026-01-02T03:04:05.123456Z");
+    boxline
+        .admin()
+        .createSubscription(
+            io.boxline.SubscriptionSpec.of("audit", t).startAt(io.boxline.StartPosition.latest()));
+    boxline
+        .admin()
+        .createSubscription(
+            io.boxline.SubscriptionSpec.of("replay", t).startAt(io.boxline.StartPosition.at(at)));
+    assertThat(boxline.admin().subscriptions())
+        .extracting(io.boxline.SubscriptionInfo::name, io.boxline.SubscriptionInfo::start)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("audit", io.boxline.StartPosition.latest()),
+            org.assertj.core.groups.Tuple.tuple("billing", io.boxline.StartPosition.earliest()),
+            org.assertj.core.groups.Tuple.tuple("replay", io.boxline.StartPosition.at(at)));
+    boxline.admin().deleteSubscription("audit", false);
+    boxline.admin().deleteSubscription("replay", false);
     io.boxline.TopicState state = boxline.admin().topicState(t);
     assertThat(state.heads()).hasSize(2);
     assertThat(state.events()).isEqualTo(14);

@@ -166,6 +166,94 @@ public abstract class RetentionBehaviour {
     assertThat(boxline.admin().lag("never").get(0).lastSequence()).isEqualTo(5);
   }
 
+  private io.boxline.SubscriptionInfo subscription(String name) {
+    return boxline.admin().subscriptions().stream()
+        .filter(s -> s.name().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  @Test
+  void anAbandonedSubscriptionStopsHoldingBackRetention() {
+    TopicName t = topic(boxline, "acme/ret4/events", 1);
+    subscribe(boxline, "live", t);
+    subscribe(boxline, "gone", t);
+    boxline
+        .admin()
+        .setRetention(
+            t, RetentionPolicy.byAge(Duration.ofMillis(300)).abandonAfter(Duration.ofSeconds(2)));
+    assertThat(boxline.admin().topicState(t).retention().abandonAfter())
+        .isEqualTo(Duration.ofSeconds(2));
+    List<String> live = new CopyOnWriteArrayList<>();
+    boxline.consumer("live").handler(e -> live.add(body(e))).start();
+    SuiteSupport.publish(boxline, t, "k", 10);
+    Await.until(WAIT, "live read all", () -> live.size() == 10);
+    // Nobody ever consumed "gone": once it has been without a consumer for 2 s it no longer holds
+    // the events its cursor has not passed.
+    Await.until(WAIT, "log purged", () -> count("SELECT count(*) FROM " + table("log")) == 0);
+    io.boxline.SubscriptionInfo gone = subscription("gone");
+    io.boxline.SubscriptionInfo stamped = subscription("live");
+    assertThat(gone.lastActive()).isEqualTo(gone.createdAt());
+    assertThat(stamped.lastActive()).isAfter(stamped.createdAt());
+    assertThat(boxline.admin().lag("gone").get(0).position()).isZero();
+    // A consumer that comes back later (once the run that purged has finished) gets what is still
+    // in the log: the new events, not the purged ones this process still had in its hand-over.
+    long runs = boxline.stats().retentionRuns();
+    Await.until(WAIT, "the purging run finished", () -> boxline.stats().retentionRuns() > runs);
+    List<String> back = new CopyOnWriteArrayList<>();
+    boxline.consumer("gone").handler(e -> back.add(body(e))).start();
+    SuiteSupport.publish(boxline, t, "n", 2);
+    Await.until(WAIT, "the returning consumer read the new events", () -> back.size() >= 2);
+    SuiteSupport.awaitCaughtUp(boxline, "gone");
+    assertThat(back).containsExactly("n-0", "n-1");
+  }
+
+  @Test
+  void aLiveConsumerHowSlowSoeverKeepsItsSubscriptionFromBeingAbandoned() {
+    TopicName t = topic(boxline, "acme/ret5/events", 1);
+    subscribe(boxline, "stuck", t);
+    boxline
+        .admin()
+        .setRetention(
+            t, RetentionPolicy.byAge(Duration.ofMillis(300)).abandonAfter(Duration.ofSeconds(1)));
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("stuck")
+        .handler(
+            e -> {
+              try {
+                if (!release.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                  throw new IllegalStateException("never released");
+                }
+              } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(ex);
+              }
+              handled.add(body(e));
+            })
+        .start();
+    SuiteSupport.publish(boxline, t, "k", 5);
+    io.boxline.SubscriptionInfo created = subscription("stuck");
+    // Live (checking in) but not moving for more than twice abandonAfter, with retention runs
+    // since.
+    Await.until(
+        WAIT,
+        "the stuck subscription stamped live more than 2 s after its creation",
+        () ->
+            subscription("stuck")
+                .lastActive()
+                .isAfter(created.createdAt().plus(Duration.ofSeconds(2))));
+    long runs = boxline.stats().retentionRuns();
+    Await.until(WAIT, "two more retention runs", () -> boxline.stats().retentionRuns() >= runs + 2);
+    assertThat(count("SELECT count(*) FROM " + table("log")))
+        .as("events the live but slow subscription has not passed")
+        .isEqualTo(5);
+    release.countDown();
+    Await.until(WAIT, "all handled", () -> handled.size() == 5);
+    Await.until(WAIT, "log purged", () -> count("SELECT count(*) FROM " + table("log")) == 0);
+  }
+
   @Test
   void parkedEventsOutliveTheirRetentionUntilResolvedAndOldDeadLettersAndKeysGo() {
     TopicName t = topic(boxline, "acme/ret3/events", 1);

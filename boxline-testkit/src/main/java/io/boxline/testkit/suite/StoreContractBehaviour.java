@@ -330,6 +330,40 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void aSubscriptionMarkedActiveHoldsRetentionBackAndAnAbandonedOneNoLonger() {
+    List<OutboxRecord> records = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      records.add(record(orders, 0, "k" + i, null));
+    }
+    appendAndSequence(records);
+    assertThat(sub.start()).isEqualTo(io.boxline.StartPosition.earliest());
+    assertThat(sub.lastActive()).isEqualTo(sub.createdAt());
+    store.markActive(List.of(sub.id()));
+    SubscriptionInfo stamped = store.subscriptions().get(0);
+    assertThat(stamped.lastActive()).isAfterOrEqualTo(sub.createdAt());
+    // Keep one event per partition; billing's cursor (at 0) holds the other two while it counts as
+    // active (abandonAfter 7 days by default) ...
+    store.setRetention(orders.id(), io.boxline.RetentionPolicy.bySize(1));
+    assertThat(
+            store.purge(Duration.ofDays(1), Duration.ofDays(1), Duration.ofDays(1), 100).events())
+        .isZero();
+    assertThat(store.read(orders.id(), 0, 0, 100)).hasSize(3);
+    // ... and not once it has had no live consumer for longer than abandonAfter.
+    store.setRetention(
+        orders.id(), io.boxline.RetentionPolicy.bySize(1).abandonAfter(Duration.ofMillis(200)));
+    io.boxline.testkit.Await.until(
+        Duration.ofSeconds(10),
+        "billing abandoned and its unread events purged",
+        () -> {
+          store.purge(Duration.ofDays(1), Duration.ofDays(1), Duration.ofDays(1), 100);
+          return store.read(orders.id(), 0, 0, 100).size() == 1;
+        });
+    assertThat(store.read(orders.id(), 0, 0, 100))
+        .extracting(StoredEvent::sequence)
+        .containsExactly(3L);
+  }
+
+  @Test
   void namespacesAndSubscriptionsAreListed() {
     store.createNamespace(NamespacePath.of("acme/contract/deeper"));
     store.createSubscription(SubscriptionSpec.of("audit", ORDERS, DIRECT));
