@@ -1,0 +1,154 @@
+package io.boxline.server;
+
+import io.boxline.GroupPolicy;
+import io.boxline.NamespacePath;
+import io.boxline.RetentionPolicy;
+import io.boxline.Sequencing;
+import io.boxline.StartPosition;
+import io.boxline.TopicName;
+import io.boxline.server.internal.ConfigReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything a {@link BoxlineServer} runs, as read from its YAML file ({@link #load(Path)}); the
+ * file format is described in docs/guide/server.md. Values are validated when read: a config that
+ * loads is one the server can start with.
+ *
+ * @param source where the config came from (a file path, or "defaults")
+ * @param http the HTTP listener
+ * @param database where events live; no URL means an embedded PostgreSQL (for trying it out)
+ * @param tokens who may call the API; empty only when {@code auth.disabled} is true
+ * @param authDisabled every request is treated as an admin of every namespace (for a laptop only)
+ * @param namespaces namespaces created at start when missing
+ * @param topics topics created at start when missing (an existing one must match)
+ * @param subscriptions subscriptions created at start when missing (an existing one must match)
+ * @param relays relays this server runs (each a member of its subscription's consumer group)
+ * @param defaultGroupPolicy the cluster default group policy, set at start when given
+ */
+public record ServerConfig(
+    String source,
+    Http http,
+    Database database,
+    List<Token> tokens,
+    boolean authDisabled,
+    List<NamespacePath> namespaces,
+    List<Topic> topics,
+    List<Subscription> subscriptions,
+    List<RelaySpec> relays,
+    Optional<GroupPolicy> defaultGroupPolicy) {
+
+  /**
+   * Reads and validates a YAML file; {@code ${NAME}} and {@code ${NAME:-default}} read the
+   * environment.
+   */
+  public static ServerConfig load(Path file) {
+    return ConfigReader.read(file, System.getenv());
+  }
+
+  /** Reads and validates YAML text; {@code source} names it in errors. */
+  public static ServerConfig parse(String yaml, String source, Map<String, String> environment) {
+    return ConfigReader.parse(yaml, source, environment);
+  }
+
+  /**
+   * @param host address to bind (default 127.0.0.1; 0.0.0.0 for every interface)
+   * @param port port (default 8080; 0 picks a free one)
+   * @param maxBodyBytes largest request body accepted (default 4 MiB); larger gets 413
+   * @param threads request threads (default 32); server-sent-event streams take one each
+   * @param maxStreams open tail streams at most (default 16; more get 503)
+   * @param shutdownTimeout how long SIGTERM waits for in-flight requests, relays and consumers
+   *     (default 20 s)
+   * @param protectMetrics require a token with read access for {@code /metrics} (default false)
+   * @param keystore PKCS#12 keystore for TLS, or empty for plain HTTP
+   * @param keystorePassword the keystore's password
+   */
+  public record Http(
+      String host,
+      int port,
+      int maxBodyBytes,
+      int threads,
+      int maxStreams,
+      Duration shutdownTimeout,
+      boolean protectMetrics,
+      Optional<Path> keystore,
+      String keystorePassword) {}
+
+  /**
+   * @param url JDBC URL of PostgreSQL, MariaDB/MySQL or H2; empty starts an embedded PostgreSQL
+   * @param user user name (from the environment, e.g. {@code ${DB_USER}})
+   * @param password password (from the environment; never logged)
+   * @param schema schema (PostgreSQL, H2) or database (MariaDB) for Boxline's tables
+   * @param poolSize connections at most (default 16)
+   */
+  public record Database(
+      Optional<String> url, String user, String password, String schema, int poolSize) {
+    @Override
+    public String toString() {
+      return "Database[url=" + url.orElse("(embedded PostgreSQL)") + ", user=" + user + "]";
+    }
+  }
+
+  /** The roles a token can have, from most to least powerful. */
+  public enum Role {
+    /** Everything in its namespaces: create, delete, rewind, policies, plus what the others do. */
+    ADMIN,
+    /** Read everything in its namespaces, redrive and discard dead letters. */
+    OPERATOR,
+    /** Publish to topics in its namespaces. */
+    PRODUCER,
+    /** Read and tail topics in its namespaces. */
+    CONSUMER
+  }
+
+  /**
+   * A bearer token.
+   *
+   * @param name shown in logs instead of the secret
+   * @param secret the token's value (at least 16 characters)
+   * @param role what it may do
+   * @param namespaces namespace prefixes it may touch: {@code acme} covers {@code acme} and {@code
+   *     acme/billing}; {@code *} covers every namespace (and the cluster-wide settings)
+   */
+  public record Token(String name, String secret, Role role, List<String> namespaces) {
+    @Override
+    public String toString() {
+      return "Token[" + name + ", " + role + ", " + namespaces + "]";
+    }
+  }
+
+  public record Topic(
+      TopicName name, int partitions, Sequencing sequencing, Optional<RetentionPolicy> retention) {}
+
+  public record Subscription(
+      String name,
+      List<TopicName> topics,
+      StartPosition start,
+      Optional<GroupPolicy> groupPolicy) {}
+
+  /**
+   * A relay: the subscription's events go to one sink.
+   *
+   * @param name shown in logs and metrics
+   * @param subscription the subscription it consumes (created by this config or already there)
+   * @param kind webhook, kafka, rabbitmq or nats
+   * @param settings the sink's settings (validated per kind when read)
+   * @param batchSize events per batch (default 100)
+   * @param concurrency partitions sent at once (default 4)
+   */
+  public record RelaySpec(
+      String name,
+      String subscription,
+      String kind,
+      Map<String, String> settings,
+      int batchSize,
+      int concurrency) {
+    @Override
+    public String toString() {
+      return "Relay[" + name + ", " + kind + ", " + subscription + "]";
+    }
+  }
+}

@@ -1,0 +1,570 @@
+package io.boxline.server.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.boxline.Admin;
+import io.boxline.Boxline;
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.EventQuery;
+import io.boxline.FailureCounts;
+import io.boxline.NamespacePath;
+import io.boxline.PartitionLag;
+import io.boxline.RetryingEvent;
+import io.boxline.Sequencing;
+import io.boxline.StartPosition;
+import io.boxline.SubscriptionInfo;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.server.internal.Auth.Action;
+import io.boxline.server.internal.Auth.Caller;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The admin endpoints: everything {@link Admin} and {@link io.boxline.DeadLetters} offer. */
+final class AdminApi {
+  private final Boxline boxline;
+  private final Admin admin;
+  private final Clock clock;
+
+  AdminApi(Boxline boxline, Clock clock) {
+    this.boxline = boxline;
+    this.admin = boxline.admin();
+    this.clock = clock;
+  }
+
+  void register(Router r) {
+    r.add("GET", "/v1/whoami", this::whoami);
+    r.add("GET", "/v1/namespaces", this::namespaces);
+    r.add("POST", "/v1/namespaces", this::createNamespace);
+    r.add("DELETE", "/v1/namespaces/{namespace}", this::deleteNamespace);
+    r.add("GET", "/v1/topics", this::topics);
+    r.add("POST", "/v1/topics", this::createTopic);
+    r.add("GET", "/v1/topics/{topic}", this::topic);
+    r.add("DELETE", "/v1/topics/{topic}", this::deleteTopic);
+    r.add("PUT", "/v1/topics/{topic}/retention", this::setRetention);
+    r.add("GET", "/v1/topics/{topic}/partitions/{partition}/events", this::events);
+    r.add("GET", "/v1/topics/{topic}/partitions/{partition}/events/{sequence}", this::event);
+    r.add("GET", "/v1/subscriptions", this::subscriptions);
+    r.add("POST", "/v1/subscriptions", this::createSubscription);
+    r.add("GET", "/v1/subscriptions/{subscription}", this::subscription);
+    r.add("DELETE", "/v1/subscriptions/{subscription}", this::deleteSubscription);
+    r.add("GET", "/v1/subscriptions/{subscription}/lag", this::lag);
+    r.add("GET", "/v1/subscriptions/{subscription}/group", this::group);
+    r.add("GET", "/v1/subscriptions/{subscription}/group-policy", this::groupPolicy);
+    r.add("PUT", "/v1/subscriptions/{subscription}/group-policy", this::setGroupPolicy);
+    r.add("DELETE", "/v1/subscriptions/{subscription}/group-policy", this::clearGroupPolicy);
+    r.add("POST", "/v1/subscriptions/{subscription}/rewind", this::rewind);
+    r.add("GET", "/v1/subscriptions/{subscription}/failures", this::subscriptionFailures);
+    r.add("GET", "/v1/subscriptions/{subscription}/retries", this::retries);
+    r.add("GET", "/v1/subscriptions/{subscription}/dead-letters", this::deadLetters);
+    r.add(
+        "POST",
+        "/v1/subscriptions/{subscription}/dead-letters/redrive",
+        c -> redriveOrDiscard(c, true));
+    r.add(
+        "POST",
+        "/v1/subscriptions/{subscription}/dead-letters/discard",
+        c -> redriveOrDiscard(c, false));
+    r.add("GET", "/v1/failures", this::failures);
+    r.add("GET", "/v1/outbox", this::outbox);
+    r.add("PUT", "/v1/group-policy", this::setDefaultGroupPolicy);
+  }
+
+  private void whoami(Call c) {
+    c.json(
+        200,
+        Views.of("name", c.caller.name, "role", c.caller.role.name().toLowerCase(Locale.ROOT)));
+  }
+
+  private void namespaces(Call c) {
+    c.caller.require(Action.READ);
+    List<String> out = new ArrayList<>();
+    for (NamespacePath ns : admin.namespaces()) {
+      if (c.caller.covers(ns)) {
+        out.add(ns.toString());
+      }
+    }
+    c.json(200, Views.of("namespaces", out));
+  }
+
+  private void createNamespace(Call c) {
+    JsonNode body = c.body();
+    NamespacePath ns = Call.valid(() -> NamespacePath.of(text(body, "name", true)));
+    c.caller.require(Action.MANAGE, ns);
+    admin.createNamespace(ns);
+    c.json(201, Views.of("name", ns.toString()));
+  }
+
+  private void deleteNamespace(Call c) {
+    NamespacePath ns = c.namespace();
+    c.caller.require(Action.MANAGE, ns);
+    c.json(200, Views.of("name", ns.toString(), "deleted", admin.deleteNamespace(ns)));
+  }
+
+  private void topics(Call c) {
+    c.caller.require(Action.READ);
+    List<Object> out = new ArrayList<>();
+    for (TopicInfo t : admin.topics()) {
+      if (c.caller.covers(t.name())) {
+        out.add(Views.topic(t));
+      }
+    }
+    c.json(200, Views.of("topics", out));
+  }
+
+  private void createTopic(Call c) {
+    JsonNode body = c.body();
+    TopicName name = Call.valid(() -> TopicName.parse(text(body, "name", true)));
+    c.caller.require(Action.MANAGE, name);
+    int partitions = integer(body, "partitions", 16);
+    String seq = Optional.ofNullable(text(body, "sequencing", false)).orElse("sequencer");
+    Sequencing sequencing;
+    try {
+      sequencing = Sequencing.valueOf(seq.toUpperCase(Locale.ROOT).replace('-', '_'));
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest(
+          "sequencing must be sequencer or in-transaction, got '" + seq + "'");
+    }
+    admin.createNamespace(name.namespace());
+    c.json(201, Views.topic(admin.createTopic(name, partitions, sequencing)));
+  }
+
+  private void topic(Call c) {
+    TopicName t = c.topic();
+    c.caller.require(Action.READ, t);
+    c.json(200, Views.topicState(admin.topicState(t)));
+  }
+
+  private void deleteTopic(Call c) {
+    TopicName t = c.topic();
+    c.caller.require(Action.MANAGE, t);
+    c.json(
+        200, Views.of("name", t.toString(), "deleted", admin.deleteTopic(t, c.boolQuery("force"))));
+  }
+
+  private void setRetention(Call c) {
+    TopicName t = c.topic();
+    c.caller.require(Action.MANAGE, t);
+    admin.setRetention(t, ConfigReader.retentionFrom(c.body()));
+    c.json(200, Views.topicState(admin.topicState(t)));
+  }
+
+  private void events(Call c) {
+    TopicName t = c.topic();
+    requireReadEvents(c.caller, t);
+    int partition = partition(c, t);
+    String id = c.query("id").orElse(null);
+    EventQuery q =
+        Call.valid(
+            () ->
+                new EventQuery(
+                    t,
+                    partition,
+                    c.longQuery("after", 0),
+                    c.query("key").orElse(null),
+                    id == null ? null : uuid(id),
+                    c.intQuery("limit", 100, 1, 1000)));
+    List<Event> events = admin.events(q);
+    List<Object> out = new ArrayList<>();
+    events.forEach(e -> out.add(Views.event(e)));
+    Long next = events.size() < q.limit() ? null : events.get(events.size() - 1).sequence();
+    c.json(200, Views.of("events", out, "next", next));
+  }
+
+  private void event(Call c) {
+    TopicName t = c.topic();
+    requireReadEvents(c.caller, t);
+    int partition = partition(c, t);
+    long seq;
+    try {
+      seq = Long.parseLong(c.param("sequence"));
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest(
+          "sequence must be a whole number, got '" + c.param("sequence") + "'");
+    }
+    Event e =
+        admin
+            .event(t, partition, seq)
+            .orElseThrow(
+                () ->
+                    ApiException.notFound(
+                        "no event at " + t + " partition " + partition + " sequence " + seq));
+    c.json(200, Views.event(e));
+  }
+
+  static void requireReadEvents(Caller caller, TopicName t) {
+    if (!caller.may(Action.READ)) {
+      caller.require(Action.CONSUME, t);
+    } else {
+      caller.require(Action.READ, t);
+    }
+  }
+
+  private int partition(Call c, TopicName t) {
+    int p;
+    try {
+      p = Integer.parseInt(c.param("partition"));
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest(
+          "partition must be a whole number, got '" + c.param("partition") + "'");
+    }
+    TopicInfo info =
+        admin.topic(t).orElseThrow(() -> ApiException.notFound("topic " + t + " does not exist"));
+    if (p < 0 || p >= info.partitions()) {
+      throw ApiException.badRequest(
+          "topic " + t + " has partitions 0 to " + (info.partitions() - 1) + "; got " + p);
+    }
+    return p;
+  }
+
+  private void subscriptions(Call c) {
+    c.caller.require(Action.READ);
+    List<Object> out = new ArrayList<>();
+    for (SubscriptionInfo s : admin.subscriptions()) {
+      if (c.caller.coversAll(s.topics())) {
+        out.add(Views.subscription(s));
+      }
+    }
+    c.json(200, Views.of("subscriptions", out));
+  }
+
+  private void createSubscription(Call c) {
+    JsonNode body = c.body();
+    String name = text(body, "name", true);
+    JsonNode topicsNode = body.get("topics");
+    if (topicsNode == null || !topicsNode.isArray() || topicsNode.isEmpty()) {
+      throw ApiException.badRequest(
+          "topics must be a list of one or more topic names, e.g. [\"acme/orders\"]");
+    }
+    List<TopicName> topics = new ArrayList<>();
+    for (JsonNode t : topicsNode) {
+      if (!t.isTextual()) {
+        throw ApiException.badRequest("topics must hold topic names as strings");
+      }
+      topics.add(Call.valid(() -> TopicName.parse(t.asText())));
+    }
+    c.caller.requireAll(Action.MANAGE, topics, "every topic of the subscription");
+    StartPosition start =
+        start(Optional.ofNullable(text(body, "start", false)).orElse("earliest"), "start");
+    SubscriptionSpec spec =
+        Call.valid(
+            () -> SubscriptionSpec.of(name, topics.toArray(TopicName[]::new)).startAt(start));
+    c.json(201, Views.subscription(admin.createSubscription(spec)));
+  }
+
+  /**
+   * The subscription of the path, after checking the caller may {@code action} on all its topics.
+   */
+  private SubscriptionInfo subscription(Call c, Action action) {
+    c.caller.require(action);
+    String name = c.param("subscription");
+    Optional<SubscriptionInfo> found = Call.valid(() -> admin.subscription(name));
+    if (found.isEmpty()) {
+      throw missingSubscription(c.caller, name);
+    }
+    c.caller.requireAll(action, found.get().topics(), "subscription '" + name + "'");
+    return found.get();
+  }
+
+  /**
+   * 404 for a token of every namespace; for a token of some, the same 403 as for a subscription of
+   * another tenant, so that names outside its namespaces cannot be probed.
+   */
+  private static ApiException missingSubscription(Caller caller, String name) {
+    if (caller.allAccess()) {
+      return ApiException.notFound("subscription '" + name + "' does not exist");
+    }
+    return caller.outOfScope("subscription '" + name + "' (or it does not exist)");
+  }
+
+  private void subscription(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    Map<String, Object> out = Views.subscription(s);
+    out.put("groupPolicy", Views.policy(admin.groupPolicy(s.name())));
+    out.put("failures", Views.failures(admin.failures(s.name())));
+    c.json(200, out);
+  }
+
+  private void deleteSubscription(Call c) {
+    c.caller.require(Action.MANAGE);
+    String name = c.param("subscription");
+    Optional<SubscriptionInfo> s = Call.valid(() -> admin.subscription(name));
+    if (s.isPresent()) {
+      c.caller.requireAll(Action.MANAGE, s.get().topics(), "subscription '" + name + "'");
+    } else if (!c.caller.allAccess()) {
+      throw missingSubscription(c.caller, name);
+    }
+    c.json(
+        200,
+        Views.of("name", name, "deleted", admin.deleteSubscription(name, c.boolQuery("force"))));
+  }
+
+  private void lag(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    Instant now = clock.instant();
+    List<Object> out = new ArrayList<>();
+    long total = 0;
+    double oldest = 0;
+    for (PartitionLag l : admin.lag(s.name())) {
+      Map<String, Object> v = Views.lag(l, now);
+      total += l.backlog();
+      oldest = Math.max(oldest, (Double) v.get("lagSeconds"));
+      out.add(v);
+    }
+    c.json(
+        200,
+        Views.of("subscription", s.name(), "lag", total, "lagSeconds", oldest, "partitions", out));
+  }
+
+  private void group(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    c.json(200, Views.group(admin.group(s.name())));
+  }
+
+  private void groupPolicy(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    c.json(200, Views.policy(admin.groupPolicy(s.name())));
+  }
+
+  private void setGroupPolicy(Call c) {
+    SubscriptionInfo s = subscription(c, Action.MANAGE);
+    admin.setGroupPolicy(s.name(), ConfigReader.groupPolicyFrom(c.body()));
+    c.json(200, Views.policy(admin.groupPolicy(s.name())));
+  }
+
+  private void clearGroupPolicy(Call c) {
+    SubscriptionInfo s = subscription(c, Action.MANAGE);
+    admin.setGroupPolicy(s.name(), null);
+    c.json(200, Views.policy(admin.groupPolicy(s.name())));
+  }
+
+  private void setDefaultGroupPolicy(Call c) {
+    c.caller.requireCluster(Action.MANAGE);
+    var policy = ConfigReader.groupPolicyFrom(c.body());
+    admin.setDefaultGroupPolicy(policy);
+    c.json(200, Views.policy(policy));
+  }
+
+  private void rewind(Call c) {
+    SubscriptionInfo s = subscription(c, Action.MANAGE);
+    JsonNode body = c.body();
+    StartPosition to = start(text(body, "to", true), "to");
+    Instant now = clock.instant();
+    List<Object> out = new ArrayList<>();
+    for (PartitionLag l : admin.rewind(s.name(), to)) {
+      out.add(Views.lag(l, now));
+    }
+    c.json(200, Views.of("subscription", s.name(), "partitions", out));
+  }
+
+  private void subscriptionFailures(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    Map<String, Object> out = Views.failures(admin.failures(s.name()));
+    out.put("inbox", admin.inboxSize(s.name()));
+    c.json(200, out);
+  }
+
+  private void retries(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    List<Object> out = new ArrayList<>();
+    for (RetryingEvent r : admin.retrying(s.name(), c.intQuery("limit", 100, 1, 10_000))) {
+      out.add(Views.retrying(r));
+    }
+    c.json(200, Views.of("retries", out));
+  }
+
+  private void deadLetters(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    DeadLetterQuery q = deadLetterQuery(s.name(), c.query, c.intQuery("limit", 100, 1, 10_000));
+    List<Object> out = new ArrayList<>();
+    for (DeadLetter d : boxline.deadLetters().list(q)) {
+      out.add(Views.deadLetter(d));
+    }
+    c.json(200, Views.of("deadLetters", out));
+  }
+
+  /**
+   * Redrives (in order per key) or discards the dead letters the body's filters select; with {@code
+   * "dryRun": true} only counts them, so a person can confirm first.
+   */
+  private void redriveOrDiscard(Call c, boolean redrive) {
+    SubscriptionInfo s = subscription(c, Action.REDRIVE);
+    JsonNode body = c.bodyOrEmpty();
+    if (!body.isObject()) {
+      throw ApiException.badRequest("the body must be a JSON object of filters");
+    }
+    Map<String, String> filters = new java.util.HashMap<>();
+    body.fields()
+        .forEachRemaining(
+            f -> {
+              if (f.getKey().equals("dryRun")) {
+                if (!f.getValue().isBoolean()) {
+                  throw ApiException.badRequest("dryRun must be true or false");
+                }
+              } else if (f.getValue().isTextual() || f.getValue().isIntegralNumber()) {
+                filters.put(f.getKey(), f.getValue().asText());
+              } else if (!f.getValue().isNull()) {
+                throw ApiException.badRequest(
+                    "filter '"
+                        + f.getKey()
+                        + "' must be a string; nothing was "
+                        + (redrive ? "redriven" : "discarded"));
+              }
+            });
+    int limit = filters.containsKey("limit") ? parseLimit(filters.remove("limit")) : 100_000;
+    DeadLetterQuery q = deadLetterQuery(s.name(), filters, limit);
+    boolean dryRun = body.path("dryRun").asBoolean(false);
+    int n;
+    if (dryRun) {
+      n = boxline.deadLetters().list(q).size();
+    } else {
+      n = redrive ? boxline.deadLetters().redrive(q) : boxline.deadLetters().discard(q);
+    }
+    c.json(
+        200,
+        Views.of(
+            "subscription",
+            s.name(),
+            "action",
+            redrive ? "redrive" : "discard",
+            "dryRun",
+            dryRun,
+            "affected",
+            n));
+  }
+
+  private static int parseLimit(String s) {
+    try {
+      return Integer.parseInt(s);
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest("limit must be a whole number, got '" + s + "'");
+    }
+  }
+
+  private static final java.util.Set<String> DEAD_LETTER_FILTERS =
+      java.util.Set.of(
+          "topic", "type", "key", "eventId", "error", "deadBefore", "deadAfter", "limit");
+
+  private static DeadLetterQuery deadLetterQuery(
+      String subscription, Map<String, String> f, int limit) {
+    for (String k : f.keySet()) {
+      if (!DEAD_LETTER_FILTERS.contains(k)) {
+        throw ApiException.badRequest(
+            "unknown filter '"
+                + k
+                + "'; filters are "
+                + new java.util.TreeSet<>(DEAD_LETTER_FILTERS));
+      }
+    }
+    return Call.valid(
+        () ->
+            new DeadLetterQuery(
+                subscription,
+                f.get("topic") == null ? null : TopicName.parse(f.get("topic")),
+                blankToNull(f.get("type")),
+                blankToNull(f.get("key")),
+                f.get("eventId") == null ? null : uuid(f.get("eventId")),
+                blankToNull(f.get("error")),
+                f.get("deadBefore") == null ? null : instant(f.get("deadBefore"), "deadBefore"),
+                f.get("deadAfter") == null ? null : instant(f.get("deadAfter"), "deadAfter"),
+                limit));
+  }
+
+  private void failures(Call c) {
+    c.caller.require(Action.READ);
+    Map<String, SubscriptionInfo> visible = new java.util.HashMap<>();
+    for (SubscriptionInfo s : admin.subscriptions()) {
+      if (c.caller.coversAll(s.topics())) {
+        visible.put(s.name(), s);
+      }
+    }
+    List<Object> out = new ArrayList<>();
+    for (FailureCounts f : admin.failures()) {
+      if (visible.containsKey(f.subscription())) {
+        out.add(Views.failures(f));
+      }
+    }
+    c.json(200, Views.of("failures", out));
+  }
+
+  private void outbox(Call c) {
+    c.caller.requireCluster(Action.READ);
+    var b = admin.outboxBacklog();
+    c.json(
+        200,
+        Views.of(
+            "events", b.events(),
+            "oldestCreatedAt", Views.time(b.oldestCreatedAt()),
+            "ageSeconds", b.age(clock.instant()).toMillis() / 1000.0));
+  }
+
+  static StartPosition start(String s, String field) {
+    try {
+      return ConfigReader.startPosition(s);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest(
+          field
+              + " must be earliest, latest or an ISO-8601 time such as 2026-01-31T12:00:00Z; got '"
+              + s
+              + "'");
+    }
+  }
+
+  static String text(JsonNode body, String field, boolean required) {
+    if (!body.isObject()) {
+      throw ApiException.badRequest("the body must be a JSON object");
+    }
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      if (required) {
+        throw ApiException.badRequest("the body needs \"" + field + "\"");
+      }
+      return null;
+    }
+    if (!v.isTextual()) {
+      throw ApiException.badRequest("\"" + field + "\" must be a string");
+    }
+    return v.asText();
+  }
+
+  static int integer(JsonNode body, String field, int dflt) {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return dflt;
+    }
+    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+      throw ApiException.badRequest("\"" + field + "\" must be a whole number");
+    }
+    return v.asInt();
+  }
+
+  static UUID uuid(String s) {
+    try {
+      return UUID.fromString(s);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest("'" + s + "' is not an event id (a UUID)");
+    }
+  }
+
+  private static Instant instant(String s, String field) {
+    try {
+      return Instant.parse(s);
+    } catch (DateTimeParseException e) {
+      throw ApiException.badRequest(
+          field + " must be an ISO-8601 time such as 2026-01-31T12:00:00Z; got '" + s + "'");
+    }
+  }
+
+  private static String blankToNull(String s) {
+    return s == null || s.isEmpty() ? null : s;
+  }
+}

@@ -1,0 +1,705 @@
+package io.boxline.server.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.boxline.BoxlineException;
+import io.boxline.GroupPolicy;
+import io.boxline.NamespacePath;
+import io.boxline.RetentionPolicy;
+import io.boxline.Sequencing;
+import io.boxline.StartPosition;
+import io.boxline.TopicName;
+import io.boxline.server.ConfigException;
+import io.boxline.server.ServerConfig;
+import io.boxline.server.ServerConfig.Role;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the server's YAML config into a {@link ServerConfig}: unknown keys, wrong types, missing
+ * environment variables and impossible values are refused with the file, the key and the fix.
+ */
+public final class ConfigReader {
+  /** {@code ${NAME}} or {@code ${NAME:-default}}. */
+  private static final Pattern VARIABLE =
+      Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
+
+  /** Extra admin token from the environment, so a quick start needs no file. */
+  public static final String ADMIN_TOKEN_VARIABLE = "BOXLINE_ADMIN_TOKEN";
+
+  private static final List<String> KINDS = List.of("webhook", "kafka", "rabbitmq", "nats");
+  private static final Map<String, Set<String>> SINK_KEYS =
+      Map.of(
+          "webhook", Set.of("url", "secret", "standardWebhooksSecret", "requestTimeout"),
+          "kafka", Set.of("bootstrapServers", "topic"),
+          "rabbitmq", Set.of("uri", "exchange", "routingKey"),
+          "nats", Set.of("servers", "subject", "stream"));
+  private static final Map<String, String> SINK_REQUIRED =
+      Map.of("webhook", "url", "kafka", "bootstrapServers", "rabbitmq", "uri", "nats", "servers");
+
+  private final String source;
+  private final Map<String, String> env;
+
+  /** False for request bodies: ${...} there is text, not a variable. */
+  private final boolean expand;
+
+  private ConfigReader(String source, Map<String, String> env) {
+    this(source, env, true);
+  }
+
+  private ConfigReader(String source, Map<String, String> env, boolean expand) {
+    this.source = source;
+    this.env = env;
+    this.expand = expand;
+  }
+
+  public static ServerConfig read(Path file, Map<String, String> env) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(
+          file.toString(),
+          "",
+          "no such file; pass the path of a YAML config (see docs/guide/server.md)");
+    } catch (IOException e) {
+      throw new ConfigException(file.toString(), "", "cannot be read: " + e.getMessage());
+    }
+    return parse(text, file.toString(), env);
+  }
+
+  public static ServerConfig parse(String yaml, String source, Map<String, String> env) {
+    JsonNode root;
+    try {
+      root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new ConfigException(
+          source,
+          "",
+          "is not valid YAML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
+    } catch (IOException e) {
+      throw new ConfigException(source, "", "cannot be read: " + e.getMessage());
+    }
+    if (root == null || root.isMissingNode() || root.isNull()) {
+      root = new ObjectMapper().createObjectNode();
+    }
+    ConfigReader reader = new ConfigReader(source, env);
+    return reader.config(reader.new Node(root, ""));
+  }
+
+  /** The defaults alone: embedded PostgreSQL, tokens from the environment. */
+  public static ServerConfig defaults(Map<String, String> env) {
+    return parse("", "defaults", env);
+  }
+
+  private ServerConfig config(Node root) {
+    root.object();
+    root.only(
+        "http",
+        "database",
+        "auth",
+        "tokens",
+        "namespaces",
+        "topics",
+        "subscriptions",
+        "relays",
+        "groupPolicy");
+    ServerConfig.Http http = http(root.get("http"));
+    ServerConfig.Database db = database(root.get("database"));
+    Node auth = root.get("auth");
+    auth.only("disabled");
+    boolean authDisabled = auth.bool("disabled", false);
+    List<ServerConfig.Token> tokens = new ArrayList<>();
+    Set<String> names = new HashSet<>();
+    for (Node t : root.get("tokens").list()) {
+      ServerConfig.Token token = token(t);
+      if (!names.add(token.name())) {
+        throw t.get("name")
+            .error("token name '" + token.name() + "' is used twice; names must differ");
+      }
+      tokens.add(token);
+    }
+    String adminToken = env.get(ADMIN_TOKEN_VARIABLE);
+    if (adminToken != null && !adminToken.isEmpty()) {
+      requireSecret(adminToken, new Node(MissingNode.getInstance(), "$" + ADMIN_TOKEN_VARIABLE));
+      tokens.add(
+          new ServerConfig.Token("$" + ADMIN_TOKEN_VARIABLE, adminToken, Role.ADMIN, List.of("*")));
+    }
+    if (authDisabled && !tokens.isEmpty()) {
+      throw auth.get("disabled")
+          .error(
+              "is true while tokens are declared (or "
+                  + ADMIN_TOKEN_VARIABLE
+                  + " is set); remove one or the other");
+    }
+    if (tokens.isEmpty() && !authDisabled) {
+      throw new ConfigException(
+          source,
+          "tokens",
+          "no token is declared, so nobody could call the API; declare tokens (see"
+              + " docs/guide/server.md), set the environment variable "
+              + ADMIN_TOKEN_VARIABLE
+              + ", or set auth.disabled: true on a machine nobody else can reach");
+    }
+    List<NamespacePath> namespaces = new ArrayList<>();
+    for (Node n : root.get("namespaces").list()) {
+      namespaces.add(n.parse(s -> NamespacePath.of(s)));
+    }
+    List<ServerConfig.Topic> topics = new ArrayList<>();
+    Set<TopicName> topicNames = new HashSet<>();
+    for (Node t : root.get("topics").list()) {
+      ServerConfig.Topic topic = topic(t);
+      if (!topicNames.add(topic.name())) {
+        throw t.get("name").error("topic " + topic.name() + " is declared twice");
+      }
+      topics.add(topic);
+    }
+    List<ServerConfig.Subscription> subscriptions = new ArrayList<>();
+    Set<String> subscriptionNames = new HashSet<>();
+    for (Node s : root.get("subscriptions").list()) {
+      ServerConfig.Subscription sub = subscription(s);
+      if (!subscriptionNames.add(sub.name())) {
+        throw s.get("name").error("subscription '" + sub.name() + "' is declared twice");
+      }
+      subscriptions.add(sub);
+    }
+    List<ServerConfig.RelaySpec> relays = new ArrayList<>();
+    Set<String> relayNames = new HashSet<>();
+    for (Node r : root.get("relays").list()) {
+      ServerConfig.RelaySpec relay = relay(r);
+      if (!relayNames.add(relay.name())) {
+        throw r.get("name").error("relay '" + relay.name() + "' is declared twice");
+      }
+      relays.add(relay);
+    }
+    Optional<GroupPolicy> policy =
+        root.has("groupPolicy")
+            ? Optional.of(groupPolicy(root.get("groupPolicy")))
+            : Optional.empty();
+    return new ServerConfig(
+        source,
+        http,
+        db,
+        List.copyOf(tokens),
+        authDisabled,
+        List.copyOf(namespaces),
+        List.copyOf(topics),
+        List.copyOf(subscriptions),
+        List.copyOf(relays),
+        policy);
+  }
+
+  private ServerConfig.Http http(Node n) {
+    n.only(
+        "host",
+        "port",
+        "maxBodyBytes",
+        "threads",
+        "maxStreams",
+        "shutdownTimeout",
+        "protectMetrics",
+        "keystore",
+        "keystorePassword");
+    Optional<Path> keystore = n.optionalText("keystore").map(Path::of);
+    String password = n.text("keystorePassword", "");
+    if (keystore.isPresent() && !Files.isReadable(keystore.get())) {
+      throw n.get("keystore")
+          .error("cannot read " + keystore.get() + "; give the path of a PKCS#12 file");
+    }
+    int threads = n.integer("threads", 32, 4, 1024);
+    int maxStreams = n.integer("maxStreams", 16, 1, 1024);
+    if (maxStreams > threads - 2) {
+      throw n.get("maxStreams")
+          .error(
+              "is "
+                  + maxStreams
+                  + " but only "
+                  + threads
+                  + " threads serve requests and each stream holds one; keep it at most threads - 2 ("
+                  + (threads - 2)
+                  + ") so health checks and other calls still get through");
+    }
+    return new ServerConfig.Http(
+        n.text("host", "127.0.0.1"),
+        n.integer("port", 8080, 0, 65_535),
+        n.integer("maxBodyBytes", 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+        threads,
+        maxStreams,
+        n.duration("shutdownTimeout", Duration.ofSeconds(20)),
+        n.bool("protectMetrics", false),
+        keystore,
+        password);
+  }
+
+  private ServerConfig.Database database(Node n) {
+    n.only("url", "user", "password", "schema", "poolSize");
+    Optional<String> url = n.optionalText("url");
+    if (url.isPresent() && !url.get().startsWith("jdbc:")) {
+      throw n.get("url")
+          .error(
+              "'"
+                  + url.get()
+                  + "' is not a JDBC URL; write e.g. jdbc:postgresql://127.0.0.1:5432/app");
+    }
+    String schema = n.text("schema", "boxline");
+    if (n.has("schema")) {
+      n.get("schema").parse(io.boxline.Names::requireSchema);
+    }
+    return new ServerConfig.Database(
+        url, n.text("user", ""), n.text("password", ""), schema, n.integer("poolSize", 16, 2, 500));
+  }
+
+  private ServerConfig.Token token(Node n) {
+    n.only("name", "secret", "role", "namespaces");
+    String name = n.requiredText("name");
+    String secret = n.requiredText("secret");
+    requireSecret(secret, n.get("secret"));
+    Role role =
+        n.get("role")
+            .parse(
+                s -> Role.valueOf(s.toUpperCase(Locale.ROOT)),
+                "admin, operator, producer or consumer");
+    List<String> namespaces = new ArrayList<>();
+    for (Node ns : n.get("namespaces").list()) {
+      String prefix = ns.scalar();
+      if (!prefix.equals("*")) {
+        ns.parse(NamespacePath::of);
+      }
+      namespaces.add(prefix);
+    }
+    if (namespaces.isEmpty()) {
+      throw n.get("namespaces")
+          .error("a token needs at least one namespace prefix, or \"*\" for all");
+    }
+    return new ServerConfig.Token(name, secret, role, List.copyOf(namespaces));
+  }
+
+  private void requireSecret(String secret, Node at) {
+    if (secret.length() < 16) {
+      throw at.error("a token must be at least 16 characters long (it is " + secret.length() + ")");
+    }
+  }
+
+  private ServerConfig.Topic topic(Node n) {
+    n.only("name", "partitions", "sequencing", "retention");
+    TopicName name = n.get("name").parse(TopicName::parse);
+    int partitions = n.integer("partitions", 16, 1, 65_536);
+    Sequencing sequencing =
+        n.has("sequencing")
+            ? n.get("sequencing")
+                .parse(
+                    s -> Sequencing.valueOf(s.toUpperCase(Locale.ROOT).replace('-', '_')),
+                    "sequencer or in-transaction")
+            : Sequencing.SEQUENCER;
+    Optional<RetentionPolicy> retention =
+        n.has("retention") ? Optional.of(retention(n.get("retention"))) : Optional.empty();
+    return new ServerConfig.Topic(name, partitions, sequencing, retention);
+  }
+
+  /** A retention policy from a request body (the same keys as in the config file). */
+  static RetentionPolicy retentionFrom(JsonNode body) {
+    ConfigReader r = new ConfigReader("request body", Map.of(), false);
+    return r.retention(r.new Node(body, ""));
+  }
+
+  RetentionPolicy retention(Node n) {
+    n.only("maxAge", "keepUnconsumed", "maxEventsPerPartition", "abandonAfter");
+    return n.wrap(
+        () ->
+            new RetentionPolicy(
+                n.optionalDuration("maxAge").orElse(null),
+                n.bool("keepUnconsumed", true),
+                n.longValue("maxEventsPerPartition", 0),
+                n.duration("abandonAfter", RetentionPolicy.DEFAULT_ABANDON_AFTER)));
+  }
+
+  private ServerConfig.Subscription subscription(Node n) {
+    n.only("name", "topics", "start", "groupPolicy");
+    String name = n.requiredText("name");
+    List<TopicName> topics = new ArrayList<>();
+    for (Node t : n.get("topics").list()) {
+      topics.add(t.parse(TopicName::parse));
+    }
+    if (topics.isEmpty()) {
+      throw n.get("topics").error("a subscription needs at least one topic, e.g. [acme/orders]");
+    }
+    StartPosition start = n.has("start") ? startPosition(n.get("start")) : StartPosition.earliest();
+    Optional<GroupPolicy> policy =
+        n.has("groupPolicy") ? Optional.of(groupPolicy(n.get("groupPolicy"))) : Optional.empty();
+    return new ServerConfig.Subscription(name, List.copyOf(topics), start, policy);
+  }
+
+  static StartPosition startPosition(Node n) {
+    return n.parse(
+        ConfigReader::startPosition,
+        "earliest, latest or an ISO-8601 time such as 2026-01-31T12:00:00Z");
+  }
+
+  public static StartPosition startPosition(String s) {
+    switch (s) {
+      case "earliest":
+        return StartPosition.earliest();
+      case "latest":
+        return StartPosition.latest();
+      default:
+        try {
+          return StartPosition.at(Instant.parse(s));
+        } catch (DateTimeParseException e) {
+          throw new IllegalArgumentException(s);
+        }
+    }
+  }
+
+  /** A group policy from a request body (the same keys as in the config file). */
+  static GroupPolicy groupPolicyFrom(JsonNode body) {
+    ConfigReader r = new ConfigReader("request body", Map.of(), false);
+    return r.groupPolicy(r.new Node(body, ""));
+  }
+
+  GroupPolicy groupPolicy(Node n) {
+    n.only(
+        "checkInRate",
+        "minCheckInInterval",
+        "deadlineMultiplier",
+        "slack",
+        "releaseGrace",
+        "idleRelease",
+        "batchSize",
+        "maxCheckInInterval",
+        "maxMembers");
+    GroupPolicy d = GroupPolicy.DEFAULT;
+    return n.wrap(
+        () ->
+            new GroupPolicy(
+                n.decimal("checkInRate", d.checkInRate()),
+                n.duration("minCheckInInterval", d.minCheckInInterval()),
+                n.decimal("deadlineMultiplier", d.deadlineMultiplier()),
+                n.decimal("slack", d.slack()),
+                n.duration("releaseGrace", d.releaseGrace()),
+                n.duration("idleRelease", d.idleRelease()),
+                n.integer("batchSize", d.batchSize(), 0, 10_000),
+                n.duration("maxCheckInInterval", d.maxCheckInInterval()),
+                n.integer("maxMembers", d.maxMembers(), 0, 100_000)));
+  }
+
+  private ServerConfig.RelaySpec relay(Node n) {
+    Set<String> keys = new HashSet<>(Set.of("name", "subscription", "batchSize", "concurrency"));
+    keys.addAll(KINDS);
+    n.only(keys.toArray(String[]::new));
+    String name = n.requiredText("name");
+    String subscription = n.requiredText("subscription");
+    List<String> kinds = new ArrayList<>();
+    for (String k : KINDS) {
+      if (n.has(k)) {
+        kinds.add(k);
+      }
+    }
+    if (kinds.size() != 1) {
+      throw n.error(
+          "a relay needs exactly one sink, one of webhook, kafka, rabbitmq or nats; found "
+              + (kinds.isEmpty() ? "none" : String.join(" and ", kinds)));
+    }
+    String kind = kinds.get(0);
+    Node sink = n.get(kind);
+    sink.only(SINK_KEYS.get(kind).toArray(String[]::new));
+    Map<String, String> settings = new LinkedHashMap<>();
+    for (String key : SINK_KEYS.get(kind)) {
+      sink.optionalText(key).ifPresent(v -> settings.put(key, v));
+    }
+    sink.requiredText(SINK_REQUIRED.get(kind));
+    if (settings.containsKey("requestTimeout")) {
+      sink.duration("requestTimeout", null);
+    }
+    return new ServerConfig.RelaySpec(
+        name,
+        subscription,
+        kind,
+        Map.copyOf(settings),
+        n.integer("batchSize", 100, 1, 10_000),
+        n.integer("concurrency", 4, 1, 256));
+  }
+
+  /**
+   * Parses {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or ISO-8601 {@code
+   * PT30S}.
+   */
+  public static Duration duration(String s) {
+    Matcher m = Pattern.compile("(\\d+)(ms|s|m|h|d)").matcher(s);
+    if (m.matches()) {
+      long v = Long.parseLong(m.group(1));
+      switch (m.group(2)) {
+        case "ms":
+          return Duration.ofMillis(v);
+        case "s":
+          return Duration.ofSeconds(v);
+        case "m":
+          return Duration.ofMinutes(v);
+        case "h":
+          return Duration.ofHours(v);
+        default:
+          return Duration.ofDays(v);
+      }
+    }
+    return Duration.parse(s);
+  }
+
+  /** A YAML value with its path, for errors that name the key. */
+  final class Node {
+    final JsonNode json;
+    final String path;
+
+    Node(JsonNode json, String path) {
+      this.json = json;
+      this.path = path;
+    }
+
+    ConfigException error(String problem) {
+      return new ConfigException(source, path, problem);
+    }
+
+    boolean has(String key) {
+      return json.has(key) && !json.get(key).isNull();
+    }
+
+    Node get(String key) {
+      JsonNode child = json.get(key);
+      return new Node(
+          child == null ? MissingNode.getInstance() : child,
+          path.isEmpty() ? key : path + "." + key);
+    }
+
+    void object() {
+      if (!json.isObject() && !json.isMissingNode()) {
+        throw error("must be a mapping of keys to values");
+      }
+    }
+
+    /** Refuses keys not in {@code allowed}, suggesting the closest one. */
+    void only(String... allowed) {
+      object();
+      Set<String> ok = Set.of(allowed);
+      for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
+        String key = it.next();
+        if (!ok.contains(key)) {
+          String near = nearest(key, ok);
+          throw get(key)
+              .error(
+                  "unknown key"
+                      + (near == null ? "" : "; did you mean '" + near + "'?")
+                      + " Allowed here: "
+                      + String.join(", ", new java.util.TreeSet<>(ok)));
+        }
+      }
+    }
+
+    List<Node> list() {
+      if (json.isMissingNode() || json.isNull()) {
+        return List.of();
+      }
+      if (!json.isArray()) {
+        throw error("must be a list (write each item on a line starting with '- ')");
+      }
+      List<Node> items = new ArrayList<>();
+      for (int i = 0; i < json.size(); i++) {
+        items.add(new Node(json.get(i), path + "[" + i + "]"));
+      }
+      return items;
+    }
+
+    String scalar() {
+      if (!json.isValueNode() || json.isNull()) {
+        throw error(
+            json.isMissingNode() || json.isNull()
+                ? "is required"
+                : "must be a single value, not a " + (json.isArray() ? "list" : "mapping"));
+      }
+      return expand(json.asText());
+    }
+
+    private String expand(String raw) {
+      if (!expand) {
+        return raw;
+      }
+      Matcher m = VARIABLE.matcher(raw);
+      StringBuilder out = new StringBuilder();
+      while (m.find()) {
+        String value = env.get(m.group(1));
+        if (value == null || value.isEmpty()) {
+          value = m.group(2);
+        }
+        if (value == null) {
+          throw error(
+              "the environment variable "
+                  + m.group(1)
+                  + " is not set; set it, or write ${"
+                  + m.group(1)
+                  + ":-default} to give a default");
+        }
+        m.appendReplacement(out, Matcher.quoteReplacement(value));
+      }
+      m.appendTail(out);
+      return out.toString();
+    }
+
+    String requiredText(String key) {
+      if (!has(key)) {
+        throw get(key).error("is required");
+      }
+      String v = get(key).scalar();
+      if (v.isBlank()) {
+        throw get(key).error("must not be empty");
+      }
+      return v;
+    }
+
+    Optional<String> optionalText(String key) {
+      if (!has(key)) {
+        return Optional.empty();
+      }
+      String v = get(key).scalar();
+      return v.isEmpty() ? Optional.empty() : Optional.of(v);
+    }
+
+    String text(String key, String dflt) {
+      return optionalText(key).orElse(dflt);
+    }
+
+    int integer(String key, int dflt, int min, int max) {
+      long v = longValue(key, dflt);
+      if (v < min || v > max) {
+        throw get(key).error("must be between " + min + " and " + max + ", got " + v);
+      }
+      return (int) v;
+    }
+
+    long longValue(String key, long dflt) {
+      if (!has(key)) {
+        return dflt;
+      }
+      String s = get(key).scalar();
+      try {
+        return Long.parseLong(s.replace("_", ""));
+      } catch (NumberFormatException e) {
+        throw get(key).error("must be a whole number, got '" + s + "'");
+      }
+    }
+
+    double decimal(String key, double dflt) {
+      if (!has(key)) {
+        return dflt;
+      }
+      String s = get(key).scalar();
+      try {
+        return Double.parseDouble(s);
+      } catch (NumberFormatException e) {
+        throw get(key).error("must be a number, got '" + s + "'");
+      }
+    }
+
+    boolean bool(String key, boolean dflt) {
+      if (!has(key)) {
+        return dflt;
+      }
+      String s = get(key).scalar();
+      if (s.equals("true") || s.equals("false")) {
+        return Boolean.parseBoolean(s);
+      }
+      throw get(key).error("must be true or false, got '" + s + "'");
+    }
+
+    Optional<Duration> optionalDuration(String key) {
+      if (!has(key)) {
+        return Optional.empty();
+      }
+      return Optional.of(duration(key, null));
+    }
+
+    Duration duration(String key, Duration dflt) {
+      if (!has(key)) {
+        return dflt;
+      }
+      Duration d =
+          get(key).parse(ConfigReader::duration, "a duration such as 250ms, 30s, 5m, 2h or 7d");
+      if (d.isNegative()) {
+        throw get(key).error("must not be negative");
+      }
+      return d;
+    }
+
+    <T> T parse(java.util.function.Function<String, T> parser) {
+      return parse(parser, null);
+    }
+
+    <T> T parse(java.util.function.Function<String, T> parser, String expected) {
+      String s = scalar();
+      try {
+        return parser.apply(s);
+      } catch (BoxlineException e) {
+        throw error(e.getMessage());
+      } catch (RuntimeException e) {
+        throw error(
+            "'" + s + "' is not valid" + (expected == null ? "" : "; expected " + expected));
+      }
+    }
+
+    <T> T wrap(java.util.function.Supplier<T> build) {
+      try {
+        return build.get();
+      } catch (ConfigException e) {
+        throw e;
+      } catch (BoxlineException | IllegalArgumentException e) {
+        throw error(e.getMessage());
+      }
+    }
+  }
+
+  private static String nearest(String key, Set<String> candidates) {
+    String best = null;
+    int bestDistance = 3;
+    for (String c : candidates) {
+      int d = distance(key.toLowerCase(Locale.ROOT), c.toLowerCase(Locale.ROOT));
+      if (d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+    return best;
+  }
+
+  private static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}

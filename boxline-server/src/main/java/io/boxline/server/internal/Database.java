@@ -1,0 +1,79 @@
+package io.boxline.server.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.server.ServerConfig;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import javax.sql.DataSource;
+
+/** The server's connection pool, on the configured database or an embedded PostgreSQL. */
+final class Database implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("io.boxline.server");
+  private EmbeddedPostgres embedded;
+  private HikariDataSource pool;
+  final String description;
+
+  Database(ServerConfig.Database config) throws IOException {
+    String url;
+    String user = config.user();
+    String password = config.password();
+    if (config.url().isPresent()) {
+      url = config.url().get();
+      description = redact(url);
+    } else {
+      LOG.log(Level.INFO, "starting an embedded PostgreSQL (no database.url in the config)");
+      embedded = EmbeddedPostgres.builder().start();
+      url = embedded.getJdbcUrl("postgres", "postgres");
+      user = "postgres";
+      password = "";
+      description =
+          "embedded PostgreSQL on port "
+              + embedded.getPort()
+              + " (its data is lost when the server stops)";
+    }
+    HikariConfig cfg = new HikariConfig();
+    cfg.setJdbcUrl(url);
+    if (!user.isEmpty()) {
+      cfg.setUsername(user);
+    }
+    if (!password.isEmpty()) {
+      cfg.setPassword(password);
+    }
+    cfg.setMaximumPoolSize(config.poolSize());
+    cfg.setMinimumIdle(Math.min(2, config.poolSize()));
+    cfg.setConnectionTimeout(10_000);
+    cfg.setPoolName("boxline-server");
+    try {
+      pool = new HikariDataSource(cfg);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  DataSource dataSource() {
+    return pool;
+  }
+
+  /** The URL without its query string, which may hold a password. */
+  static String redact(String url) {
+    int q = url.indexOf('?');
+    return q < 0 ? url : url.substring(0, q) + "?…";
+  }
+
+  @Override
+  public void close() {
+    if (pool != null) {
+      pool.close();
+    }
+    if (embedded != null) {
+      try {
+        embedded.close();
+      } catch (IOException e) {
+        LOG.log(Level.WARNING, "embedded PostgreSQL did not stop cleanly", e);
+      }
+    }
+  }
+}

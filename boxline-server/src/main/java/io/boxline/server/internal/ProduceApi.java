@@ -1,0 +1,329 @@
+package io.boxline.server.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.boxline.Boxline;
+import io.boxline.Event;
+import io.boxline.EventQuery;
+import io.boxline.OutgoingEvent;
+import io.boxline.PublishResult;
+import io.boxline.TopicInfo;
+import io.boxline.TopicName;
+import io.boxline.server.internal.Auth.Action;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Publishing over HTTP (one request, one transaction) and tailing a topic as server-sent events.
+ */
+final class ProduceApi {
+  static final int MAX_EVENTS_PER_REQUEST = 1000;
+  private static final Set<String> EVENT_FIELDS =
+      Set.of(
+          "id",
+          "key",
+          "type",
+          "source",
+          "contentType",
+          "payload",
+          "payloadBase64",
+          "headers",
+          "idempotencyKey",
+          "deliverAt");
+  private static final long IDLE_POLL_MILLIS = 200;
+  private static final long KEEPALIVE_MILLIS = 15_000;
+
+  private final Boxline boxline;
+  private final Semaphore streams;
+  private final BooleanSupplier running;
+
+  ProduceApi(Boxline boxline, int maxStreams, BooleanSupplier running) {
+    this.boxline = boxline;
+    this.streams = new Semaphore(maxStreams);
+    this.running = running;
+  }
+
+  void register(Router r) {
+    r.add("POST", "/v1/topics/{topic}/events", this::publish);
+    r.add("GET", "/v1/topics/{topic}/tail", this::tail);
+  }
+
+  private void publish(Call c) {
+    TopicName topic = c.topic();
+    c.caller.require(Action.PUBLISH, topic);
+    JsonNode body = c.body();
+    List<JsonNode> items = new ArrayList<>();
+    if (body.isObject() && body.has("events")) {
+      if (body.size() != 1 || !body.get("events").isArray()) {
+        throw ApiException.badRequest(
+            "a batch is {\"events\": [ ... ]} with nothing beside the list");
+      }
+      body.get("events").forEach(items::add);
+    } else if (body.isObject()) {
+      items.add(body);
+    } else {
+      throw ApiException.badRequest(
+          "the body must be one event (a JSON object) or {\"events\": [ ... ]}");
+    }
+    if (items.isEmpty()) {
+      throw ApiException.badRequest("the batch holds no events");
+    }
+    if (items.size() > MAX_EVENTS_PER_REQUEST) {
+      throw new ApiException(
+          413,
+          "too_large",
+          "a request holds at most "
+              + MAX_EVENTS_PER_REQUEST
+              + " events; got "
+              + items.size()
+              + ": split the batch");
+    }
+    boxline
+        .admin()
+        .topic(topic)
+        .orElseThrow(
+            () -> ApiException.notFound("topic " + topic + " does not exist; create it first"));
+    List<OutgoingEvent> events = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      events.add(event(topic, items.get(i), items.size() == 1 ? "" : "events[" + i + "]: "));
+    }
+    List<PublishResult> results =
+        boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    List<Object> out = new ArrayList<>();
+    for (PublishResult r : results) {
+      out.add(
+          Views.of(
+              "id",
+              r.eventId().toString(),
+              "partition",
+              r.partition(),
+              "duplicate",
+              r.duplicate()));
+    }
+    c.json(200, Views.of("topic", topic.toString(), "results", out));
+  }
+
+  private static OutgoingEvent event(TopicName topic, JsonNode e, String at) {
+    if (!e.isObject()) {
+      throw ApiException.badRequest(at + "an event must be a JSON object");
+    }
+    for (Iterator<String> it = e.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!EVENT_FIELDS.contains(f)) {
+        throw ApiException.badRequest(
+            at
+                + "unknown field '"
+                + f
+                + "'; an event has "
+                + new java.util.TreeSet<>(EVENT_FIELDS));
+      }
+    }
+    if (e.has("payload") && e.has("payloadBase64")) {
+      throw ApiException.badRequest(at + "give payload (JSON) or payloadBase64 (bytes), not both");
+    }
+    OutgoingEvent.Builder b = OutgoingEvent.builder(topic);
+    try {
+      str(e, "id", at).ifPresent(v -> b.id(AdminApi.uuid(v)));
+      str(e, "key", at).ifPresent(b::key);
+      str(e, "type", at).ifPresent(b::type);
+      str(e, "source", at).ifPresent(b::source);
+      str(e, "idempotencyKey", at).ifPresent(b::idempotencyKey);
+      str(e, "deliverAt", at)
+          .ifPresent(
+              v -> {
+                try {
+                  b.deliverAt(Instant.parse(v));
+                } catch (DateTimeParseException ex) {
+                  throw ApiException.badRequest(
+                      at + "deliverAt must be an ISO-8601 time, got '" + v + "'");
+                }
+              });
+      if (e.has("payloadBase64")) {
+        String v = str(e, "payloadBase64", at).orElse("");
+        try {
+          b.payload(Base64.getDecoder().decode(v));
+        } catch (IllegalArgumentException ex) {
+          throw ApiException.badRequest(at + "payloadBase64 is not base64");
+        }
+        b.contentType(str(e, "contentType", at).orElse("application/octet-stream"));
+      } else {
+        JsonNode payload = e.get("payload");
+        if (payload != null) {
+          b.payload(Call.JSON.writeValueAsString(payload).getBytes(StandardCharsets.UTF_8));
+          b.contentType(str(e, "contentType", at).orElse("application/json"));
+        } else {
+          str(e, "contentType", at).ifPresent(b::contentType);
+        }
+      }
+      JsonNode headers = e.get("headers");
+      if (headers != null && !headers.isNull()) {
+        if (!headers.isObject()) {
+          throw ApiException.badRequest(at + "headers must be an object of strings");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = headers.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> h = it.next();
+          if (!h.getValue().isTextual()) {
+            throw ApiException.badRequest(at + "header '" + h.getKey() + "' must be a string");
+          }
+          b.header(h.getKey(), h.getValue().asText());
+        }
+      }
+      return b.build();
+    } catch (io.boxline.ValidationException ex) {
+      throw ApiException.badRequest(at + ex.getMessage());
+    } catch (com.fasterxml.jackson.core.JsonProcessingException ex) {
+      throw ApiException.badRequest(at + "payload cannot be written as JSON");
+    }
+  }
+
+  private static java.util.Optional<String> str(JsonNode e, String field, String at) {
+    JsonNode v = e.get(field);
+    if (v == null || v.isNull()) {
+      return java.util.Optional.empty();
+    }
+    if (!v.isTextual()) {
+      throw ApiException.badRequest(at + field + " must be a string");
+    }
+    return java.util.Optional.of(v.asText());
+  }
+
+  /**
+   * Follows a topic as server-sent events. Each event's SSE id lists the position of every
+   * partition read so far ({@code 0:17,3:5}), so a client that reconnects with {@code
+   * Last-Event-ID} resumes where it stopped; {@code from} (earliest, latest) sets the start
+   * otherwise, and {@code key} / {@code type} filter. No cursor moves.
+   */
+  private void tail(Call c) throws Exception {
+    TopicName topic = c.topic();
+    AdminApi.requireReadEvents(c.caller, topic);
+    TopicInfo info =
+        boxline
+            .admin()
+            .topic(topic)
+            .orElseThrow(() -> ApiException.notFound("topic " + topic + " does not exist"));
+    long[] positions = new long[info.partitions()];
+    String resume = c.exchange.getRequestHeaders().getFirst("Last-Event-ID");
+    if (resume == null) {
+      resume = c.query("position").orElse(null);
+    }
+    String from = c.query("from").orElse("latest");
+    if (resume != null && !resume.isEmpty()) {
+      parsePositions(resume, positions);
+    } else if (from.equals("latest")) {
+      List<Long> heads = boxline.admin().topicState(topic).heads();
+      for (int p = 0; p < positions.length; p++) {
+        positions[p] = heads.get(p);
+      }
+    } else if (!from.equals("earliest")) {
+      throw ApiException.badRequest(
+          "from must be earliest or latest (or resume with Last-Event-ID), got '" + from + "'");
+    }
+    String key = c.query("key").orElse(null);
+    String type = c.query("type").orElse(null);
+    if (!streams.tryAcquire()) {
+      throw new ApiException(
+          503,
+          "too_many_streams",
+          "this server already serves http.maxStreams tail streams; retry later or raise it");
+    }
+    try {
+      c.answered = true;
+      c.exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+      c.exchange.getResponseHeaders().set("Cache-Control", "no-store");
+      c.exchange.sendResponseHeaders(200, 0);
+      OutputStream out = c.exchange.getResponseBody();
+      out.write(("retry: 1000\n\n").getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      long lastWrite = System.nanoTime();
+      while (running.getAsBoolean()) {
+        List<Long> heads = boxline.admin().topicState(topic).heads();
+        boolean sent = false;
+        for (int p = 0; p < positions.length; p++) {
+          while (heads.get(p) > positions[p]) {
+            List<Event> events =
+                boxline.admin().events(new EventQuery(topic, p, positions[p], key, null, 500));
+            if (events.isEmpty()) {
+              positions[p] = heads.get(p);
+              break;
+            }
+            for (Event e : events) {
+              positions[p] = e.sequence();
+              if (type != null && !type.equals(e.type())) {
+                continue;
+              }
+              String data = Call.JSON.writeValueAsString(Views.event(e));
+              out.write(
+                  ("id: " + formatPositions(positions) + "\nevent: event\ndata: " + data + "\n\n")
+                      .getBytes(StandardCharsets.UTF_8));
+              sent = true;
+            }
+            if (events.size() < 500 && key != null) {
+              positions[p] = Math.max(positions[p], heads.get(p));
+            }
+          }
+        }
+        if (sent) {
+          out.flush();
+          lastWrite = System.nanoTime();
+          continue;
+        }
+        if (System.nanoTime() - lastWrite > TimeUnit.MILLISECONDS.toNanos(KEEPALIVE_MILLIS)) {
+          out.write(": keep-alive\n\n".getBytes(StandardCharsets.UTF_8));
+          out.flush();
+          lastWrite = System.nanoTime();
+        }
+        Thread.sleep(IDLE_POLL_MILLIS);
+      }
+    } catch (IOException closedByClient) {
+      // The client went away: the stream ends.
+    } catch (io.boxline.NotFoundException topicDeleted) {
+      // The topic was deleted while followed: the stream ends; a reconnect gets 404.
+    } finally {
+      streams.release();
+    }
+  }
+
+  static String formatPositions(long[] positions) {
+    StringBuilder sb = new StringBuilder();
+    for (int p = 0; p < positions.length; p++) {
+      if (positions[p] > 0) {
+        if (sb.length() > 0) {
+          sb.append(',');
+        }
+        sb.append(p).append(':').append(positions[p]);
+      }
+    }
+    return sb.length() == 0 ? "0:0" : sb.toString();
+  }
+
+  static void parsePositions(String s, long[] positions) {
+    for (String part : s.split(",")) {
+      String[] pq = part.trim().split(":");
+      try {
+        int p = Integer.parseInt(pq[0]);
+        long seq = Long.parseLong(pq[1]);
+        if (pq.length != 2 || p < 0 || p >= positions.length || seq < 0) {
+          throw new IllegalArgumentException();
+        }
+        positions[p] = seq;
+      } catch (RuntimeException e) {
+        throw ApiException.badRequest(
+            "position '"
+                + s
+                + "' must list partition:sequence pairs such as 0:17,3:5 for partitions 0 to "
+                + (positions.length - 1));
+      }
+    }
+  }
+}

@@ -1,0 +1,321 @@
+package io.boxline.server.internal;
+
+import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import io.boxline.Boxline;
+import io.boxline.SubscriptionSpec;
+import io.boxline.jdbc.JdbcStore;
+import io.boxline.micrometer.BoxlineMetrics;
+import io.boxline.relay.Relay;
+import io.boxline.server.ServerConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.security.KeyStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+
+/**
+ * A running server: the database, Boxline with its metrics, the declared catalog, the relays and
+ * the HTTP listener, started in that order and stopped in the reverse one.
+ */
+public final class ServerRuntime implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("io.boxline.server");
+
+  private final ServerConfig config;
+  private Database database;
+  private PrometheusMeterRegistry registry;
+  private Boxline boxline;
+  private final List<Relay> relays = new ArrayList<>();
+  private HttpServer http;
+  private ThreadPoolExecutor executor;
+  private Router router;
+  private Auth auth;
+  private volatile boolean running;
+  private boolean closed;
+
+  private ServerRuntime(ServerConfig config) {
+    this.config = config;
+  }
+
+  /** Starts everything; on a failure what was started is stopped again and the error thrown. */
+  public static ServerRuntime start(ServerConfig config) {
+    ServerRuntime r = new ServerRuntime(config);
+    try {
+      r.startAll();
+      return r;
+    } catch (RuntimeException | Error e) {
+      r.close();
+      throw e;
+    } catch (Exception e) {
+      r.close();
+      throw new io.boxline.BoxlineException("the server could not start: " + e.getMessage(), e);
+    }
+  }
+
+  private void startAll() throws Exception {
+    database = new Database(config.database());
+    registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    BoxlineMetrics metrics = BoxlineMetrics.builder(registry).partitionGauges(true).build();
+    boxline =
+        Boxline.builder()
+            .store(
+                JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build())
+            .observer(metrics)
+            .build()
+            .start();
+    applyCatalog();
+    running = true;
+    for (ServerConfig.RelaySpec spec : config.relays()) {
+      relays.add(
+          Relays.start(boxline, spec, boxline.instanceId(), config.http().shutdownTimeout()));
+      LOG.log(
+          Level.INFO,
+          "relay "
+              + spec.name()
+              + " started: "
+              + spec.kind()
+              + " from subscription "
+              + spec.subscription());
+    }
+    startHttp();
+    LOG.log(
+        Level.INFO,
+        String.format(
+            "Boxline server listening on %s (database: %s; %d topics, %d subscriptions, %d relays declared; tokens: %s)",
+            baseUrl(),
+            database.description,
+            config.topics().size(),
+            config.subscriptions().size(),
+            relays.size(),
+            config.authDisabled() && config.tokens().isEmpty()
+                ? "none, auth disabled"
+                : config.tokens()));
+  }
+
+  /** Creates what the config declares and is missing; refuses what exists differently. */
+  private void applyCatalog() {
+    var admin = boxline.admin();
+    for (var ns : config.namespaces()) {
+      admin.createNamespace(ns);
+    }
+    for (ServerConfig.Topic t : config.topics()) {
+      admin.createNamespace(t.name().namespace());
+      admin.createTopic(t.name(), t.partitions(), t.sequencing());
+      t.retention().ifPresent(r -> admin.setRetention(t.name(), r));
+    }
+    for (ServerConfig.Subscription s : config.subscriptions()) {
+      admin.createSubscription(
+          SubscriptionSpec.of(s.name(), s.topics().toArray(io.boxline.TopicName[]::new))
+              .startAt(s.start()));
+      s.groupPolicy().ifPresent(p -> admin.setGroupPolicy(s.name(), p));
+    }
+    config.defaultGroupPolicy().ifPresent(admin::setDefaultGroupPolicy);
+  }
+
+  private void startHttp() throws Exception {
+    ServerConfig.Http h = config.http();
+    InetSocketAddress address = new InetSocketAddress(h.host(), h.port());
+    if (h.keystore().isPresent()) {
+      HttpsServer https = HttpsServer.create(address, 256);
+      https.setHttpsConfigurator(new HttpsConfigurator(sslContext(h)));
+      http = https;
+    } else {
+      http = HttpServer.create(address, 256);
+    }
+    AtomicInteger n = new AtomicInteger();
+    executor =
+        new ThreadPoolExecutor(
+            h.threads(),
+            h.threads(),
+            60,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(1024),
+            r -> {
+              Thread t = new Thread(r, "boxline-http-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            },
+            new ThreadPoolExecutor.AbortPolicy());
+    http.setExecutor(executor);
+    auth = new Auth(config);
+    router = new Router(auth, h.maxBodyBytes());
+    new AdminApi(boxline, Clock.systemUTC()).register(router);
+    new ProduceApi(boxline, h.maxStreams(), () -> running).register(router);
+    registerOps(router);
+    http.createContext("/", router);
+    http.start();
+  }
+
+  private static SSLContext sslContext(ServerConfig.Http h) throws Exception {
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    char[] password = h.keystorePassword().toCharArray();
+    try (InputStream in = Files.newInputStream(h.keystore().get())) {
+      ks.load(in, password);
+    }
+    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(ks, password);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(kmf.getKeyManagers(), null, null);
+    return ctx;
+  }
+
+  private void registerOps(Router r) {
+    r.addOpen("GET", "/health/live", c -> c.json(200, Views.of("status", "UP")));
+    r.addOpen(
+        "GET",
+        "/health/ready",
+        c -> {
+          String problem = readiness();
+          c.json(
+              problem == null ? 200 : 503,
+              Views.of("status", problem == null ? "UP" : "DOWN", "problem", problem));
+        });
+    r.addOpen(
+        "GET",
+        "/metrics",
+        c -> {
+          if (config.http().protectMetrics()) {
+            // Metrics name every tenant's topics and subscriptions: a token of every namespace
+            // only.
+            auth.authenticate(c.exchange.getRequestHeaders().getFirst("Authorization"))
+                .requireCluster(Auth.Action.READ);
+          }
+          c.send(
+              200,
+              "text/plain; version=0.0.4; charset=utf-8",
+              registry.scrape().getBytes(StandardCharsets.UTF_8));
+        });
+    r.addOpen("GET", "/openapi.json", c -> c.send(200, "application/json", openApi()));
+  }
+
+  static byte[] openApi() throws IOException {
+    try (InputStream in =
+        ServerRuntime.class.getResourceAsStream("/io/boxline/server/openapi.json")) {
+      if (in == null) {
+        throw new IOException("openapi.json is missing from the jar");
+      }
+      return in.readAllBytes();
+    }
+  }
+
+  /** Null when ready, else why not: the database must answer. */
+  private String readiness() {
+    if (!running) {
+      return "shutting down";
+    }
+    try (var c = database.dataSource().getConnection()) {
+      if (!c.isValid(2)) {
+        return "the database does not answer";
+      }
+      return null;
+    } catch (Exception e) {
+      return "the database does not answer: " + e.getMessage();
+    }
+  }
+
+  public int port() {
+    return http.getAddress().getPort();
+  }
+
+  public String baseUrl() {
+    return (config.http().keystore().isPresent() ? "https" : "http")
+        + "://"
+        + config.http().host()
+        + ":"
+        + port();
+  }
+
+  public Boxline boxline() {
+    return boxline;
+  }
+
+  /** The routes, as "METHOD /pattern", for the OpenAPI check. */
+  public List<String> routes() {
+    List<String> out = new ArrayList<>();
+    router.routes().forEach(r -> out.add(r.method() + " " + r.pattern()));
+    return out;
+  }
+
+  /**
+   * Stops in order, each step bounded: new requests get 503, tail streams end, in-flight requests
+   * finish (up to the shutdown timeout), relays finish their batches, Boxline stops its consumers
+   * and loops, the pool closes. Safe to call twice.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    long t0 = System.nanoTime();
+    Duration timeout = config.http().shutdownTimeout();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    running = false;
+    if (router != null) {
+      // Requests still arriving on open connections get 503; tail streams see running = false.
+      router.closing();
+      while (router.active() > 0 && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(10);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      if (router.active() > 0) {
+        LOG.log(
+            Level.WARNING,
+            router.active()
+                + " requests still running after "
+                + timeout
+                + "; closing their connections");
+      }
+    }
+    if (http != null) {
+      http.stop(0);
+    }
+    if (executor != null) {
+      executor.shutdown();
+      try {
+        executor.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      executor.shutdownNow();
+    }
+    for (Relay r : relays) {
+      try {
+        r.close();
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "relay for " + r.subscription() + " did not close cleanly", e);
+      }
+    }
+    if (boxline != null) {
+      boxline.close();
+    }
+    if (registry != null) {
+      registry.close();
+    }
+    if (database != null) {
+      database.close();
+    }
+    LOG.log(
+        Level.INFO,
+        String.format("Boxline server stopped in %.1f s", (System.nanoTime() - t0) / 1e9));
+  }
+}

@@ -1,0 +1,154 @@
+package io.boxline.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.Sequencing;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigReaderTest {
+  private static final String TOKEN =
+      "tokens:\n  - {name: ops, secret: 0123456789abcdef, role: admin, namespaces: ['*']}\n";
+
+  private static ServerConfig parse(String yaml, Map<String, String> env) {
+    return ServerConfig.parse(yaml, "boxline.yaml", env);
+  }
+
+  private static void refused(String yaml, String... fragments) {
+    assertThatThrownBy(() -> parse(yaml, Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("boxline.yaml: ")
+        .hasMessageContainingAll(fragments);
+  }
+
+  @Test
+  void aFullConfigIsReadWithItsDefaults() {
+    ServerConfig c =
+        parse(
+            "http: {port: 0, shutdownTimeout: 5s}\n"
+                + "database: {url: 'jdbc:postgresql://db/app', user: '${DB_USER}', password: '${DB_PASSWORD:-}'}\n"
+                + TOKEN
+                + "topics:\n  - {name: acme/orders, partitions: 8, sequencing: in-transaction, retention: {maxAge: 7d}}\n"
+                + "subscriptions:\n  - {name: audit, topics: [acme/orders], start: latest, groupPolicy: {maxMembers: 4}}\n"
+                + "relays:\n  - {name: hook, subscription: audit, webhook: {url: 'http://127.0.0.1:9/x', requestTimeout: 2s}}\n",
+            Map.of("DB_USER", "app"));
+    assertThat(c.http().port()).isZero();
+    assertThat(c.http().host()).isEqualTo("127.0.0.1");
+    assertThat(c.http().shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.database().user()).isEqualTo("app");
+    assertThat(c.database().password()).isEmpty();
+    assertThat(c.database().toString()).doesNotContain("password");
+    assertThat(c.topics().get(0).sequencing()).isEqualTo(Sequencing.IN_TRANSACTION);
+    assertThat(c.topics().get(0).retention().get().maxAge()).isEqualTo(Duration.ofDays(7));
+    assertThat(c.subscriptions().get(0).groupPolicy().get().maxMembers()).isEqualTo(4);
+    assertThat(c.relays().get(0).kind()).isEqualTo("webhook");
+    assertThat(c.tokens().get(0).toString()).doesNotContain("0123456789abcdef");
+  }
+
+  @Test
+  void anUnknownKeyIsNamedWithTheNearestAllowedOne() {
+    refused(
+        TOKEN + "topics:\n  - {name: acme/orders, partitons: 8}\n",
+        "topics[0].partitons",
+        "did you mean 'partitions'?");
+  }
+
+  @Test
+  void aMissingEnvironmentVariableIsNamedWithTheFix() {
+    refused(
+        TOKEN + "database: {password: '${DB_PASSWORD}'}\n",
+        "database.password",
+        "DB_PASSWORD is not set",
+        ":-default");
+  }
+
+  @Test
+  void badValuesNameTheKeyAndWhatIsExpected() {
+    refused(TOKEN + "http: {shutdownTimeout: soon}\n", "http.shutdownTimeout", "250ms, 30s");
+    refused(TOKEN + "http: {port: 70000}\n", "http.port", "between 0 and 65535");
+    refused(TOKEN + "topics:\n  - {name: orders}\n", "topics[0].name", "namespace/topic");
+    refused(
+        TOKEN + "topics:\n  - {name: a/b, sequencing: eventually}\n",
+        "topics[0].sequencing",
+        "sequencer or in-transaction");
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: []}\n",
+        "subscriptions[0].topics",
+        "at least one topic");
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], start: yesterday}\n",
+        "subscriptions[0].start",
+        "earliest, latest");
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], groupPolicy: {slack: 5}}\n",
+        "subscriptions[0].groupPolicy");
+    refused(TOKEN + "database: {url: 'postgres://x'}\n", "database.url", "not a JDBC URL");
+    refused(
+        TOKEN + "database: {schema: 'x; drop'}\n",
+        "database.schema",
+        "not a valid identifier",
+        "a-z 0-9 _");
+    refused(
+        TOKEN + "http: {threads: 8, maxStreams: 7}\n",
+        "http.maxStreams",
+        "at most threads - 2 (6)");
+    refused("auth: {disabled: true}\n" + TOKEN, "auth.disabled", "while tokens are declared");
+    refused("http: [1, 2]\n" + TOKEN, "http", "mapping");
+    refused("topics: {name: x}\n" + TOKEN, "topics", "must be a list");
+    refused("{{{", "not valid YAML");
+  }
+
+  @Test
+  void relaysNeedExactlyOneSinkWithItsRequiredSetting() {
+    refused(
+        TOKEN + "relays:\n  - {name: r, subscription: s}\n",
+        "relays[0]",
+        "exactly one sink",
+        "found none");
+    refused(
+        TOKEN
+            + "relays:\n  - {name: r, subscription: s, kafka: {bootstrapServers: x}, nats: {servers: y}}\n",
+        "relays[0]",
+        "kafka and nats");
+    refused(
+        TOKEN + "relays:\n  - {name: r, subscription: s, kafka: {topic: t}}\n",
+        "relays[0].kafka.bootstrapServers",
+        "is required");
+    refused(
+        TOKEN + "relays:\n  - {name: r, subscription: s, nats: {servers: x, subjct: y}}\n",
+        "relays[0].nats.subjct",
+        "'subject'");
+  }
+
+  @Test
+  void tokensMustBeLongScopedAndPresent() {
+    refused(
+        "namespaces: [acme]\n",
+        "tokens",
+        "no token is declared",
+        "BOXLINE_ADMIN_TOKEN",
+        "auth.disabled");
+    refused(
+        "tokens:\n  - {name: a, secret: short, role: admin, namespaces: ['*']}\n",
+        "tokens[0].secret",
+        "at least 16 characters");
+    refused(
+        "tokens:\n  - {name: a, secret: 0123456789abcdef, role: root, namespaces: ['*']}\n",
+        "tokens[0].role",
+        "admin, operator, producer or consumer");
+    refused(
+        "tokens:\n  - {name: a, secret: 0123456789abcdef, role: admin}\n",
+        "tokens[0].namespaces",
+        "at least one namespace");
+    refused(
+        TOKEN + "  - {name: ops, secret: 0123456789abcdeg, role: admin, namespaces: ['*']}\n",
+        "tokens[1].name",
+        "used twice");
+    ServerConfig fromEnv = parse("", Map.of("BOXLINE_ADMIN_TOKEN", "from-the-environment-1"));
+    assertThat(fromEnv.tokens()).hasSize(1);
+    assertThat(fromEnv.tokens().get(0).role()).isEqualTo(ServerConfig.Role.ADMIN);
+    assertThat(parse("auth: {disabled: true}\n", Map.of()).tokens()).isEmpty();
+  }
+}

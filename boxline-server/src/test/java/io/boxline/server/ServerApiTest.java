@@ -1,0 +1,646 @@
+package io.boxline.server;
+
+import static io.boxline.server.Api.enc;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.RetryPolicy;
+import io.boxline.jdbc.JdbcStore;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** The server as a separate process on PostgreSQL: every endpoint, errors, roles and tenants. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ServerApiTest {
+  static final String ADMIN = "admin-token-of-everything";
+  static final String A_ADMIN = "tenant-a-admin-token";
+  static final String B_ADMIN = "tenant-b-admin-token";
+  static final String A_OPERATOR = "tenant-a-operator-token";
+  static final String A_PRODUCER = "tenant-a-producer-token";
+  static final String A_CONSUMER = "tenant-a-consumer-token";
+
+  String schema;
+  ServerProcess server;
+  Api api;
+  HikariDataSource pool;
+  Boxline local;
+
+  @BeforeAll
+  void start() throws Exception {
+    schema = Databases.uniqueName("bx_srv_");
+    Databases.postgres().close();
+    String yaml =
+        "http: {port: 0, maxBodyBytes: 65536, shutdownTimeout: 5s}\n"
+            + "database: {url: '"
+            + Databases.PG_URL
+            + "', user: postgres, schema: "
+            + schema
+            + "}\n"
+            + "tokens:\n"
+            + token("all", ADMIN, "admin", "'*'")
+            + token("a-admin", A_ADMIN, "admin", "tenant-a")
+            + token("b-admin", B_ADMIN, "admin", "tenant-b")
+            + token("a-operator", A_OPERATOR, "operator", "tenant-a")
+            + token("a-producer", A_PRODUCER, "producer", "tenant-a")
+            + token("a-consumer", A_CONSUMER, "consumer", "tenant-a")
+            + "topics:\n"
+            + "  - {name: tenant-a/orders, partitions: 4}\n"
+            + "  - {name: tenant-b/orders, partitions: 4}\n"
+            + "subscriptions:\n"
+            + "  - {name: a-audit, topics: [tenant-a/orders]}\n"
+            + "  - {name: b-audit, topics: [tenant-b/orders]}\n";
+    Path config = Files.createTempFile("boxline-server", ".yaml");
+    Files.writeString(config, yaml);
+    server = ServerProcess.start(Map.of(), "--config", config.toString());
+    api = new Api(server.awaitReady(Duration.ofSeconds(90)), ADMIN);
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(Databases.PG_URL);
+    hc.setUsername("postgres");
+    hc.setMaximumPoolSize(8);
+    pool = new HikariDataSource(hc);
+    local = Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
+  }
+
+  private static String token(String name, String secret, String role, String ns) {
+    return "  - {name: "
+        + name
+        + ", secret: "
+        + secret
+        + ", role: "
+        + role
+        + ", namespaces: ["
+        + ns
+        + "]}\n";
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    if (local != null) {
+      local.close();
+    }
+    if (pool != null) {
+      pool.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+    Databases.dropPostgresSchema(schema);
+  }
+
+  static final String A_ORDERS = "/v1/topics/" + enc("tenant-a/orders");
+  static final String B_ORDERS = "/v1/topics/" + enc("tenant-b/orders");
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
+      Thread.sleep(20);
+    }
+  }
+
+  /** Every event of a topic, read through the API, by id. */
+  Map<String, JsonNode> allEvents(Api as, String topicPath, int partitions) {
+    Map<String, JsonNode> out = new LinkedHashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      long after = 0;
+      while (true) {
+        Api.Reply r = as.get(topicPath + "/partitions/" + p + "/events?limit=1000&after=" + after);
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        for (JsonNode e : r.json().get("events")) {
+          out.put(e.get("id").asText(), e);
+          after = e.get("sequence").asLong();
+        }
+        if (r.json().get("next").isNull()) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void theDeclaredCatalogIsThereAndEachTenantSeesOnlyItsOwn() {
+    JsonNode all = api.get("/v1/topics").json().get("topics");
+    assertThat(all.findValuesAsText("name")).contains("tenant-a/orders", "tenant-b/orders");
+    JsonNode a = api.as(A_ADMIN).get("/v1/topics").json().get("topics");
+    assertThat(a.findValuesAsText("name"))
+        .contains("tenant-a/orders")
+        .doesNotContain("tenant-b/orders");
+    assertThat(
+            api.as(A_ADMIN)
+                .get("/v1/subscriptions")
+                .json()
+                .get("subscriptions")
+                .findValuesAsText("name"))
+        .contains("a-audit")
+        .doesNotContain("b-audit");
+    assertThat(api.as(A_ADMIN).get("/v1/namespaces").json().get("namespaces").toString())
+        .contains("tenant-a")
+        .doesNotContain("tenant-b");
+    JsonNode topic = api.get(A_ORDERS).json();
+    assertThat(topic.get("partitions").asInt()).isEqualTo(4);
+    assertThat(topic.get("heads")).hasSize(4);
+    assertThat(api.get("/v1/whoami").json().get("role").asText()).isEqualTo("admin");
+  }
+
+  @Test
+  void publishedEventsAreReadBackByPositionKeyAndId() throws Exception {
+    Api.Reply one =
+        api.as(A_PRODUCER)
+            .post(
+                A_ORDERS + "/events",
+                "{\"key\":\"k-1\",\"type\":\"OrderPlaced\",\"payload\":{\"n\":1},\"headers\":{\"h\":\"v\"},\"idempotencyKey\":\"once-1\"}");
+    assertThat(one.status()).as(one.toString()).isEqualTo(200);
+    JsonNode first = one.json().get("results").get(0);
+    assertThat(first.get("duplicate").asBoolean()).isFalse();
+    Api.Reply again =
+        api.as(A_PRODUCER)
+            .post(
+                A_ORDERS + "/events",
+                "{\"key\":\"k-1\",\"type\":\"OrderPlaced\",\"payload\":{\"n\":1},\"idempotencyKey\":\"once-1\"}");
+    assertThat(again.json().get("results").get(0).get("duplicate").asBoolean()).isTrue();
+
+    StringBuilder batch = new StringBuilder("{\"events\":[");
+    for (int i = 0; i < 50; i++) {
+      batch
+          .append(i == 0 ? "" : ",")
+          .append("{\"key\":\"k-")
+          .append(i % 5)
+          .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+          .append(i)
+          .append("}}");
+    }
+    Api.Reply many = api.as(A_PRODUCER).post(A_ORDERS + "/events", batch.append("]}").toString());
+    assertThat(many.status()).as(many.toString()).isEqualTo(200);
+    assertThat(many.json().get("results")).hasSize(50);
+    Set<String> ids = new HashSet<>(many.json().get("results").findValuesAsText("id"));
+    ids.add(first.get("id").asText());
+    await("51 events sequenced", () -> allEvents(api, A_ORDERS, 4).keySet().containsAll(ids));
+
+    int p = first.get("partition").asInt();
+    JsonNode byKey =
+        api.get(A_ORDERS + "/partitions/" + p + "/events?key=k-1").json().get("events");
+    assertThat(byKey.findValuesAsText("key")).isNotEmpty().allMatch("k-1"::equals);
+    JsonNode byId =
+        api.get(A_ORDERS + "/partitions/" + p + "/events?id=" + first.get("id").asText())
+            .json()
+            .get("events");
+    assertThat(byId).hasSize(1);
+    JsonNode e = byId.get(0);
+    assertThat(e.get("payload").get("n").asInt()).isEqualTo(1);
+    assertThat(e.get("headers").get("h").asText()).isEqualTo("v");
+    JsonNode at =
+        api.get(A_ORDERS + "/partitions/" + p + "/events/" + e.get("sequence").asLong()).json();
+    assertThat(at.get("id").asText()).isEqualTo(first.get("id").asText());
+    // Per key, the batch's order is the log's order.
+    Map<String, JsonNode> events = allEvents(api, A_ORDERS, 4);
+    Map<String, List<Integer>> perKey = new LinkedHashMap<>();
+    for (JsonNode x : events.values()) {
+      if (x.get("type").asText().equals("T")) {
+        perKey
+            .computeIfAbsent(x.get("key").asText(), k -> new ArrayList<>())
+            .add(x.get("payload").get("i").asInt());
+      }
+    }
+    perKey.values().forEach(list -> assertThat(list).isSorted());
+    assertThat(api.get(A_ORDERS + "/partitions/" + p + "/events/999999").status()).isEqualTo(404);
+  }
+
+  @Test
+  void badRequestsGetAJsonErrorThatNamesTheProblem() {
+    Api.Reply r = api.as(null).get("/v1/topics");
+    assertThat(r.status()).isEqualTo(401);
+    assertThat(r.json().get("message").asText()).contains("Authorization: Bearer");
+    assertThat(api.as("not-a-token-of-this-server").get("/v1/topics").status()).isEqualTo(401);
+    assertThat(api.get("/v1/nothing-here").status()).isEqualTo(404);
+    Api.Reply wrongMethod = api.put("/v1/topics", "{}");
+    assertThat(wrongMethod.status()).isEqualTo(405);
+    assertThat(wrongMethod.json().get("message").asText()).contains("GET or POST");
+    Api.Reply notJson = api.post(A_ORDERS + "/events", "{\"key\": ");
+    assertThat(notJson.status()).isEqualTo(400);
+    assertThat(notJson.json().get("error").asText()).isEqualTo("bad_request");
+    Api.Reply unknownField = api.post(A_ORDERS + "/events", "{\"kee\":\"x\"}");
+    assertThat(unknownField.status()).isEqualTo(400);
+    assertThat(unknownField.json().get("message").asText()).contains("unknown field 'kee'");
+    Api.Reply badHeader =
+        api.post(
+            A_ORDERS + "/events",
+            "{\"events\":[{\"key\":\"x\",\"type\":\"T\"},{\"type\":\"T\",\"headers\":{\"a\":1}}]}");
+    assertThat(badHeader.status()).isEqualTo(400);
+    assertThat(badHeader.json().get("message").asText()).startsWith("events[1]: header 'a'");
+    Api.Reply huge = api.post(A_ORDERS + "/events", "{\"payload\":\"" + "x".repeat(70_000) + "\"}");
+    assertThat(huge.status()).isEqualTo(413);
+    assertThat(huge.json().get("message").asText()).contains("maxBodyBytes");
+    StringBuilder tooMany = new StringBuilder("{\"events\":[");
+    for (int i = 0; i < 1001; i++) {
+      tooMany.append(i == 0 ? "" : ",").append("{}");
+    }
+    assertThat(api.post(A_ORDERS + "/events", tooMany.append("]}").toString()).status())
+        .isEqualTo(413);
+    assertThat(api.get(A_ORDERS + "/partitions/9/events").status()).isEqualTo(400);
+    assertThat(api.get(A_ORDERS + "/partitions/0/events?limit=0").status()).isEqualTo(400);
+    assertThat(api.get("/v1/topics/" + enc("no-namespace") + "/partitions/0/events").status())
+        .isEqualTo(400);
+    assertThat(api.get("/v1/topics/" + enc("tenant-a/missing")).status()).isEqualTo(404);
+    assertThat(api.post("/v1/topics/" + enc("tenant-a/missing") + "/events", "{}").status())
+        .isEqualTo(404);
+    assertThat(api.post("/v1/topics", "{\"name\":\"tenant-a/x\",\"partitions\":\"many\"}").status())
+        .isEqualTo(400);
+    // Nothing of the refused requests was written.
+    assertThat(allEvents(api, A_ORDERS, 4).values())
+        .noneMatch(e -> e.path("key").asText().equals("x"));
+  }
+
+  @Test
+  void rolesLimitWhatATokenMayDo() {
+    assertThat(api.as(A_PRODUCER).get("/v1/topics").status()).isEqualTo(403);
+    assertThat(api.as(A_CONSUMER).post(A_ORDERS + "/events", "{}").status()).isEqualTo(403);
+    assertThat(api.as(A_CONSUMER).get(A_ORDERS + "/partitions/0/events").status()).isEqualTo(200);
+    assertThat(api.as(A_OPERATOR).get("/v1/subscriptions/a-audit/lag").status()).isEqualTo(200);
+    assertThat(
+            api.as(A_OPERATOR)
+                .post("/v1/subscriptions/a-audit/dead-letters/redrive", "{\"dryRun\":true}")
+                .status())
+        .isEqualTo(200);
+    Api.Reply del = api.as(A_OPERATOR).delete("/v1/subscriptions/a-audit");
+    assertThat(del.status()).isEqualTo(403);
+    assertThat(del.json().get("message").asText()).contains("role operator");
+    assertThat(api.as(A_ADMIN).put("/v1/group-policy", "{}").status()).isEqualTo(403);
+    assertThat(api.as(A_ADMIN).get("/v1/outbox").status()).isEqualTo(403);
+  }
+
+  @Test
+  void aPoisonedKeyIsDeadLetteredFoundRedrivenAndDelivered() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/payments\",\"partitions\":2}");
+    assertThat(
+            api.post("/v1/subscriptions", "{\"name\":\"a-pay\",\"topics\":[\"tenant-a/payments\"]}")
+                .status())
+        .isEqualTo(201);
+    String topic = "/v1/topics/" + enc("tenant-a/payments");
+    java.util.Set<String> healed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    java.util.concurrent.atomic.AtomicBoolean poisoned =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (Consumer consumer =
+        local
+            .consumer("a-pay")
+            .retryPolicy(
+                RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                    .inPlaceAttempts(1)
+                    .maxAttempts(2))
+            .handler(
+                e -> {
+                  if (e.key().equals("poison") && poisoned.get()) {
+                    throw new IllegalStateException("cannot handle poison");
+                  }
+                  if (e.key().equals("poison")) {
+                    healed.add(e.id().toString());
+                  }
+                  handled.add(e.key());
+                })
+            .start()) {
+      api.post(
+          topic + "/events",
+          "{\"events\":[{\"key\":\"poison\",\"type\":\"Pay\"},{\"key\":\"fine\",\"type\":\"Pay\"}]}");
+      await(
+          "a dead letter",
+          () ->
+              api.get("/v1/subscriptions/a-pay/failures").json().get("deadLetters").asLong() == 1);
+      JsonNode dead =
+          api.get("/v1/subscriptions/a-pay/dead-letters?key=poison").json().get("deadLetters");
+      assertThat(dead).hasSize(1);
+      assertThat(dead.get(0).get("lastError").asText()).contains("cannot handle poison");
+      assertThat(api.get("/v1/subscriptions/a-pay/dead-letters?key=fine").json().get("deadLetters"))
+          .isEmpty();
+      assertThat(api.get("/v1/failures").json().get("failures").toString()).contains("a-pay");
+
+      JsonNode group = api.get("/v1/subscriptions/a-pay/group").json();
+      assertThat(group.get("members").findValuesAsText("id")).hasSize(1);
+      assertThat(group.get("partitions")).hasSize(2);
+      assertThat(api.get("/v1/subscriptions/a-pay/lag").json().get("partitions")).hasSize(2);
+      assertThat(api.get("/v1/subscriptions/a-pay/retries").status()).isEqualTo(200);
+      Api.Reply busy = api.post("/v1/subscriptions/a-pay/rewind", "{\"to\":\"earliest\"}");
+      assertThat(busy.status()).as(busy.toString()).isEqualTo(409);
+
+      JsonNode dry =
+          api.post(
+                  "/v1/subscriptions/a-pay/dead-letters/redrive",
+                  "{\"key\":\"poison\",\"dryRun\":true}")
+              .json();
+      assertThat(dry.get("affected").asInt()).isEqualTo(1);
+      assertThat(api.get("/v1/subscriptions/a-pay/failures").json().get("deadLetters").asLong())
+          .isEqualTo(1);
+      poisoned.set(false);
+      JsonNode done =
+          api.post("/v1/subscriptions/a-pay/dead-letters/redrive", "{\"key\":\"poison\"}").json();
+      assertThat(done.get("affected").asInt()).isEqualTo(1);
+      await("the redriven event handled", () -> healed.size() == 1);
+      assertThat(api.get("/v1/subscriptions/a-pay/failures").json().get("deadLetters").asLong())
+          .isZero();
+      assertThat(api.post("/v1/subscriptions/a-pay/dead-letters/discard", "{\"bogus\":1}").status())
+          .isEqualTo(400);
+    }
+    await(
+        "the member left",
+        () -> api.get("/v1/subscriptions/a-pay/group").json().get("members").isEmpty());
+    Api.Reply rewound = api.post("/v1/subscriptions/a-pay/rewind", "{\"to\":\"earliest\"}");
+    assertThat(rewound.status()).as(rewound.toString()).isEqualTo(200);
+    assertThat(api.get("/v1/subscriptions/a-pay/lag").json().get("lag").asLong()).isEqualTo(2);
+  }
+
+  @Test
+  void topicsSubscriptionsAndNamespacesAreCreatedChangedAndDeleted() {
+    assertThat(api.post("/v1/namespaces", "{\"name\":\"tenant-a/tmp\"}").status()).isEqualTo(201);
+    assertThat(
+            api.post(
+                    "/v1/topics",
+                    "{\"name\":\"tenant-a/tmp/t\",\"partitions\":3,\"sequencing\":\"in-transaction\"}")
+                .json()
+                .get("sequencing")
+                .asText())
+        .isEqualTo("in-transaction");
+    assertThat(api.post("/v1/topics", "{\"name\":\"tenant-a/tmp/t\",\"partitions\":5}").status())
+        .isEqualTo(400);
+    assertThat(
+            api.post(
+                    "/v1/subscriptions",
+                    "{\"name\":\"tmp-sub\",\"topics\":[\"tenant-a/tmp/t\"],\"start\":\"latest\"}")
+                .status())
+        .isEqualTo(201);
+    String t = "/v1/topics/" + enc("tenant-a/tmp/t");
+    JsonNode retention =
+        api.put(t + "/retention", "{\"maxAge\":\"2d\",\"maxEventsPerPartition\":1000}").json();
+    assertThat(retention.get("retention").get("maxAge").asText()).isEqualTo("PT48H");
+    assertThat(api.put(t + "/retention", "{\"maxAge\":\"often\"}").status()).isEqualTo(400);
+    assertThat(
+            api.put("/v1/subscriptions/tmp-sub/group-policy", "{\"maxMembers\":3,\"slack\":0.2}")
+                .json()
+                .get("maxMembers")
+                .asInt())
+        .isEqualTo(3);
+    assertThat(api.get("/v1/subscriptions/tmp-sub/group-policy").json().get("slack").asDouble())
+        .isEqualTo(0.2);
+    assertThat(
+            api.delete("/v1/subscriptions/tmp-sub/group-policy").json().get("maxMembers").asInt())
+        .isZero();
+    assertThat(api.get("/v1/subscriptions/tmp-sub").json().get("start").asText())
+        .contains("latest");
+    Api.Reply inUse = api.delete(t);
+    assertThat(inUse.status()).isEqualTo(400);
+    assertThat(inUse.json().get("message").asText()).contains("tmp-sub");
+    assertThat(api.delete("/v1/namespaces/" + enc("tenant-a/tmp")).status()).isEqualTo(400);
+    assertThat(api.delete("/v1/subscriptions/tmp-sub").json().get("deleted").asBoolean()).isTrue();
+    assertThat(api.delete("/v1/subscriptions/tmp-sub").json().get("deleted").asBoolean()).isFalse();
+    assertThat(api.delete(t).json().get("deleted").asBoolean()).isTrue();
+    assertThat(
+            api.delete("/v1/namespaces/" + enc("tenant-a/tmp")).json().get("deleted").asBoolean())
+        .isTrue();
+    assertThat(api.get("/v1/subscriptions/tmp-sub").status()).isEqualTo(404);
+  }
+
+  @Test
+  void healthMetricsAndTheApiDescriptionNeedNoToken() {
+    assertThat(api.as(null).get("/health/live").status()).isEqualTo(200);
+    assertThat(api.as(null).get("/health/ready").json().get("status").asText()).isEqualTo("UP");
+    Api.Reply metrics = api.as(null).get("/metrics");
+    assertThat(metrics.status()).isEqualTo(200);
+    assertThat(metrics.body()).contains("boxline_");
+    assertThat(api.as(null).get("/openapi.json").json().get("openapi").asText()).startsWith("3.");
+  }
+
+  @Test
+  void aTailStreamsEventsAndResumesFromItsLastId() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/stream\",\"partitions\":3}");
+    String topic = "/v1/topics/" + enc("tenant-a/stream");
+    api.post(
+        topic + "/events",
+        "{\"events\":[{\"key\":\"a\",\"type\":\"T\",\"payload\":1},{\"key\":\"b\",\"type\":\"T\",\"payload\":2},{\"key\":\"c\",\"type\":\"T\",\"payload\":3}]}");
+    List<String[]> firstThree = readTail(topic + "/tail?from=earliest", null, 3);
+    assertThat(firstThree).extracting(e -> e[1]).containsExactlyInAnyOrder("1", "2", "3");
+    String lastId = firstThree.get(2)[0];
+    assertThat(lastId).matches("\\d+:\\d+(,\\d+:\\d+)*");
+    api.post(
+        topic + "/events",
+        "{\"events\":[{\"key\":\"a\",\"type\":\"T\",\"payload\":4},{\"key\":\"b\",\"type\":\"T\",\"payload\":5}]}");
+    List<String[]> resumed = readTail(topic + "/tail", lastId, 2);
+    assertThat(resumed).extracting(e -> e[1]).containsExactlyInAnyOrder("4", "5");
+    assertThat(readTailStatus(B_ORDERS + "/tail", A_CONSUMER)).isEqualTo(403);
+  }
+
+  /** Clients outside Java: Python's standard library publishes and tails, curl publishes. */
+  @Test
+  void pythonAndCurlClientsPublishAndTailInOrderPerKey() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/polyglot\",\"partitions\":4}");
+    Path script = Path.of("clients/boxline_client.py").toAbsolutePath();
+    assertThat(script).exists();
+    assertThat(
+            run(
+                "python3",
+                script.toString(),
+                "publish",
+                api.base,
+                A_PRODUCER,
+                "tenant-a/polyglot",
+                "500"))
+        .contains("published 500");
+    assertThat(
+            run(
+                "python3",
+                script.toString(),
+                "tail",
+                api.base,
+                A_CONSUMER,
+                "tenant-a/polyglot",
+                "500"))
+        .contains("tailed 500 events over 10 keys in order");
+    String curl =
+        run(
+            "curl",
+            "-sS",
+            "-X",
+            "POST",
+            "-H",
+            "Authorization: Bearer " + A_PRODUCER,
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            "{\"key\":\"from-curl\",\"type\":\"Curl\",\"payload\":{\"ok\":true}}",
+            api.base + "/v1/topics/" + enc("tenant-a/polyglot") + "/events");
+    assertThat(Api.JSON.readTree(curl).get("results").get(0).get("duplicate").asBoolean())
+        .isFalse();
+  }
+
+  private static String run(String... command) throws Exception {
+    Process p;
+    try {
+      p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    } catch (java.io.IOException e) {
+      throw new AssertionError(
+          command[0] + " is needed for this test: apt-get install -y " + command[0], e);
+    }
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(String.join(" ", command) + ":\n" + out).isZero();
+    return out;
+  }
+
+  /** Reads {@code n} events from a tail stream: [id, payload]. */
+  private List<String[]> readTail(String path, String lastEventId, int n) throws Exception {
+    HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();
+    c.setRequestProperty("Authorization", "Bearer " + A_CONSUMER);
+    if (lastEventId != null) {
+      c.setRequestProperty("Last-Event-ID", lastEventId);
+    }
+    c.setReadTimeout(30_000);
+    List<String[]> out = new ArrayList<>();
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
+      assertThat(c.getContentType()).isEqualTo("text/event-stream");
+      String id = null;
+      String line;
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (out.size() < n && (line = in.readLine()) != null) {
+        assertThat(System.nanoTime())
+            .as("read " + n + " events within 30 s, got " + out.size())
+            .isLessThan(deadline);
+        if (line.startsWith("id: ")) {
+          id = line.substring(4);
+        } else if (line.startsWith("data: ")) {
+          out.add(new String[] {id, Api.JSON.readTree(line.substring(6)).get("payload").asText()});
+        }
+      }
+    } finally {
+      c.disconnect();
+    }
+    return out;
+  }
+
+  private int readTailStatus(String path, String token) throws Exception {
+    HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();
+    c.setRequestProperty("Authorization", "Bearer " + token);
+    try {
+      return c.getResponseCode();
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  /**
+   * Every endpoint that takes a token, called by tenant A's admin on tenant B's things: 403 on each
+   * (lists answer 200 without B's items, checked above). The table must name every route the
+   * server's API description lists, so a new endpoint cannot skip this check.
+   */
+  @Test
+  void aTokenOfTenantAGets403OnEverythingOfTenantB() {
+    String bSub = "/v1/subscriptions/b-audit";
+    Map<String, String[]> calls = new LinkedHashMap<>();
+    calls.put("POST /v1/namespaces", new String[] {"/v1/namespaces", "{\"name\":\"tenant-b/x\"}"});
+    calls.put("DELETE /v1/namespaces/{namespace}", new String[] {"/v1/namespaces/tenant-b", null});
+    calls.put(
+        "POST /v1/topics",
+        new String[] {"/v1/topics", "{\"name\":\"tenant-b/x\",\"partitions\":1}"});
+    calls.put("GET /v1/topics/{topic}", new String[] {B_ORDERS, null});
+    calls.put("DELETE /v1/topics/{topic}", new String[] {B_ORDERS + "?force=true", null});
+    calls.put(
+        "PUT /v1/topics/{topic}/retention",
+        new String[] {B_ORDERS + "/retention", "{\"maxAge\":\"1d\"}"});
+    calls.put(
+        "GET /v1/topics/{topic}/partitions/{partition}/events",
+        new String[] {B_ORDERS + "/partitions/0/events", null});
+    calls.put(
+        "GET /v1/topics/{topic}/partitions/{partition}/events/{sequence}",
+        new String[] {B_ORDERS + "/partitions/0/events/1", null});
+    calls.put(
+        "POST /v1/topics/{topic}/events",
+        new String[] {B_ORDERS + "/events", "{\"key\":\"x\",\"type\":\"T\"}"});
+    calls.put("GET /v1/topics/{topic}/tail", new String[] {B_ORDERS + "/tail", null});
+    calls.put(
+        "POST /v1/subscriptions",
+        new String[] {
+          "/v1/subscriptions", "{\"name\":\"steal\",\"topics\":[\"tenant-b/orders\"]}"
+        });
+    calls.put("GET /v1/subscriptions/{subscription}", new String[] {bSub, null});
+    calls.put("DELETE /v1/subscriptions/{subscription}", new String[] {bSub + "?force=true", null});
+    for (String tail :
+        List.of("lag", "group", "group-policy", "failures", "retries", "dead-letters")) {
+      calls.put(
+          "GET /v1/subscriptions/{subscription}/" + tail, new String[] {bSub + "/" + tail, null});
+    }
+    calls.put(
+        "PUT /v1/subscriptions/{subscription}/group-policy",
+        new String[] {bSub + "/group-policy", "{}"});
+    calls.put(
+        "DELETE /v1/subscriptions/{subscription}/group-policy",
+        new String[] {bSub + "/group-policy", null});
+    calls.put(
+        "POST /v1/subscriptions/{subscription}/rewind",
+        new String[] {bSub + "/rewind", "{\"to\":\"latest\"}"});
+    calls.put(
+        "POST /v1/subscriptions/{subscription}/dead-letters/redrive",
+        new String[] {bSub + "/dead-letters/redrive", "{}"});
+    calls.put(
+        "POST /v1/subscriptions/{subscription}/dead-letters/discard",
+        new String[] {bSub + "/dead-letters/discard", "{}"});
+    calls.put("GET /v1/outbox", new String[] {"/v1/outbox", null});
+    calls.put("PUT /v1/group-policy", new String[] {"/v1/group-policy", "{}"});
+    Set<String> listsAndSelf =
+        Set.of(
+            "GET /v1/whoami",
+            "GET /v1/namespaces",
+            "GET /v1/topics",
+            "GET /v1/subscriptions",
+            "GET /v1/failures");
+
+    JsonNode paths = api.as(null).get("/openapi.json").json().get("paths");
+    Set<String> described = new HashSet<>();
+    paths
+        .fields()
+        .forEachRemaining(
+            p ->
+                p.getValue()
+                    .fieldNames()
+                    .forEachRemaining(
+                        m -> {
+                          if (Set.of("get", "post", "put", "delete").contains(m)) {
+                            described.add(m.toUpperCase() + " " + p.getKey());
+                          }
+                        }));
+    described.removeIf(r -> !r.contains(" /v1/"));
+    Set<String> covered = new HashSet<>(calls.keySet());
+    covered.addAll(listsAndSelf);
+    assertThat(covered).isEqualTo(described);
+
+    Api a = api.as(A_ADMIN);
+    for (Map.Entry<String, String[]> call : calls.entrySet()) {
+      String method = call.getKey().substring(0, call.getKey().indexOf(' '));
+      Api.Reply r = a.call(method, call.getValue()[0], call.getValue()[1]);
+      assertThat(r.status()).as(call.getKey() + " -> " + r).isEqualTo(403);
+      assertThat(r.json().get("error").asText()).isEqualTo("forbidden");
+    }
+    // Nothing of tenant B changed.
+    assertThat(api.get(B_ORDERS).status()).isEqualTo(200);
+    assertThat(api.get(bSub).status()).isEqualTo(200);
+    assertThat(api.get("/v1/subscriptions/steal").status()).isEqualTo(404);
+  }
+}

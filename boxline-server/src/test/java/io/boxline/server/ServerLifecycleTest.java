@@ -1,0 +1,269 @@
+package io.boxline.server;
+
+import static io.boxline.server.Api.enc;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/** Starting, checking, stopping and killing the server process. */
+class ServerLifecycleTest {
+  static final String TOKEN = "lifecycle-admin-token";
+
+  static Path config(String yaml) throws Exception {
+    Path file = Files.createTempFile("boxline-server", ".yaml");
+    Files.writeString(file, yaml);
+    return file;
+  }
+
+  static String postgresConfig(String schema) {
+    return "http: {port: 0, shutdownTimeout: 5s}\n"
+        + "database: {url: '"
+        + Databases.PG_URL
+        + "', user: postgres, schema: "
+        + schema
+        + "}\n"
+        + "tokens:\n  - {name: ops, secret: "
+        + TOKEN
+        + ", role: admin, namespaces: ['*']}\n"
+        + "topics:\n  - {name: app/orders, partitions: 4}\n";
+  }
+
+  @Test
+  void checkConfigSaysValidOrNamesTheFileKeyAndFix() throws Exception {
+    Path good = config(postgresConfig("unused"));
+    try (ServerProcess p =
+        ServerProcess.start(Map.of(), "--config", good.toString(), "--check-config")) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).isZero();
+      assertThat(p.log()).contains(good + ": valid (0 namespaces, 1 topics");
+    }
+    Path bad =
+        config(
+            "tokens:\n  - {name: ops, secret: "
+                + TOKEN
+                + ", role: admin, namespaces: ['*']}\ntopics:\n  - {name: app/orders, partitions: -1}\n");
+    try (ServerProcess p =
+        ServerProcess.start(Map.of(), "--config", bad.toString(), "--check-config")) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
+      assertThat(p.log())
+          .contains(
+              "config error: "
+                  + bad
+                  + ": topics[0].partitions: must be between 1 and 65536, got -1");
+    }
+    try (ServerProcess p = ServerProcess.start(Map.of(), "--config", "/no/such/boxline.yaml")) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
+      assertThat(p.log()).contains("/no/such/boxline.yaml: no such file");
+    }
+    try (ServerProcess p =
+        ServerProcess.start(
+            Map.of("DB_PASSWORD", "hunter2-secret"),
+            "--config",
+            config(
+                    postgresConfig("bx_unused")
+                        .replace(
+                            "user: postgres",
+                            "user: postgres, password: '${DB_PASSWORD}', poolSize: 1"))
+                .toString())) {
+      // poolSize 1 is refused; the password must not appear in what the server prints.
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
+      assertThat(p.log()).contains("database.poolSize").doesNotContain("hunter2-secret");
+    }
+  }
+
+  @Test
+  void sigtermDrainsAndExitsWithinTheShutdownTimeout() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    try (ServerProcess p =
+        ServerProcess.start(Map.of(), "--config", config(postgresConfig(schema)).toString())) {
+      Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      assertThat(
+              api.post(
+                      "/v1/topics/" + enc("app/orders") + "/events",
+                      "{\"key\":\"k\",\"type\":\"T\"}")
+                  .status())
+          .isEqualTo(200);
+      long t0 = System.nanoTime();
+      // SIGTERM through the handle: Process.destroy() would also close our end of its output.
+      p.process.toHandle().destroy();
+      p.awaitExit(Duration.ofSeconds(30));
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+      assertThat(p.log()).contains("stopping: draining").containsPattern("stopped in \\d+\\.\\d s");
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
+  /**
+   * Producers publish in a loop while the server is killed with SIGKILL and started again: every
+   * event the server answered 200 for is in the log afterwards, once.
+   */
+  @Test
+  void killingTheServerLosesNoAcknowledgedEvent() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    Path cfg = config(postgresConfig(schema));
+    Set<String> acknowledged = ConcurrentHashMap.newKeySet();
+    try {
+      for (int round = 0; round < 2; round++) {
+        try (ServerProcess p = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
+          Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+          AtomicBoolean stop = new AtomicBoolean();
+          List<Thread> producers = new ArrayList<>();
+          for (int t = 0; t < 3; t++) {
+            int producer = t;
+            Thread th =
+                new Thread(
+                    () -> {
+                      int i = 0;
+                      while (!stop.get()) {
+                        String body =
+                            "{\"events\":[{\"key\":\"p"
+                                + producer
+                                + "-"
+                                + (i % 7)
+                                + "\",\"type\":\"T\",\"payload\":"
+                                + i
+                                + "},{\"key\":\"p"
+                                + producer
+                                + "-x\",\"type\":\"T\",\"payload\":"
+                                + i
+                                + "}]}";
+                        i++;
+                        try {
+                          Api.Reply r =
+                              api.post("/v1/topics/" + enc("app/orders") + "/events", body);
+                          if (r.status() == 200) {
+                            r.json()
+                                .get("results")
+                                .forEach(x -> acknowledged.add(x.get("id").asText()));
+                          }
+                        } catch (RuntimeException connectionLost) {
+                          // The server died mid-request: that batch may or may not be in the log.
+                        }
+                      }
+                    },
+                    "producer-" + t);
+            th.start();
+            producers.add(th);
+          }
+          int before = acknowledged.size();
+          ServerApiTest.await(
+              "some batches acknowledged", () -> acknowledged.size() >= before + 200);
+          p.kill9();
+          stop.set(true);
+          for (Thread th : producers) {
+            th.join(30_000);
+          }
+        }
+      }
+      try (ServerProcess p = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
+        Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+        ServerApiTest.await(
+            "every acknowledged event sequenced", () -> ids(api).containsAll(acknowledged));
+        List<String> all = new ArrayList<>();
+        for (int part = 0; part < 4; part++) {
+          JsonNode events =
+              api.get(
+                      "/v1/topics/"
+                          + enc("app/orders")
+                          + "/partitions/"
+                          + part
+                          + "/events?limit=1000")
+                  .json()
+                  .get("events");
+          long expected = 1;
+          for (JsonNode e : events) {
+            assertThat(e.get("sequence").asLong())
+                .as("gap-free partition " + part)
+                .isEqualTo(expected++);
+            all.add(e.get("id").asText());
+          }
+        }
+        assertThat(new HashSet<>(all)).hasSameSizeAs(all);
+        assertThat(acknowledged.size()).isGreaterThanOrEqualTo(400);
+      }
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
+  private static Set<String> ids(Api api) {
+    Set<String> out = new HashSet<>();
+    for (int part = 0; part < 4; part++) {
+      long after = 0;
+      while (true) {
+        JsonNode r =
+            api.get(
+                    "/v1/topics/"
+                        + enc("app/orders")
+                        + "/partitions/"
+                        + part
+                        + "/events?limit=1000&after="
+                        + after)
+                .json();
+        for (JsonNode e : r.get("events")) {
+          out.add(e.get("id").asText());
+          after = e.get("sequence").asLong();
+        }
+        if (r.get("next").isNull()) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void theServerRunsOnMariaDb() throws Exception {
+    String database = Databases.uniqueName("bx_srv_");
+    Databases.mariadb().close();
+    String yaml =
+        "http: {port: 0, shutdownTimeout: 5s}\n"
+            + "database: {url: '"
+            + Databases.MARIADB_URL
+            + "', user: root, schema: "
+            + database
+            + "}\n"
+            + "tokens:\n  - {name: ops, secret: "
+            + TOKEN
+            + ", role: admin, namespaces: ['*']}\n"
+            + "topics:\n  - {name: app/orders, partitions: 2}\n"
+            + "subscriptions:\n  - {name: audit, topics: [app/orders]}\n";
+    try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
+      Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      Api.Reply r =
+          api.post(
+              "/v1/topics/" + enc("app/orders") + "/events",
+              "{\"events\":[{\"key\":\"a\",\"type\":\"T\",\"payload\":{\"x\":1}},{\"key\":\"a\",\"type\":\"T\",\"payload\":{\"x\":2}}]}");
+      assertThat(r.status()).as(r.toString()).isEqualTo(200);
+      int part = r.json().get("results").get(0).get("partition").asInt();
+      ServerApiTest.await(
+          "two events sequenced",
+          () ->
+              api.get("/v1/topics/" + enc("app/orders") + "/partitions/" + part + "/events")
+                      .json()
+                      .get("events")
+                      .size()
+                  == 2);
+      JsonNode events =
+          api.get("/v1/topics/" + enc("app/orders") + "/partitions/" + part + "/events")
+              .json()
+              .get("events");
+      assertThat(events.findValuesAsText("sequence")).containsExactly("1", "2");
+      assertThat(api.get("/v1/subscriptions/audit/lag").json().get("lag").asLong()).isEqualTo(2);
+      assertThat(api.get("/health/ready").json().get("status").asText()).isEqualTo("UP");
+    } finally {
+      Databases.dropMariaDbDatabase(database);
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package io.boxline.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/** The server as a separate JVM, started from the module's classes and runtime classpath. */
+final class ServerProcess implements AutoCloseable {
+  final Process process;
+  final List<String> output = new CopyOnWriteArrayList<>();
+  private final CompletableFuture<String> ready = new CompletableFuture<>();
+  private final Thread reader;
+
+  private ServerProcess(Process process) {
+    this.process = process;
+    reader =
+        new Thread(
+            () -> {
+              try (BufferedReader in =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                  output.add(line);
+                  if (line.startsWith("ready: ")) {
+                    ready.complete(line.substring(7).trim());
+                  }
+                }
+              } catch (IOException e) {
+                // process ended
+              }
+              ready.completeExceptionally(
+                  new IllegalStateException(
+                      "the server exited before it was ready:\n" + String.join("\n", output)));
+            },
+            "server-output");
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  static String classpath() throws IOException {
+    String classes = System.getProperty("boxline.server.classes");
+    String file = System.getProperty("boxline.server.classpath.file");
+    assertThat(classes)
+        .as("run the tests with Maven, which sets boxline.server.classes")
+        .isNotNull();
+    return classes + java.io.File.pathSeparator + Files.readString(Path.of(file)).trim();
+  }
+
+  /** Starts {@code BoxlineServer} with these arguments and environment additions. */
+  static ServerProcess start(Map<String, String> env, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-cp");
+    cmd.add(classpath());
+    cmd.add("io.boxline.server.BoxlineServer");
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().remove("BOXLINE_ADMIN_TOKEN");
+    pb.environment().remove("BOXLINE_CONFIG");
+    pb.environment().putAll(env);
+    return new ServerProcess(pb.start());
+  }
+
+  /** The base URL once the server printed "ready", within {@code timeout}. */
+  String awaitReady(Duration timeout) throws Exception {
+    try {
+      return ready.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError(
+          "the server was not ready within " + timeout + ":\n" + String.join("\n", output));
+    }
+  }
+
+  /** Waits for the exit; its status. */
+  int awaitExit(Duration timeout) throws InterruptedException {
+    assertThat(process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
+        .as("server exited within " + timeout + "; output:\n" + String.join("\n", output))
+        .isTrue();
+    reader.join(10_000); // the last lines it printed
+    return process.exitValue();
+  }
+
+  String log() {
+    return String.join("\n", output);
+  }
+
+  void kill9() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor(30, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroyForcibly();
+      process.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+}
