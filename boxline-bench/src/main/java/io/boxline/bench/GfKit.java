@@ -94,6 +94,11 @@ final class GfKit {
       return ds;
     }
 
+    /** This database's JDBC URL, user and password (for a process or server of its own). */
+    Db db() {
+      return db;
+    }
+
     /** A connection on this database outside any pool (for monitoring queries). */
     Connection connect() throws SQLException {
       return db.connect();

@@ -263,7 +263,9 @@ class ServerApiTest {
     assertThat(api.get("/v1/topics/" + enc("no-namespace") + "/partitions/0/events").status())
         .isEqualTo(400);
     assertThat(api.get("/v1/topics/" + enc("tenant-a/missing")).status()).isEqualTo(404);
-    assertThat(api.post("/v1/topics/" + enc("tenant-a/missing") + "/events", "{}").status())
+    assertThat(
+            api.post("/v1/topics/" + enc("tenant-a/missing") + "/events", "{\"type\":\"T\"}")
+                .status())
         .isEqualTo(404);
     assertThat(api.post("/v1/topics", "{\"name\":\"tenant-a/x\",\"partitions\":\"many\"}").status())
         .isEqualTo(400);

@@ -1,0 +1,341 @@
+package io.boxline.bench;
+
+import static io.boxline.bench.Bench.log;
+import static io.boxline.bench.BenchFailure.check;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.OutgoingEvent;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.bench.GfKit.BenchDb;
+import io.boxline.server.BoxlineServer;
+import io.boxline.server.ServerConfig;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * S1, the server's HTTP paths against the in-process Java paths of the same Boxline instance, in
+ * one run: publish throughput (4 producers; one event per transaction, then 50), and end-to-end
+ * latency at a paced rate — Java: {@code inTransaction} called to the handler entered; HTTP: the
+ * POST sent to the event read from a tail stream (server-sent events) in another thread.
+ */
+final class S1Server {
+  private S1Server() {}
+
+  static final Opt<Integer> EVENTS =
+      Opt.integer("s1.events", 20_000, "events per throughput trial");
+  static final Opt<Integer> PRODUCERS = Opt.integer("s1.producers", 4, "producer threads");
+  static final Opt<String> RATES =
+      Opt.text("s1.rates", "200,1000", "paced rates for latency, events/s");
+  static final Opt<Integer> SECONDS = Opt.integer("s1.seconds", 10, "seconds per latency trial");
+
+  static final Workload WORKLOAD =
+      Workload.of(
+          "s1",
+          Bench.Suite.GROUPS,
+          "the server's HTTP publish and tail against the in-process Java paths",
+          List.of(EVENTS, PRODUCERS, RATES, SECONDS),
+          S1Server::run);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  static String run(Run run) throws Exception {
+    Options o = run.o();
+    StringBuilder out = new StringBuilder("## S1 — the server's HTTP paths against Java\n\n");
+    try (BenchDb db = BenchDb.create(run, "s1")) {
+      ServerConfig config =
+          ServerConfig.parse(
+              "http: {port: 0, threads: 32}\nauth: {disabled: true}\n"
+                  + "database: {url: '"
+                  + db.db().url
+                  + "', user: '"
+                  + db.db().user
+                  + "', password: '"
+                  + db.db().password
+                  + "', poolSize: 32}\n",
+              "s1",
+              Map.of());
+      try (BoxlineServer server = BoxlineServer.start(config)) {
+        Boxline boxline = server.boxline();
+        String base = server.baseUrl();
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "One server process (in the bench JVM, auth off, pool of 32) on PostgreSQL; %d"
+                    + " producers; topics of 16 partitions; 200-byte JSON payloads. Java publishes"
+                    + " through the same Boxline instance the server runs.%n%n",
+                o.get(PRODUCERS)));
+        out.append(
+            "| path | events per transaction | events | seconds | events/s |\n|---|---|---|---|---|\n");
+        int trial = 0;
+        for (int perTx : new int[] {1, 50}) {
+          for (boolean http : new boolean[] {false, true}) {
+            TopicName t = topic(boxline, "s1-tp-" + trial++);
+            double s = publishTrial(boxline, base, t, o.get(EVENTS), o.get(PRODUCERS), perTx, http);
+            log(
+                "S1 publish %s, %d per transaction: %.0f events/s",
+                http ? "HTTP" : "Java", perTx, o.get(EVENTS) / s);
+            out.append(
+                String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %d | %.2f | %,.0f |%n",
+                    http ? "HTTP POST" : "Java inTransaction",
+                    perTx,
+                    o.get(EVENTS),
+                    s,
+                    o.get(EVENTS) / s));
+          }
+        }
+        out.append(
+            "\n| path | rate/s | events | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n");
+        for (String r : o.get(RATES).split(",")) {
+          int rate = Integer.parseInt(r.trim());
+          for (boolean http : new boolean[] {false, true}) {
+            TopicName t = topic(boxline, "s1-lat-" + trial++);
+            double[] ms =
+                http
+                    ? httpLatency(boxline, base, t, rate, o.get(SECONDS))
+                    : javaLatency(boxline, t, rate, o.get(SECONDS));
+            Arrays.sort(ms);
+            log(
+                "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
+                http ? "HTTP" : "Java", rate, pct(ms, 50), pct(ms, 99));
+            out.append(
+                String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %d | %.2f | %.2f | %.2f |%n",
+                    http ? "HTTP POST → tail stream" : "Java inTransaction → handler",
+                    rate,
+                    ms.length,
+                    pct(ms, 50),
+                    pct(ms, 99),
+                    ms[ms.length - 1]));
+          }
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  private static TopicName topic(Boxline boxline, String name) {
+    TopicName t = TopicName.of("bench", name);
+    boxline.admin().createNamespace(t.namespace());
+    boxline.admin().createTopic(t, 16);
+    return t;
+  }
+
+  private static String payload(long stamp) {
+    return "{\"stamp\":" + stamp + ",\"pad\":\"" + "x".repeat(160) + "\"}";
+  }
+
+  private static double publishTrial(
+      Boxline boxline, String base, TopicName t, int events, int producers, int perTx, boolean http)
+      throws Exception {
+    AtomicInteger next = new AtomicInteger();
+    List<Thread> threads = new ArrayList<>();
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    long t0 = System.nanoTime();
+    for (int p = 0; p < producers; p++) {
+      Thread th =
+          new Thread(
+              () -> {
+                try {
+                  int from;
+                  while ((from = next.getAndAdd(perTx)) < events) {
+                    int n = Math.min(perTx, events - from);
+                    if (http) {
+                      StringBuilder b = new StringBuilder("{\"events\":[");
+                      for (int i = 0; i < n; i++) {
+                        b.append(i == 0 ? "" : ",")
+                            .append("{\"key\":\"k-")
+                            .append(from + i)
+                            .append("\",\"type\":\"s1\",\"payload\":")
+                            .append(payload(0))
+                            .append('}');
+                      }
+                      int status = post(base, t, b.append("]}").toString()).statusCode();
+                      check(status == 200, "S1: HTTP publish answered " + status);
+                    } else {
+                      List<Object> batch = new ArrayList<>();
+                      for (int i = 0; i < n; i++) {
+                        batch.add(
+                            OutgoingEvent.builder(t)
+                                .key("k-" + (from + i))
+                                .type("s1")
+                                .contentType("application/json")
+                                .payload(payload(0).getBytes(StandardCharsets.UTF_8))
+                                .build());
+                      }
+                      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+                    }
+                  }
+                } catch (Throwable e) {
+                  errors.add(e);
+                }
+              },
+              "s1-producer-" + p);
+      th.start();
+      threads.add(th);
+    }
+    for (Thread th : threads) {
+      th.join();
+    }
+    check(errors.isEmpty(), "S1 publish failed: " + errors);
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  private static HttpResponse<String> post(String base, TopicName t, String body) throws Exception {
+    HttpRequest req =
+        HttpRequest.newBuilder(
+                URI.create(
+                    base
+                        + "/v1/topics/"
+                        + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
+                        + "/events"))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    return HTTP.send(req, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static double[] javaLatency(Boxline boxline, TopicName t, int rate, int seconds)
+      throws Exception {
+    boxline.admin().createSubscription(SubscriptionSpec.of(t.name(), t));
+    int n = rate * seconds;
+    double[] ms = new double[n];
+    CountDownLatch all = new CountDownLatch(n);
+    AtomicInteger seen = new AtomicInteger();
+    try (Consumer c =
+        boxline
+            .consumer(t.name())
+            .handler(
+                (Event e) -> {
+                  long now = System.nanoTime();
+                  int i = Integer.parseInt(e.key().substring(2));
+                  ms[i] = (now - stampOf(e.payload())) / 1e6;
+                  seen.incrementAndGet();
+                  all.countDown();
+                })
+            .start()) {
+      Pacer.run(
+          n,
+          rate,
+          4,
+          (k, late) -> {
+            long stamp = System.nanoTime();
+            OutgoingEvent e =
+                OutgoingEvent.builder(t)
+                    .key("k-" + k)
+                    .type("s1")
+                    .contentType("application/json")
+                    .payload(payload(stamp).getBytes(StandardCharsets.UTF_8))
+                    .build();
+            boxline.inTransaction(tx -> boxline.publisher().publish(tx, e));
+          });
+      check(
+          all.await(60, java.util.concurrent.TimeUnit.SECONDS),
+          "S1: Java consumer got " + seen.get() + " of " + n);
+    }
+    return ms;
+  }
+
+  private static double[] httpLatency(
+      Boxline boxline, String base, TopicName t, int rate, int seconds) throws Exception {
+    int n = rate * seconds;
+    double[] ms = new double[n];
+    CountDownLatch all = new CountDownLatch(n);
+    CountDownLatch open = new CountDownLatch(1);
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                HttpURLConnection c =
+                    (HttpURLConnection)
+                        URI.create(
+                                base
+                                    + "/v1/topics/"
+                                    + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
+                                    + "/tail?from=earliest")
+                            .toURL()
+                            .openConnection();
+                c.setReadTimeout(60_000);
+                try (BufferedReader in =
+                    new BufferedReader(
+                        new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
+                  open.countDown();
+                  String line;
+                  while (all.getCount() > 0 && (line = in.readLine()) != null) {
+                    if (line.startsWith("data: ")) {
+                      long now = System.nanoTime();
+                      JsonNode e = JSON.readTree(line.substring(6));
+                      int i = Integer.parseInt(e.get("key").asText().substring(2));
+                      ms[i] = (now - e.get("payload").get("stamp").asLong()) / 1e6;
+                      all.countDown();
+                    }
+                  }
+                } finally {
+                  c.disconnect();
+                }
+              } catch (Exception e) {
+                open.countDown();
+                log("S1 tail failed: %s", e);
+              }
+            },
+            "s1-tail");
+    reader.start();
+    check(open.await(10, java.util.concurrent.TimeUnit.SECONDS), "S1: tail did not open");
+    Pacer.run(
+        n,
+        rate,
+        4,
+        (i, late) -> {
+          long stamp = System.nanoTime();
+          int status =
+              post(
+                      base,
+                      t,
+                      "{\"key\":\"k-"
+                          + i
+                          + "\",\"type\":\"s1\",\"payload\":"
+                          + payload(stamp)
+                          + "}")
+                  .statusCode();
+          check(status == 200, "S1: HTTP publish answered " + status);
+        });
+    check(
+        all.await(60, java.util.concurrent.TimeUnit.SECONDS),
+        "S1: tail got " + (n - all.getCount()) + " of " + n);
+    reader.join(5_000);
+    return ms;
+  }
+
+  private static long stampOf(byte[] payload) {
+    String s = new String(payload, StandardCharsets.UTF_8);
+    int at = s.indexOf("\"stamp\":") + 8;
+    return Long.parseLong(s.substring(at, s.indexOf(',', at)));
+  }
+
+  private static double pct(double[] sorted, int p) {
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+  }
+}
