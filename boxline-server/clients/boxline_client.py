@@ -3,6 +3,10 @@
 
     python3 boxline_client.py publish URL TOKEN TOPIC N   # N events over 10 keys, 50 per request
     python3 boxline_client.py tail URL TOKEN TOPIC N      # read N events from the earliest, check order per key
+    python3 boxline_client.py consume URL TOKEN SUBSCRIPTION MEMBER OUTFILE IDLE_SECONDS
+        # a member of the subscription's group: fetch, handle (append "key payload-i id" to OUTFILE),
+        # settle; stops after IDLE_SECONDS without events. Events whose payload has "fail": true are
+        # retried once, then handled; "dead": true ones are dead-lettered.
 
 The tail follows the topic with server-sent events and, when the connection drops, reconnects
 with the last event id it saw, so it resumes where it stopped. Exit status 0 when every check held.
@@ -10,6 +14,7 @@ with the last event id it saw, so it resumes where it stopped. Exit status 0 whe
 import json
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -83,7 +88,48 @@ def tail(base, token, topic, n):
     return 0
 
 
+def consume(base, token, subscription, member, outfile, idle_seconds):
+    url = "%s/v1/subscriptions/%s/members/%s" % (
+        base, urllib.parse.quote(subscription, safe=""), urllib.parse.quote(member, safe=""))
+    idle_since = time.monotonic()
+    handled = 0
+    with open(outfile, "a") as out:
+        while time.monotonic() - idle_since < idle_seconds:
+            with request(url + "/fetch", token, "POST", {"max": 50, "waitMillis": 500}) as r:
+                batch = json.load(r)
+            if not batch["events"]:
+                continue
+            idle_since = time.monotonic()
+            settle = []
+            for d in batch["events"]:
+                event = d["event"]
+                payload = event.get("payload") or {}
+                if payload.get("dead"):
+                    settle.append({"ackId": d["ackId"], "outcome": "dead", "reason": "poison"})
+                    continue
+                if payload.get("fail") and d["attempt"] == 1:
+                    settle.append({"ackId": d["ackId"], "outcome": "retry", "retryIn": "200ms",
+                                   "reason": "first attempt fails"})
+                    continue
+                out.write("%s %s %s\n" % (event["key"], payload.get("i"), event["id"]))
+                out.flush()
+                handled += 1
+                settle.append({"ackId": d["ackId"], "outcome": "done"})
+            try:
+                with request(url + "/settle", token, "POST", {"settle": settle}) as r:
+                    json.load(r)
+            except urllib.error.HTTPError as e:
+                if e.code != 409:
+                    raise
+                # The partition moved to another member: its events come again there.
+    print("member %s handled %d" % (member, handled))
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "consume":
+        sys.exit(consume(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6],
+                         float(sys.argv[7])))
     cmd, base, token, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
     if cmd == "publish":
         publish(base, token, topic, n)

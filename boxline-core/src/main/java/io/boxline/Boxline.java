@@ -46,6 +46,12 @@ public interface Boxline extends AutoCloseable {
    */
   <T> T inTransaction(TransactionWork<T> work);
 
+  /**
+   * Group members that fetch and settle events through an API instead of running a Java handler
+   * (the server's HTTP consumers).
+   */
+  RemoteConsumers remoteConsumers();
+
   /** Find, inspect, redrive and discard events that subscriptions gave up on. */
   DeadLetters deadLetters();
 

@@ -20,6 +20,7 @@ import io.boxline.PartitionListener;
 import io.boxline.Partitioner;
 import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
+import io.boxline.RemoteConsumers;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.Tasks;
@@ -81,6 +82,7 @@ public final class DefaultBoxline implements Boxline {
   private final Announcer announcer;
   private final DefaultPublisher publisher;
   private final Admin admin;
+  private final RemoteConsumers remoteConsumers;
   private final DeadLetters deadLetters = new DeadLettersImpl();
   private final DefaultTasks tasks;
   private final RetentionLoop retention;
@@ -101,6 +103,8 @@ public final class DefaultBoxline implements Boxline {
     this.store = settings.store();
     this.topics = new TopicCache(store);
     this.admin = new DefaultAdmin(store, topics, settings.coordination());
+    this.remoteConsumers =
+        new RemoteMembers(store, settings.coordination(), topics, settings.clock());
     this.sequencer =
         settings.sequencer()
             ? new SequencerLoop(
@@ -239,6 +243,12 @@ public final class DefaultBoxline implements Boxline {
   public Tasks tasks() {
     requireStarted();
     return tasks;
+  }
+
+  @Override
+  public RemoteConsumers remoteConsumers() {
+    requireStarted();
+    return remoteConsumers;
   }
 
   @Override

@@ -507,6 +507,174 @@ class ServerApiTest {
     return out;
   }
 
+  /**
+   * Two members of one group, each a Python program fetching and settling over HTTP; one is killed
+   * with SIGKILL mid-way. Every event is handled (one dead-lettered, one retried first), each
+   * member saw each key in order, and the duplicates stay within what was in flight.
+   */
+  @Test
+  void anHttpGroupOfTwoPythonMembersLosesNothingWhenOneIsKilled() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/work\",\"partitions\":4}");
+    api.post("/v1/subscriptions", "{\"name\":\"a-work\",\"topics\":[\"tenant-a/work\"]}");
+    Api.Reply policy =
+        api.put(
+            "/v1/subscriptions/a-work/group-policy",
+            "{\"minCheckInInterval\":\"200ms\",\"deadlineMultiplier\":3,\"releaseGrace\":\"1s\"}");
+    assertThat(policy.status()).as(policy.toString()).isEqualTo(200);
+    StringBuilder batch = new StringBuilder("{\"events\":[");
+    for (int i = 0; i < 400; i++) {
+      String extra = i == 7 ? ",\"fail\":true" : i == 13 ? ",\"dead\":true" : "";
+      batch
+          .append(i == 0 ? "" : ",")
+          .append("{\"key\":\"k-")
+          .append(i % 10)
+          .append("\",\"type\":\"Work\",\"payload\":{\"i\":")
+          .append(i)
+          .append(extra)
+          .append("}}");
+    }
+    assertThat(
+            api.as(A_PRODUCER)
+                .post(
+                    "/v1/topics/" + enc("tenant-a/work") + "/events", batch.append("]}").toString())
+                .status())
+        .isEqualTo(200);
+    Path script = Path.of("clients/boxline_client.py").toAbsolutePath();
+    Path out1 = Files.createTempFile("member-1", ".txt");
+    Path out2 = Files.createTempFile("member-2", ".txt");
+    Process m1 =
+        new ProcessBuilder(
+                "python3",
+                script.toString(),
+                "consume",
+                api.base,
+                A_CONSUMER,
+                "a-work",
+                "m1",
+                out1.toString(),
+                "30")
+            .redirectErrorStream(true)
+            .start();
+    Process m2 =
+        new ProcessBuilder(
+                "python3",
+                script.toString(),
+                "consume",
+                api.base,
+                A_CONSUMER,
+                "a-work",
+                "m2",
+                out2.toString(),
+                "4")
+            .redirectErrorStream(true)
+            .start();
+    try {
+      await("100 events handled", () -> lines(out1).size() + lines(out2).size() >= 100);
+      m1.destroyForcibly(); // SIGKILL
+      assertThat(m1.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(m2.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("m2 finished").isTrue();
+      String m2Output = new String(m2.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(m2.exitValue()).as(m2Output).isZero();
+    } finally {
+      m1.destroyForcibly();
+      m2.destroyForcibly();
+    }
+    Map<String, JsonNode> events = allEvents(api, "/v1/topics/" + enc("tenant-a/work"), 4);
+    Set<String> expected = new HashSet<>();
+    String deadId = null;
+    for (JsonNode e : events.values()) {
+      if (e.get("payload").has("dead")) {
+        deadId = e.get("id").asText();
+      } else {
+        expected.add(e.get("id").asText());
+      }
+    }
+    List<String[]> all = new ArrayList<>();
+    for (Path out : List.of(out1, out2)) {
+      Map<String, Integer> lastOfKey = new java.util.HashMap<>();
+      for (String line : lines(out)) {
+        String[] f = line.split(" ");
+        all.add(f);
+        int i = Integer.parseInt(f[1]);
+        Integer before = lastOfKey.put(f[0], i);
+        assertThat(before == null || before <= i)
+            .as(out + ": " + f[0] + " " + i + " after " + before)
+            .isTrue();
+      }
+    }
+    Set<String> handled = new HashSet<>();
+    all.forEach(f -> handled.add(f[2]));
+    assertThat(handled).isEqualTo(expected);
+    assertThat(all.size() - handled.size()).as("duplicates").isLessThanOrEqualTo(100);
+    JsonNode dead = api.get("/v1/subscriptions/a-work/dead-letters").json().get("deadLetters");
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).get("event").get("id").asText()).isEqualTo(deadId);
+    assertThat(dead.get(0).get("lastError").asText()).isEqualTo("poison");
+    assertThat(api.get("/v1/subscriptions/a-work/lag").json().get("lag").asLong()).isZero();
+  }
+
+  private static List<String> lines(Path p) {
+    try {
+      return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** A member that lost its partitions gets 409 when it settles what it fetched before. */
+  @Test
+  void aMemberThatLostItsPartitionIsFencedOnSettle() {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/fenced\",\"partitions\":1}");
+    api.post("/v1/subscriptions", "{\"name\":\"a-fenced\",\"topics\":[\"tenant-a/fenced\"]}");
+    api.post(
+        "/v1/topics/" + enc("tenant-a/fenced") + "/events",
+        "{\"events\":[{\"key\":\"a\",\"type\":\"T\"},{\"key\":\"b\",\"type\":\"T\"}]}");
+    String members = "/v1/subscriptions/a-fenced/members/";
+    JsonNode first = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (first == null || first.get("events").size() < 2) {
+      assertThat(System.nanoTime()).as("m1 fetches both events").isLessThan(deadline);
+      first = api.as(A_CONSUMER).post(members + "m1/fetch", "{\"waitMillis\":500}").json();
+    }
+    String ackId = first.get("events").get(0).get("ackId").asText();
+    assertThat(api.as(A_CONSUMER).delete(members + "m1").status()).isEqualTo(200);
+    JsonNode second = api.as(A_CONSUMER).post(members + "m2/fetch", "{\"waitMillis\":2000}").json();
+    assertThat(second.get("events")).hasSize(2);
+    Api.Reply late =
+        api.as(A_CONSUMER)
+            .post(members + "m1/settle", "{\"settle\":[{\"ackId\":\"" + ackId + "\"}]}");
+    assertThat(late.status()).as(late.toString()).isEqualTo(409);
+    assertThat(late.json().get("message").asText()).contains("fetch again");
+    Api.Reply hole =
+        api.as(A_CONSUMER)
+            .post(
+                members + "m2/settle",
+                "{\"settle\":[{\"ackId\":\""
+                    + second.get("events").get(1).get("ackId").asText()
+                    + "\"}]}");
+    assertThat(hole.status()).isEqualTo(400);
+    assertThat(hole.json().get("message").asText()).contains("not settled");
+    StringBuilder both = new StringBuilder("{\"settle\":[");
+    second
+        .get("events")
+        .forEach(
+            e ->
+                both.append(both.length() > 12 ? "," : "")
+                    .append("{\"ackId\":\"")
+                    .append(e.get("ackId").asText())
+                    .append("\"}"));
+    assertThat(
+            api.as(A_CONSUMER)
+                .post(members + "m2/settle", both.append("]}").toString())
+                .json()
+                .get("settled")
+                .asInt())
+        .isEqualTo(2);
+    assertThat(api.get("/v1/subscriptions/a-fenced/lag").json().get("lag").asLong()).isZero();
+    assertThat(api.as(A_CONSUMER).post(members + "bad%20id/fetch", "{}").status()).isEqualTo(400);
+    assertThat(api.as(A_PRODUCER).post(members + "m3/fetch", "{}").status()).isEqualTo(403);
+  }
+
   /** Reads {@code n} events from a tail stream: [id, payload]. */
   private List<String[]> readTail(String path, String lastEventId, int n) throws Exception {
     HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();
@@ -604,6 +772,15 @@ class ServerApiTest {
     calls.put(
         "POST /v1/subscriptions/{subscription}/dead-letters/discard",
         new String[] {bSub + "/dead-letters/discard", "{}"});
+    calls.put(
+        "POST /v1/subscriptions/{subscription}/members/{member}/fetch",
+        new String[] {bSub + "/members/m/fetch", "{}"});
+    calls.put(
+        "POST /v1/subscriptions/{subscription}/members/{member}/settle",
+        new String[] {bSub + "/members/m/settle", "{\"settle\":[]}"});
+    calls.put(
+        "DELETE /v1/subscriptions/{subscription}/members/{member}",
+        new String[] {bSub + "/members/m", null});
     calls.put("GET /v1/outbox", new String[] {"/v1/outbox", null});
     calls.put("PUT /v1/group-policy", new String[] {"/v1/group-policy", "{}"});
     Set<String> listsAndSelf =

@@ -1,0 +1,87 @@
+package io.boxline;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Members of a subscription's consumer group that are not Java consumers: programs that fetch
+ * events and settle them through an API (the server's HTTP consumers), in any language. They share
+ * the group's partitions with Java consumers under the same leases, epochs and fair shares, and
+ * their events go through the same retry, parking and dead-letter store, so a key's order holds
+ * across both. Every call reads and writes the store only: any process may serve any member.
+ *
+ * <p>A member calls {@link #fetch} at least every {@link Batch#checkInWithin} (or it is declared
+ * dead after the group policy's deadline and its partitions move on), handles the events, and
+ * {@link #settle settles} each one: done, retry later, or dead letter. Per partition the cursor
+ * moves over the events settled, so events must be settled in the order they were fetched (a later
+ * fetch delivers the unsettled ones again).
+ */
+public interface RemoteConsumers {
+
+  /**
+   * Checks the member in (joining the group if new), moves it toward its fair share of the
+   * partitions, and returns up to {@code maxEvents} events from the partitions it holds: retries
+   * that are due first, then new events after the cursor. Events whose key waits behind a parked
+   * one, and events not yet due, are not delivered; they are parked when the cursor passes them.
+   *
+   * @throws NotFoundException when the subscription does not exist
+   * @throws GroupFullException when the group has its policy's maximum of members
+   */
+  Batch fetch(String subscription, String member, double weight, int maxEvents);
+
+  /**
+   * Settles fetched events. Per partition, the new events are settled as a run from the first
+   * fetched one: each event up to the highest settled must be settled (or be one the fetch left
+   * out). One transaction per partition; nothing of a partition is written when it fails.
+   *
+   * @throws FencedException when the member no longer holds a partition under the epoch it fetched
+   *     with, or its cursor moved (a rewind): fetch again
+   * @throws ValidationException when an ack id is not one {@link #fetch} gave out, or a run has a
+   *     hole
+   */
+  int settle(String subscription, String member, List<Settlement> settlements);
+
+  /** Leaves the group at once: its partitions are free for the others. */
+  void leave(String subscription, String member);
+
+  /**
+   * What a fetch returns.
+   *
+   * @param deliveries the events, in order per partition
+   * @param partitions the partitions the member holds now
+   * @param checkInWithin fetch again within this, or be declared dead after the group's deadline
+   */
+  record Batch(
+      List<Delivery> deliveries, List<TopicPartition> partitions, Duration checkInWithin) {}
+
+  /**
+   * One event for the member.
+   *
+   * @param ackId what {@link #settle} takes back; it names the partition, the lease epoch and the
+   *     position
+   * @param attempt 1 for a first delivery, more for a retry
+   */
+  record Delivery(String ackId, Event event, int attempt) {}
+
+  /** What became of a fetched event. */
+  enum Outcome {
+    /** Handled: the cursor moves past it. */
+    DONE,
+    /** Failed: try again later (after {@code retryIn}, or the default backoff); its key waits. */
+    RETRY,
+    /** Give up: dead-lettered with the reason. */
+    DEAD
+  }
+
+  /**
+   * @param ackId from {@link Delivery#ackId}
+   * @param outcome what became of it
+   * @param retryIn for RETRY: when to try again (null: the default retry policy's backoff)
+   * @param reason for RETRY and DEAD: why (kept with the parked event)
+   */
+  record Settlement(String ackId, Outcome outcome, Duration retryIn, String reason) {
+    public static Settlement done(String ackId) {
+      return new Settlement(ackId, Outcome.DONE, null, null);
+    }
+  }
+}

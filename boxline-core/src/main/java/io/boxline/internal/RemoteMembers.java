@@ -1,0 +1,519 @@
+package io.boxline.internal;
+
+import io.boxline.Event;
+import io.boxline.FencedException;
+import io.boxline.GroupFullException;
+import io.boxline.GroupPolicy;
+import io.boxline.NotFoundException;
+import io.boxline.PartitionLag;
+import io.boxline.RemoteConsumers;
+import io.boxline.RetryPolicy;
+import io.boxline.SubscriptionInfo;
+import io.boxline.TopicInfo;
+import io.boxline.TopicPartition;
+import io.boxline.ValidationException;
+import io.boxline.spi.Backlog;
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.GroupView;
+import io.boxline.spi.Lease;
+import io.boxline.spi.Member;
+import io.boxline.spi.Park;
+import io.boxline.spi.ParkState;
+import io.boxline.spi.ParkedEvent;
+import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Resolution;
+import io.boxline.spi.Store;
+import io.boxline.spi.StoredEvent;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+
+/**
+ * {@link RemoteConsumers} over the store: each call checks in, plans with {@link Rebalance} as a
+ * Java member does, and reads or writes cursors and parked events under the lease epoch. Nothing is
+ * kept in memory between calls.
+ *
+ * <p>Ack ids are {@code topicId.partition.epoch.from.sequence} for a new event (fetched when the
+ * cursor stood at {@code from}) and {@code topicId.partition.epoch.rATTEMPTS.sequence} for a parked
+ * retry.
+ */
+final class RemoteMembers implements RemoteConsumers {
+  private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
+  private static final Pattern ACK =
+      Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(r?)(\\d+)\\.(\\d+)");
+
+  private final Store store;
+  private final CoordinationStore coordination;
+  private final TopicCache topics;
+  private final Clock clock;
+  private final RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+
+  /** As for a Java consumer by default: a dead letter lets its key go on. */
+  private final boolean deadBlocks = false;
+
+  RemoteMembers(Store store, CoordinationStore coordination, TopicCache topics, Clock clock) {
+    this.store = store;
+    this.coordination = coordination;
+    this.topics = topics;
+    this.clock = clock;
+  }
+
+  private SubscriptionInfo subscription(String name) {
+    return store
+        .findSubscription(io.boxline.Names.requireName("subscription name", name))
+        .orElseThrow(() -> new NotFoundException("subscription '" + name + "' does not exist"));
+  }
+
+  private static String member(String member) {
+    if (member == null || !MEMBER.matcher(member).matches()) {
+      throw new ValidationException(
+          "member id '"
+              + member
+              + "' must be 1 to 100 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
+    }
+    return member;
+  }
+
+  @Override
+  public Batch fetch(String subscriptionName, String memberId, double weight, int maxEvents) {
+    String me = member(memberId);
+    if (!(weight > 0 && weight <= 1000)) {
+      throw new ValidationException("weight must be more than 0 and at most 1000, got " + weight);
+    }
+    if (maxEvents < 1 || maxEvents > 10_000) {
+      throw new ValidationException("maxEvents must be between 1 and 10000, got " + maxEvents);
+    }
+    SubscriptionInfo sub = subscription(subscriptionName);
+    String group = sub.name();
+    GroupPolicy policy = coordination.policy(group);
+    Duration interval = policy.minCheckInInterval();
+    Duration ttl = Duration.ofMillis((long) (interval.toMillis() * policy.deadlineMultiplier()));
+    GroupView view = coordination.checkIn(group, me, weight, ttl);
+    List<Member> members = new ArrayList<>(view.members());
+    if (members.stream().noneMatch(m -> m.id().equals(me))) {
+      members.add(new Member(me, weight));
+    }
+    refuseWhenFull(group, me, policy, members, view);
+    Set<String> live = new HashSet<>();
+    members.forEach(m -> live.add(m.id()));
+    coordination.reclaim(group, live, policy.releaseGrace());
+
+    Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
+    for (Backlog b : store.backlogged(sub.id())) {
+      backlogs.put(PartitionKey.of(b.topicId(), b.partition()), b);
+    }
+    Map<PartitionKey, Long> positions = new HashMap<>();
+    for (PartitionLag l : store.lag(sub.id())) {
+      positions.put(PartitionKey.of(topics.get(l.topic()).id(), l.partition()), l.position());
+    }
+    Map<PartitionKey, Long> backlogged = new HashMap<>();
+    backlogs.forEach(
+        (k, b) -> backlogged.put(k, Math.max(1, b.lastSequence() - positions.getOrDefault(k, 0L))));
+    List<Lease> liveLeases = new ArrayList<>();
+    Map<PartitionKey, Lease> mine =
+        new TreeMap<>(
+            java.util.Comparator.comparingLong(PartitionKey::topicId)
+                .thenComparingInt(PartitionKey::partition));
+    for (Lease l : view.leases()) {
+      if (live.contains(l.owner())) {
+        liveLeases.add(l);
+      }
+      if (l.owner().equals(me) && !l.releasing()) {
+        mine.put(PartitionKey.of(l.topicId(), l.partition()), l);
+      }
+    }
+    Map<PartitionKey, Long> mineBacklog = new HashMap<>();
+    mine.keySet().forEach(k -> mineBacklog.put(k, backlogged.getOrDefault(k, 0L)));
+    Rebalance.Plan plan =
+        Rebalance.plan(
+            me,
+            weight,
+            new GroupView(members, liveLeases, view.now()),
+            backlogged,
+            mineBacklog,
+            policy.slack(),
+            ThreadLocalRandom.current());
+    for (PartitionKey k : plan.release()) {
+      Lease l = mine.remove(k);
+      if (l != null) {
+        // A remote member has no batch in flight that the server could wait for: its next settle
+        // of this partition is fenced once the next owner fences the cursor.
+        coordination.release(group, k, me, l.epoch());
+      }
+    }
+    acquire(sub, group, me, plan.acquire(), mine, positions);
+
+    Instant now = clock.instant();
+    List<Delivery> deliveries = new ArrayList<>();
+    List<TopicPartition> held = new ArrayList<>();
+    for (Map.Entry<PartitionKey, Lease> e : mine.entrySet()) {
+      TopicInfo topic = topics.get(e.getKey().topicId());
+      held.add(new TopicPartition(topic.name(), e.getKey().partition()));
+      int room = maxEvents - deliveries.size();
+      if (room > 0 && (backlogs.containsKey(e.getKey()))) {
+        deliver(
+            sub,
+            e.getKey(),
+            e.getValue().epoch(),
+            topic,
+            positions.getOrDefault(e.getKey(), 0L),
+            room,
+            now,
+            deliveries);
+      }
+    }
+    return new Batch(List.copyOf(deliveries), List.copyOf(held), interval);
+  }
+
+  private void refuseWhenFull(
+      String group, String me, GroupPolicy policy, List<Member> members, GroupView view) {
+    int max = policy.maxMembers();
+    if (max <= 0) {
+      return;
+    }
+    // Members that joined before this one keep their place: the one refused is the newest.
+    List<String> others = new ArrayList<>();
+    Instant myCheckIn = null;
+    for (Member m : members) {
+      if (!m.id().equals(me)) {
+        others.add(m.id());
+      } else {
+        myCheckIn = m.lastCheckIn();
+      }
+    }
+    boolean holdsLeases = view.leases().stream().anyMatch(l -> l.owner().equals(me));
+    if (others.size() >= max && !holdsLeases) {
+      others.sort(null);
+      coordination.leave(group, me);
+      throw new GroupFullException(group, max, others);
+    }
+  }
+
+  private void acquire(
+      SubscriptionInfo sub,
+      String group,
+      String me,
+      List<PartitionKey> wanted,
+      Map<PartitionKey, Lease> mine,
+      Map<PartitionKey, Long> positions) {
+    if (wanted.isEmpty()) {
+      return;
+    }
+    long[] epochs = coordination.acquire(group, wanted, me);
+    List<PartitionKey> won = new ArrayList<>();
+    List<Long> wonEpochs = new ArrayList<>();
+    for (int i = 0; i < epochs.length; i++) {
+      if (epochs[i] >= 0) {
+        won.add(wanted.get(i));
+        wonEpochs.add(epochs[i]);
+      }
+    }
+    if (won.isEmpty()) {
+      return;
+    }
+    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
+    long[] fenced = store.fenceCursors(sub.id(), won, e, me);
+    Instant now = clock.instant();
+    for (int i = 0; i < won.size(); i++) {
+      PartitionKey k = won.get(i);
+      if (fenced[i] < 0) {
+        coordination.release(group, k, me, e[i]);
+        continue;
+      }
+      positions.put(k, fenced[i]);
+      mine.put(k, new Lease(k.topicId(), k.partition(), me, e[i], false, now));
+    }
+  }
+
+  /**
+   * Adds the partition's due retries, then its new events after {@code position}. A leading run of
+   * events the member cannot have (waiting behind their key, not yet due, malformed) is parked here
+   * and the cursor moved past it, so it never holds the partition up.
+   */
+  private void deliver(
+      SubscriptionInfo sub,
+      PartitionKey key,
+      long epoch,
+      TopicInfo topic,
+      long position,
+      int room,
+      Instant now,
+      List<Delivery> out) {
+    int firstOfPartition = out.size();
+    ParkedSummary summary = store.parked(sub.id(), key, deadBlocks);
+    if (summary.nextDue() != null && !now.isBefore(summary.nextDue())) {
+      for (ParkedEvent p : store.dueParked(sub.id(), key, deadBlocks, now, room)) {
+        Event ev = p.event().toEvent(topic.name(), key.partition());
+        out.add(
+            new Delivery(
+                ackId(key, epoch, "r" + (p.attempts() + 1), ev.sequence()), ev, p.attempts() + 1));
+      }
+    }
+    Set<String> blocked = new HashSet<>(summary.blockedKeys());
+    long from = position;
+    while (out.size() - firstOfPartition < room) {
+      List<StoredEvent> read =
+          store.read(key.topicId(), key.partition(), from, room - (out.size() - firstOfPartition));
+      if (read.isEmpty()) {
+        return;
+      }
+      List<Park> leading = new ArrayList<>();
+      long leadingEnd = from;
+      boolean onlyLeading = true;
+      for (StoredEvent r : read) {
+        Park skip = skipped(r, blocked, now);
+        if (onlyLeading && skip != null) {
+          leading.add(skip);
+          leadingEnd = r.sequence();
+          continue;
+        }
+        onlyLeading = false;
+        if (skip != null) {
+          continue; // parked when the member settles a later event of this partition
+        }
+        Event ev = r.toEvent(topic.name(), key.partition());
+        out.add(new Delivery(ackId(key, epoch, Long.toString(leadingEnd), r.sequence()), ev, 1));
+      }
+      if (leading.isEmpty()) {
+        return;
+      }
+      CommitOutcome o = store.commitBatch(sub.id(), key, from, leadingEnd, epoch, leading);
+      if (o != CommitOutcome.COMMITTED) {
+        // Another member holds it now, or the cursor moved: this partition gives nothing today.
+        out.subList(firstOfPartition, out.size()).clear();
+        return;
+      }
+      if (!onlyLeading) {
+        return;
+      }
+      from = leadingEnd; // the whole read was parked: read on
+    }
+  }
+
+  /**
+   * The park of an event the member is not given, noting its key as blocked where it must hold the
+   * later ones; null when the member gets it.
+   */
+  private Park skipped(StoredEvent r, Set<String> blocked, Instant now) {
+    if (r.key() != null && blocked.contains(r.key())) {
+      return park(r, ParkState.WAITING, 0, now, null);
+    }
+    if (r.malformed() != null) {
+      if (r.key() != null && deadBlocks) {
+        blocked.add(r.key());
+      }
+      return park(r, ParkState.DEAD, 1, now, "cannot be delivered as stored: " + r.malformed());
+    }
+    if (r.deliverAt() != null && r.deliverAt().isAfter(now)) {
+      if (r.key() != null) {
+        blocked.add(r.key());
+      }
+      return park(r, ParkState.RETRY, 0, r.deliverAt(), null);
+    }
+    return null;
+  }
+
+  private static Park park(StoredEvent r, ParkState state, int attempts, Instant at, String error) {
+    return new Park(r.sequence(), r.id(), r.key(), r.type(), state, attempts, at, error);
+  }
+
+  private static String ackId(PartitionKey key, long epoch, String from, long seq) {
+    return key.topicId() + "." + key.partition() + "." + epoch + "." + from + "." + seq;
+  }
+
+  private record Ack(
+      PartitionKey key, long epoch, boolean retry, long fromOrAttempt, long seq, Settlement s) {}
+
+  @Override
+  public int settle(String subscriptionName, String memberId, List<Settlement> settlements) {
+    member(memberId);
+    SubscriptionInfo sub = subscription(subscriptionName);
+    Map<PartitionKey, List<Ack>> byPartition = new LinkedHashMap<>();
+    for (Settlement s : settlements) {
+      Ack a = parse(s);
+      List<Ack> list = byPartition.computeIfAbsent(a.key(), k -> new ArrayList<>());
+      if (!list.isEmpty() && list.get(0).epoch() != a.epoch()) {
+        throw new ValidationException(
+            "ack ids of partition "
+                + a.key().partition()
+                + " carry two epochs; settle what one fetch gave out");
+      }
+      list.add(a);
+    }
+    Instant now = clock.instant();
+    int settled = 0;
+    for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
+      settled += settlePartition(sub, e.getKey(), e.getValue(), now);
+    }
+    return settled;
+  }
+
+  private Ack parse(Settlement s) {
+    if (s == null || s.ackId() == null || s.outcome() == null) {
+      throw new ValidationException("each settlement needs an ackId and an outcome");
+    }
+    var m = ACK.matcher(s.ackId());
+    if (!m.matches()) {
+      throw new ValidationException("'" + s.ackId() + "' is not an ack id given out by fetch");
+    }
+    try {
+      PartitionKey key = PartitionKey.of(Long.parseLong(m.group(1)), Integer.parseInt(m.group(2)));
+      return new Ack(
+          key,
+          Long.parseLong(m.group(3)),
+          !m.group(4).isEmpty(),
+          Long.parseLong(m.group(5)),
+          Long.parseLong(m.group(6)),
+          s);
+    } catch (NumberFormatException ex) {
+      throw new ValidationException("'" + s.ackId() + "' is not an ack id given out by fetch");
+    }
+  }
+
+  private int settlePartition(SubscriptionInfo sub, PartitionKey key, List<Ack> acks, Instant now) {
+    long epoch = acks.get(0).epoch();
+    String where = topics.get(key.topicId()).name() + " partition " + key.partition();
+    Map<Long, Resolution> retried = new HashMap<>();
+    TreeMap<Long, Ack> fresh = new TreeMap<>();
+    long from = -1;
+    for (Ack a : acks) {
+      if (a.retry()) {
+        retried.put(a.seq(), resolution(a, (int) a.fromOrAttempt(), now));
+      } else {
+        if (from >= 0 && from != a.fromOrAttempt()) {
+          throw new ValidationException(
+              "ack ids of "
+                  + where
+                  + " come from two fetches; settle each fetch's events before fetching again");
+        }
+        from = a.fromOrAttempt();
+        fresh.put(a.seq(), a);
+      }
+    }
+    if (!retried.isEmpty() && !store.resolveParked(sub.id(), key, epoch, retried)) {
+      throw fenced(where, epoch);
+    }
+    if (fresh.isEmpty()) {
+      return retried.size();
+    }
+    long last = fresh.lastKey();
+    if (fresh.firstKey() <= from) {
+      throw new ValidationException(
+          "ack id for sequence " + fresh.firstKey() + " of " + where + " is not after its cursor");
+    }
+    List<StoredEvent> range =
+        store.read(key.topicId(), key.partition(), from, (int) Math.min(10_000, last - from));
+    Set<String> blocked = new HashSet<>(store.parked(sub.id(), key, deadBlocks).blockedKeys());
+    List<Park> parks = new ArrayList<>();
+    for (StoredEvent r : range) {
+      if (r.sequence() > last) {
+        break;
+      }
+      Ack a = fresh.get(r.sequence());
+      Park skip = skipped(r, blocked, now);
+      if (skip != null) {
+        parks.add(skip); // the fetch left it out (or its key got blocked since): it waits
+        continue;
+      }
+      if (a == null && r.deliverAt() != null) {
+        // Not yet due when fetched: it is tried when it is.
+        if (r.key() != null) {
+          blocked.add(r.key());
+        }
+        Instant due = r.deliverAt().isAfter(now) ? r.deliverAt() : now;
+        parks.add(park(r, ParkState.RETRY, 0, due, null));
+        continue;
+      }
+      if (a == null) {
+        throw new ValidationException(
+            "sequence "
+                + r.sequence()
+                + " of "
+                + where
+                + " was fetched but is not settled; settle each partition's events in order, up to the last one settled");
+      }
+      Settlement s = a.s();
+      if (s.outcome() == Outcome.DONE) {
+        continue;
+      }
+      Resolution res = resolution(a, 1, now);
+      ParkState state = res.kind() == Resolution.Kind.DEAD ? ParkState.DEAD : ParkState.RETRY;
+      if (r.key() != null && (state == ParkState.RETRY || deadBlocks)) {
+        blocked.add(r.key());
+      }
+      parks.add(
+          new Park(
+              r.sequence(),
+              r.id(),
+              r.key(),
+              r.type(),
+              state,
+              res.attempts(),
+              state == ParkState.RETRY ? res.nextAttemptAt() : now,
+              res.error()));
+    }
+    CommitOutcome o = store.commitBatch(sub.id(), key, from, last, epoch, parks);
+    if (o != CommitOutcome.COMMITTED) {
+      throw fenced(where, epoch);
+    }
+    return retried.size() + fresh.size();
+  }
+
+  /** What an attempt's settlement means: the retry policy caps the attempts. */
+  private Resolution resolution(Ack a, int attempt, Instant now) {
+    Settlement s = a.s();
+    switch (s.outcome()) {
+      case DONE:
+        return Resolution.done();
+      case DEAD:
+        return new Resolution(
+            Resolution.Kind.DEAD, attempt, null, reason(s, "dead-lettered by the member"));
+      default:
+        if (attempt >= retryPolicy.maxAttempts()) {
+          return new Resolution(
+              Resolution.Kind.DEAD,
+              attempt,
+              null,
+              reason(s, "failed") + " (gave up after " + attempt + " attempts)");
+        }
+        Duration wait =
+            s.retryIn() != null
+                ? s.retryIn()
+                : retryPolicy.delayAfter(attempt, ThreadLocalRandom.current());
+        return new Resolution(
+            Resolution.Kind.RETRY,
+            attempt,
+            now.plus(wait),
+            reason(s, "retry requested by the member"));
+    }
+  }
+
+  private static String reason(Settlement s, String dflt) {
+    return s.reason() == null || s.reason().isBlank() ? dflt : s.reason();
+  }
+
+  private static FencedException fenced(String where, long epoch) {
+    return new FencedException(
+        where
+            + " is no longer held under epoch "
+            + epoch
+            + " (another member took it, or it was rewound): fetch again");
+  }
+
+  @Override
+  public void leave(String subscriptionName, String memberId) {
+    coordination.leave(subscription(subscriptionName).name(), member(memberId));
+  }
+}

@@ -1,0 +1,187 @@
+package io.boxline.testkit.suite;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.DeadLetterQuery;
+import io.boxline.Event;
+import io.boxline.FencedException;
+import io.boxline.RemoteConsumers;
+import io.boxline.RemoteConsumers.Delivery;
+import io.boxline.RemoteConsumers.Outcome;
+import io.boxline.RemoteConsumers.Settlement;
+import io.boxline.TopicName;
+import io.boxline.ValidationException;
+import io.boxline.testkit.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RemoteConsumers}: members that fetch and settle through an API share a group with each
+ * other and with Java consumers, keep each key in order through retries, and are fenced.
+ */
+public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
+  private Boxline boxline;
+
+  @BeforeEach
+  void start() {
+    boxline = db.boxline(b -> b);
+  }
+
+  private void publish(TopicName t, String key, String body) {
+    boxline.inTransaction(tx -> boxline.publisher().publish(tx, SuiteSupport.raw(t, key, body)));
+  }
+
+  @Test
+  void twoRemoteMembersAndAJavaConsumerShareTheGroupAndKeepEachKeyInOrderThroughRetries() {
+    TopicName t = topic(boxline, "acme/remote/work", 4);
+    subscribe(boxline, "remote-work", t);
+    for (int i = 0; i < 60; i++) {
+      publish(t, "k" + (i % 6), Integer.toString(i));
+    }
+    SuiteSupport.awaitSequenced(boxline, "remote-work", 60);
+    RemoteConsumers members = boxline.remoteConsumers();
+    List<Event> handled = new CopyOnWriteArrayList<>();
+    Set<String> failedOnce = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    Map<String, Integer> attempts = new java.util.concurrent.ConcurrentHashMap<>();
+    try (Consumer java =
+        boxline
+            .consumer("remote-work")
+            .handler(
+                e -> {
+                  // The Java member fails and dead-letters the same events as the remote ones.
+                  if (body(e).equals("5") && failedOnce.add("5")) {
+                    throw io.boxline.HandlerDecision.retryIn(Duration.ofMillis(50), "not yet");
+                  }
+                  if (body(e).equals("11")) {
+                    throw io.boxline.HandlerDecision.deadLetter("poison");
+                  }
+                  handled.add(e);
+                })
+            .start()) {
+      Await.until(
+          WAIT,
+          "60 events handled by the three members",
+          () -> {
+            for (String m : List.of("r1", "r2")) {
+              RemoteConsumers.Batch b = members.fetch("remote-work", m, 1, 7);
+              List<Settlement> settle = new ArrayList<>();
+              for (Delivery d : b.deliveries()) {
+                String body = body(d.event());
+                attempts.merge(body, d.attempt(), Math::max);
+                if (body.equals("5") && failedOnce.add(body)) {
+                  // The first attempt at 5 fails: k5's later events must wait for its retry.
+                  settle.add(
+                      new Settlement(d.ackId(), Outcome.RETRY, Duration.ofMillis(50), "not yet"));
+                } else if (body.equals("11")) {
+                  settle.add(new Settlement(d.ackId(), Outcome.DEAD, null, "poison"));
+                } else {
+                  handled.add(d.event());
+                  settle.add(Settlement.done(d.ackId()));
+                }
+              }
+              if (!settle.isEmpty()) {
+                try {
+                  members.settle("remote-work", m, settle);
+                } catch (FencedException movedToAnotherMember) {
+                  // delivered again where it went
+                }
+              }
+            }
+            Set<String> distinct = new HashSet<>();
+            handled.forEach(e -> distinct.add(body(e)));
+            return distinct.size() == 59;
+          });
+    }
+    assertThat(failedOnce).containsExactly("5");
+    Map<String, List<Integer>> byKey = new HashMap<>();
+    Set<String> seen = new HashSet<>();
+    for (Event e : handled) {
+      if (seen.add(body(e))) {
+        byKey.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(Integer.parseInt(body(e)));
+      }
+    }
+    // Each key's first handlings come in publish order, across members and the retry.
+    byKey.values().forEach(list -> assertThat(list).isSorted());
+    assertThat(byKey.get("k5")).startsWith(5, 11 + 6);
+    assertThat(boxline.deadLetters().list(DeadLetterQuery.of("remote-work")))
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(body(d.event())).isEqualTo("11");
+              assertThat(d.lastError()).endsWith("poison");
+            });
+    SuiteSupport.awaitCaughtUp(boxline, "remote-work");
+  }
+
+  @Test
+  void aMemberThatLostItsPartitionIsFencedAndSettlementsAreChecked() {
+    TopicName t = topic(boxline, "acme/remote/fence", 1);
+    subscribe(boxline, "remote-fence", t);
+    publish(t, "a", "1");
+    publish(t, "b", "2");
+    SuiteSupport.awaitSequenced(boxline, "remote-fence", 2);
+    RemoteConsumers members = boxline.remoteConsumers();
+    List<Delivery> first = new ArrayList<>();
+    Await.until(
+        WAIT,
+        "r1 fetches both",
+        () -> {
+          first.clear();
+          first.addAll(members.fetch("remote-fence", "r1", 1, 10).deliveries());
+          return first.size() == 2;
+        });
+    assertThatThrownBy(
+            () ->
+                members.settle(
+                    "remote-fence", "r1", List.of(Settlement.done(first.get(1).ackId()))))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("not settled");
+    assertThatThrownBy(
+            () -> members.settle("remote-fence", "r1", List.of(Settlement.done("1.2.3"))))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("not an ack id");
+    members.leave("remote-fence", "r1");
+    List<Delivery> second = new ArrayList<>();
+    Await.until(
+        WAIT,
+        "r2 takes the partition",
+        () -> {
+          second.clear();
+          second.addAll(members.fetch("remote-fence", "r2", 1, 10).deliveries());
+          return second.size() == 2;
+        });
+    assertThatThrownBy(
+            () ->
+                members.settle(
+                    "remote-fence", "r1", List.of(Settlement.done(first.get(0).ackId()))))
+        .isInstanceOf(FencedException.class)
+        .hasMessageContaining("fetch again");
+    assertThat(
+            members.settle(
+                "remote-fence",
+                "r2",
+                List.of(
+                    Settlement.done(second.get(0).ackId()),
+                    Settlement.done(second.get(1).ackId()))))
+        .isEqualTo(2);
+    SuiteSupport.awaitCaughtUp(boxline, "remote-fence");
+    assertThatThrownBy(() -> members.fetch("remote-fence", "not ok", 1, 10))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("member id");
+  }
+}
