@@ -88,28 +88,47 @@ def tail(base, token, topic, n):
     return 0
 
 
-def consume(base, token, subscription, member, outfile, idle_seconds):
-    url = "%s/v1/subscriptions/%s/members/%s" % (
-        base, urllib.parse.quote(subscription, safe=""), urllib.parse.quote(member, safe=""))
+def consume(bases, token, subscription, member, outfile, idle_seconds):
+    """BASES is one server URL or several, comma-separated: when one stops answering, the member
+    goes on through the next (any server serves any member: the group's state is in the database)."""
+    servers = bases.split(",")
+    path = "/v1/subscriptions/%s/members/%s" % (
+        urllib.parse.quote(subscription, safe=""), urllib.parse.quote(member, safe=""))
+    current = 0
     idle_since = time.monotonic()
     handled = 0
+    switches = 0
     with open(outfile, "a") as out:
         while time.monotonic() - idle_since < idle_seconds:
-            with request(url + "/fetch", token, "POST", {"max": 50, "waitMillis": 500}) as r:
-                batch = json.load(r)
+            url = servers[current] + path
+            try:
+                with request(url + "/fetch", token, "POST", {"max": 50, "waitMillis": 500}) as r:
+                    batch = json.load(r)
+            except urllib.error.HTTPError:
+                raise
+            except OSError as e:
+                current = (current + 1) % len(servers)
+                switches += 1
+                print("server %s did not answer (%s); going on with %s" % (url, e, servers[current]))
+                time.sleep(0.1)
+                continue
             if not batch["events"]:
                 continue
             idle_since = time.monotonic()
             settle = []
+            waiting = set()  # keys with an event set aside for a retry in this batch
             for d in batch["events"]:
                 event = d["event"]
                 payload = event.get("payload") or {}
+                if event["key"] in waiting:
+                    continue  # its key waits for the retry: left out, delivered after it
                 if payload.get("dead"):
                     settle.append({"ackId": d["ackId"], "outcome": "dead", "reason": "poison"})
                     continue
                 if payload.get("fail") and d["attempt"] == 1:
                     settle.append({"ackId": d["ackId"], "outcome": "retry", "retryIn": "200ms",
                                    "reason": "first attempt fails"})
+                    waiting.add(event["key"])
                     continue
                 out.write("%s %s %s\n" % (event["key"], payload.get("i"), event["id"]))
                 out.flush()
@@ -122,7 +141,11 @@ def consume(base, token, subscription, member, outfile, idle_seconds):
                 if e.code != 409:
                     raise
                 # The partition moved to another member: its events come again there.
-    print("member %s handled %d" % (member, handled))
+            except OSError:
+                # The server died mid-settle: these events come again from the next one.
+                current = (current + 1) % len(servers)
+                switches += 1
+    print("member %s handled %d, switched servers %d times" % (member, handled, switches))
     return 0
 
 

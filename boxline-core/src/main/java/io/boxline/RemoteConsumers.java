@@ -14,7 +14,10 @@ import java.util.List;
  * dead after the group policy's deadline and its partitions move on), handles the events, and
  * {@link #settle settles} each one: done, retry later, or dead letter. Per partition the cursor
  * moves over the events settled, so events must be settled in the order they were fetched (a later
- * fetch delivers the unsettled ones again).
+ * fetch delivers the unsettled ones again). After settling an event as RETRY, a member must not
+ * handle the later events of its key from the same fetch: it leaves them out of the settlement, and
+ * they are parked behind the retry and delivered after it. That is what keeps a key's order through
+ * a retry.
  */
 public interface RemoteConsumers {
 

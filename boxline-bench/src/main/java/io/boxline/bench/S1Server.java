@@ -110,21 +110,29 @@ final class S1Server {
             "\n| path | rate/s | events | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n");
         for (String r : o.get(RATES).split(",")) {
           int rate = Integer.parseInt(r.trim());
-          for (boolean http : new boolean[] {false, true}) {
+          for (String path : List.of("java", "tail", "member")) {
             TopicName t = topic(boxline, "s1-lat-" + trial++);
             double[] ms =
-                http
-                    ? httpLatency(boxline, base, t, rate, o.get(SECONDS))
-                    : javaLatency(boxline, t, rate, o.get(SECONDS));
+                switch (path) {
+                  case "java" -> javaLatency(boxline, t, rate, o.get(SECONDS));
+                  case "tail" -> httpLatency(boxline, base, t, rate, o.get(SECONDS));
+                  default -> memberLatency(boxline, base, t, rate, o.get(SECONDS));
+                };
             Arrays.sort(ms);
+            String label =
+                switch (path) {
+                  case "java" -> "Java inTransaction → handler";
+                  case "tail" -> "HTTP POST → tail stream";
+                  default -> "HTTP POST → HTTP group member (fetch)";
+                };
             log(
                 "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
-                http ? "HTTP" : "Java", rate, pct(ms, 50), pct(ms, 99));
+                label, rate, pct(ms, 50), pct(ms, 99));
             out.append(
                 String.format(
                     Locale.ROOT,
                     "| %s | %d | %d | %.2f | %.2f | %.2f |%n",
-                    http ? "HTTP POST → tail stream" : "Java inTransaction → handler",
+                    label,
                     rate,
                     ms.length,
                     pct(ms, 50),
@@ -327,6 +335,85 @@ final class S1Server {
         "S1: tail got " + (n - all.getCount()) + " of " + n);
     reader.join(5_000);
     return ms;
+  }
+
+  /** POSTs at the rate while one HTTP member fetches (long poll) and settles what it got. */
+  private static double[] memberLatency(
+      Boxline boxline, String base, TopicName t, int rate, int seconds) throws Exception {
+    boxline.admin().createSubscription(SubscriptionSpec.of(t.name(), t));
+    int n = rate * seconds;
+    double[] ms = new double[n];
+    CountDownLatch all = new CountDownLatch(n);
+    String member = base + "/v1/subscriptions/" + t.name() + "/members/s1";
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Thread fetcher =
+        new Thread(
+            () -> {
+              try {
+                while (all.getCount() > 0) {
+                  HttpResponse<String> r =
+                      postTo(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
+                  long now = System.nanoTime();
+                  JsonNode events = JSON.readTree(r.body()).get("events");
+                  if (events == null || events.isEmpty()) {
+                    continue;
+                  }
+                  StringBuilder settle = new StringBuilder("{\"settle\":[");
+                  for (JsonNode d : events) {
+                    JsonNode e = d.get("event");
+                    int i = Integer.parseInt(e.get("key").asText().substring(2));
+                    if (ms[i] == 0) {
+                      ms[i] = (now - e.get("payload").get("stamp").asLong()) / 1e6;
+                      all.countDown();
+                    }
+                    settle
+                        .append(settle.length() > 11 ? "," : "")
+                        .append("{\"ackId\":\"")
+                        .append(d.get("ackId").asText())
+                        .append("\"}");
+                  }
+                  int status =
+                      postTo(member + "/settle", settle.append("]}").toString()).statusCode();
+                  check(status == 200, "S1: settle answered " + status);
+                }
+              } catch (Throwable e) {
+                errors.add(e);
+              }
+            },
+            "s1-member");
+    fetcher.start();
+    Pacer.run(
+        n,
+        rate,
+        4,
+        (i, late) -> {
+          long stamp = System.nanoTime();
+          int status =
+              post(
+                      base,
+                      t,
+                      "{\"key\":\"k-"
+                          + i
+                          + "\",\"type\":\"s1\",\"payload\":"
+                          + payload(stamp)
+                          + "}")
+                  .statusCode();
+          check(status == 200, "S1: HTTP publish answered " + status);
+        });
+    boolean done = all.await(60, java.util.concurrent.TimeUnit.SECONDS);
+    fetcher.join(5_000);
+    check(errors.isEmpty(), "S1 member failed: " + errors);
+    check(done, "S1: the HTTP member got " + (n - all.getCount()) + " of " + n);
+    return ms;
+  }
+
+  private static HttpResponse<String> postTo(String url, String body) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private static long stampOf(byte[] payload) {

@@ -197,6 +197,89 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * An HTTP group member (a Python program) talks to two servers on one database; the one it uses
+   * is killed with SIGKILL mid-way. The member goes on through the other (all of the group's state
+   * is in the database): every event is handled, each key in order, duplicates within what was in
+   * flight.
+   */
+  @Test
+  void anHttpMemberGoesOnThroughAnotherServerWhenItsServerIsKilled() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    Path cfg =
+        config(
+            postgresConfig(schema)
+                + "subscriptions:\n  - {name: audit, topics: [app/orders], groupPolicy: {minCheckInInterval: 200ms}}\n");
+    try (ServerProcess a = ServerProcess.start(Map.of(), "--config", cfg.toString());
+        ServerProcess b = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
+      Api apiA = new Api(a.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      Api apiB = new Api(b.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      StringBuilder batch = new StringBuilder("{\"events\":[");
+      for (int i = 0; i < 300; i++) {
+        batch
+            .append(i == 0 ? "" : ",")
+            .append("{\"key\":\"k-")
+            .append(i % 10)
+            .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+            .append(i)
+            .append("}}");
+      }
+      assertThat(
+              apiA.post(
+                      "/v1/topics/" + enc("app/orders") + "/events", batch.append("]}").toString())
+                  .status())
+          .isEqualTo(200);
+      Path out = Files.createTempFile("member", ".txt");
+      Process member =
+          new ProcessBuilder(
+                  "python3",
+                  Path.of("clients/boxline_client.py").toAbsolutePath().toString(),
+                  "consume",
+                  apiA.base + "," + apiB.base,
+                  TOKEN,
+                  "audit",
+                  "m1",
+                  out.toString(),
+                  "5")
+              .redirectErrorStream(true)
+              .start();
+      try {
+        ServerApiTest.await("60 events handled through server A", () -> lines(out).size() >= 60);
+        a.kill9();
+        assertThat(member.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        String log =
+            new String(
+                member.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(member.exitValue()).as(log).isZero();
+        assertThat(log).containsPattern("switched servers [1-9]");
+      } finally {
+        member.destroyForcibly();
+      }
+      Set<Integer> handled = new HashSet<>();
+      List<String> all = lines(out);
+      List<String[]> fields = new ArrayList<>();
+      for (String line : all) {
+        String[] f = line.split(" ");
+        fields.add(f);
+        handled.add(Integer.parseInt(f[1]));
+      }
+      ServerApiTest.assertNewEventsInOrderPerKey(fields);
+      assertThat(handled).hasSize(300);
+      assertThat(all.size() - 300).as("duplicates").isLessThanOrEqualTo(50);
+      assertThat(apiB.get("/v1/subscriptions/audit/lag").json().get("lag").asLong()).isZero();
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
+  private static List<String> lines(Path p) {
+    try {
+      return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   private static Set<String> ids(Api api) {
     Set<String> out = new HashSet<>();
     for (int part = 0; part < 4; part++) {
