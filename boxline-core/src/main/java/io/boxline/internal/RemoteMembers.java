@@ -158,6 +158,9 @@ final class RemoteMembers implements RemoteConsumers {
     Instant now = clock.instant();
     List<Delivery> deliveries = new ArrayList<>();
     List<TopicPartition> held = new ArrayList<>();
+    // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
+    // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
+    boolean nothingParked = !deadBlocks && store.retrying(sub.id(), sub.name(), 1).isEmpty();
     for (Map.Entry<PartitionKey, Lease> e : mine.entrySet()) {
       TopicInfo topic = topics.get(e.getKey().topicId());
       held.add(new TopicPartition(topic.name(), e.getKey().partition()));
@@ -171,6 +174,7 @@ final class RemoteMembers implements RemoteConsumers {
             positions.getOrDefault(e.getKey(), 0L),
             room,
             now,
+            nothingParked,
             deliveries);
       }
     }
@@ -250,9 +254,11 @@ final class RemoteMembers implements RemoteConsumers {
       long position,
       int room,
       Instant now,
+      boolean nothingParked,
       List<Delivery> out) {
     int firstOfPartition = out.size();
-    ParkedSummary summary = store.parked(sub.id(), key, deadBlocks);
+    ParkedSummary summary =
+        nothingParked ? new ParkedSummary(Set.of(), null) : store.parked(sub.id(), key, deadBlocks);
     if (summary.nextDue() != null && !now.isBefore(summary.nextDue())) {
       for (ParkedEvent p : store.dueParked(sub.id(), key, deadBlocks, now, room)) {
         Event ev = p.event().toEvent(topic.name(), key.partition());
