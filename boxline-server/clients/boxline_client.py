@@ -120,7 +120,7 @@ def consume(bases, token, subscription, member, outfile, idle_seconds):
             for d in batch["events"]:
                 event = d["event"]
                 payload = event.get("payload") or {}
-                if event["key"] in waiting:
+                if event["key"] is not None and event["key"] in waiting:
                     continue  # its key waits for the retry: left out, delivered after it
                 if payload.get("dead"):
                     settle.append({"ackId": d["ackId"], "outcome": "dead", "reason": "poison"})
@@ -128,7 +128,8 @@ def consume(bases, token, subscription, member, outfile, idle_seconds):
                 if payload.get("fail") and d["attempt"] == 1:
                     settle.append({"ackId": d["ackId"], "outcome": "retry", "retryIn": "200ms",
                                    "reason": "first attempt fails"})
-                    waiting.add(event["key"])
+                    if event["key"] is not None:
+                        waiting.add(event["key"])
                     continue
                 out.write("%s %s %s\n" % (event["key"], payload.get("i"), event["id"]))
                 out.flush()

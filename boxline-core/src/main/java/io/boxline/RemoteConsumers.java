@@ -35,7 +35,10 @@ public interface RemoteConsumers {
   /**
    * Settles fetched events. Per partition, the new events are settled as a run from the first
    * fetched one: each event up to the highest settled must be settled (or be one the fetch left
-   * out). One transaction per partition; nothing of a partition is written when it fails.
+   * out). Per partition, the retries are recorded in one transaction and the cursor move with its
+   * parked events in another; a partition that fails leaves the partitions settled before it
+   * settled. Settle each fetch's events of a partition in one call: its ack ids name the cursor the
+   * fetch saw.
    *
    * @throws FencedException when the member no longer holds a partition under the epoch it fetched
    *     with, or its cursor moved (a rewind): fetch again

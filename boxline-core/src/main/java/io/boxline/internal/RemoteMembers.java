@@ -161,7 +161,13 @@ final class RemoteMembers implements RemoteConsumers {
     // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
     // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
     boolean nothingParked = !deadBlocks && store.retrying(sub.id(), sub.name(), 1).isEmpty();
-    for (Map.Entry<PartitionKey, Lease> e : mine.entrySet()) {
+    // Start at a different partition each fetch, so a deep backlog in the first partitions does not
+    // starve the later ones of a member whose batches fill up early.
+    List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(mine.entrySet());
+    if (!order.isEmpty()) {
+      java.util.Collections.rotate(order, ThreadLocalRandom.current().nextInt(order.size()));
+    }
+    for (Map.Entry<PartitionKey, Lease> e : order) {
       TopicInfo topic = topics.get(e.getKey().topicId());
       held.add(new TopicPartition(topic.name(), e.getKey().partition()));
       int room = maxEvents - deliveries.size();
@@ -187,14 +193,12 @@ final class RemoteMembers implements RemoteConsumers {
     if (max <= 0) {
       return;
     }
-    // Members that joined before this one keep their place: the one refused is the newest.
+    // A member that already holds partitions is in; one that holds none and would make the group
+    // larger than the policy allows is refused (and removed again).
     List<String> others = new ArrayList<>();
-    Instant myCheckIn = null;
     for (Member m : members) {
       if (!m.id().equals(me)) {
         others.add(m.id());
-      } else {
-        myCheckIn = m.lastCheckIn();
       }
     }
     boolean holdsLeases = view.leases().stream().anyMatch(l -> l.owner().equals(me));
@@ -408,6 +412,12 @@ final class RemoteMembers implements RemoteConsumers {
         fresh.put(a.seq(), a);
       }
     }
+    // The keys blocked when the events were fetched: read before the retries are resolved, since
+    // resolving one may unblock a key whose new events that fetch left out.
+    Set<String> blocked =
+        fresh.isEmpty()
+            ? Set.of()
+            : new HashSet<>(store.parked(sub.id(), key, deadBlocks).blockedKeys());
     if (!retried.isEmpty() && !store.resolveParked(sub.id(), key, epoch, retried)) {
       throw fenced(where, epoch);
     }
@@ -419,9 +429,17 @@ final class RemoteMembers implements RemoteConsumers {
       throw new ValidationException(
           "ack id for sequence " + fresh.firstKey() + " of " + where + " is not after its cursor");
     }
-    List<StoredEvent> range =
-        store.read(key.topicId(), key.partition(), from, (int) Math.min(10_000, last - from));
-    Set<String> blocked = new HashSet<>(store.parked(sub.id(), key, deadBlocks).blockedKeys());
+    if (last - from > 10_000) {
+      throw new ValidationException(
+          "a settlement of "
+              + where
+              + " spans more than 10000 events; fetch gives out at most that");
+    }
+    List<StoredEvent> range = store.read(key.topicId(), key.partition(), from, (int) (last - from));
+    if (range.isEmpty() || range.get(range.size() - 1).sequence() < last) {
+      throw new ValidationException(
+          "ack id for sequence " + last + " of " + where + " names an event the log does not hold");
+    }
     List<Park> parks = new ArrayList<>();
     for (StoredEvent r : range) {
       if (r.sequence() > last) {

@@ -272,6 +272,143 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * TLS from a PKCS#12 keystore, and a webhook relay declared in the config: events published over
+   * HTTPS reach a webhook receiver in this JVM, in order per key, and the lag of every partition
+   * shows in the Prometheus output.
+   */
+  @Test
+  void tlsAndAWebhookRelayFromTheConfig() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    Path keystore = Files.createTempDirectory("tls").resolve("server.p12");
+    Process keytool =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair",
+                "-alias",
+                "boxline",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-dname",
+                "CN=127.0.0.1",
+                "-ext",
+                "SAN=IP:127.0.0.1",
+                "-validity",
+                "2",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                keystore.toString(),
+                "-storepass",
+                "changeit")
+            .redirectErrorStream(true)
+            .start();
+    assertThat(keytool.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(keytool.exitValue()).isZero();
+
+    List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.sun.net.httpserver.HttpServer hook =
+        com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+    hook.createContext(
+        "/hook",
+        x -> {
+          received.add(
+              new String(
+                  x.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+          x.sendResponseHeaders(204, -1);
+          x.close();
+        });
+    hook.start();
+    String yaml =
+        "http: {port: 0, shutdownTimeout: 5s, keystore: '"
+            + keystore
+            + "', keystorePassword: '${KS_PASSWORD}'}\n"
+            + "database: {url: '"
+            + Databases.PG_URL
+            + "', user: postgres, schema: "
+            + schema
+            + "}\n"
+            + "tokens:\n  - {name: ops, secret: "
+            + TOKEN
+            + ", role: admin, namespaces: ['*']}\n"
+            + "topics:\n  - {name: app/orders, partitions: 2}\n"
+            + "subscriptions:\n  - {name: to-hook, topics: [app/orders]}\n"
+            + "relays:\n  - {name: hook, subscription: to-hook, webhook: {url: 'http://127.0.0.1:"
+            + hook.getAddress().getPort()
+            + "/hook'}}\n";
+    try (ServerProcess p =
+        ServerProcess.start(
+            Map.of("KS_PASSWORD", "changeit"), "--config", config(yaml).toString())) {
+      String base = p.awaitReady(Duration.ofSeconds(90));
+      assertThat(base).startsWith("https://");
+      java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+      try (var in = Files.newInputStream(keystore)) {
+        trust.load(in, "changeit".toCharArray());
+      }
+      javax.net.ssl.TrustManagerFactory tmf =
+          javax.net.ssl.TrustManagerFactory.getInstance(
+              javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trust);
+      javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+      ssl.init(null, tmf.getTrustManagers(), null);
+      java.net.http.HttpClient client =
+          java.net.http.HttpClient.newBuilder().sslContext(ssl).build();
+      StringBuilder batch = new StringBuilder("{\"events\":[");
+      for (int i = 0; i < 20; i++) {
+        batch
+            .append(i == 0 ? "" : ",")
+            .append("{\"key\":\"k-")
+            .append(i % 3)
+            .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+            .append(i)
+            .append("}}");
+      }
+      var response =
+          client.send(
+              java.net.http.HttpRequest.newBuilder(
+                      java.net.URI.create(base + "/v1/topics/" + enc("app/orders") + "/events"))
+                  .header("Authorization", "Bearer " + TOKEN)
+                  .POST(
+                      java.net.http.HttpRequest.BodyPublishers.ofString(
+                          batch.append("]}").toString()))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+      ServerApiTest.await("20 events at the webhook", () -> received.size() >= 20);
+      Map<String, List<Integer>> perKey = new java.util.HashMap<>();
+      for (String body : received) {
+        JsonNode e = Api.JSON.readTree(body);
+        JsonNode data = e.has("data") ? e.get("data") : e;
+        int i = data.get("i").asInt();
+        perKey.computeIfAbsent("k-" + (i % 3), k -> new ArrayList<>()).add(i);
+      }
+      perKey.values().forEach(list -> assertThat(list).isSorted());
+      ServerApiTest.await(
+          "lag gauges per partition in /metrics",
+          () -> {
+            try {
+              String metrics =
+                  client
+                      .send(
+                          java.net.http.HttpRequest.newBuilder(
+                                  java.net.URI.create(base + "/metrics"))
+                              .build(),
+                          java.net.http.HttpResponse.BodyHandlers.ofString())
+                      .body();
+              return metrics.contains(
+                  "boxline_subscription_lag_seconds{partition=\"1\",subscription=\"to-hook\"");
+            } catch (Exception ex) {
+              throw new IllegalStateException(ex);
+            }
+          });
+    } finally {
+      hook.stop(0);
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
   private static List<String> lines(Path p) {
     try {
       return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();

@@ -420,28 +420,34 @@ final class SqlParking {
     return i;
   }
 
+  /**
+   * The event of a row of the dead_letters and retrying queries, which select the same columns:
+   * topic namespace and name at 8 and 9, then the event's id and fields at 10 to 18.
+   */
+  private Event parkedEvent(java.sql.ResultSet rs) throws java.sql.SQLException {
+    return new Event(
+        dialect.uuid(rs, 10),
+        TopicName.of(rs.getString(8), rs.getString(9)),
+        rs.getInt(2),
+        rs.getLong(3),
+        rs.getString(11),
+        rs.getString(12),
+        rs.getString(13),
+        rs.getString(14),
+        rs.getBytes(15),
+        Headers.fromJsonOrEmpty(rs.getString(16)),
+        dialect.instant(rs, 17),
+        dialect.instant(rs, 18));
+  }
+
   List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.list(
         "dead_letters",
         ps -> bindDeadLetterFilters(ps, 1, subscriptionId, q),
         rs -> {
-          Event e =
-              new Event(
-                  dialect.uuid(rs, 10),
-                  TopicName.of(rs.getString(8), rs.getString(9)),
-                  rs.getInt(2),
-                  rs.getLong(3),
-                  rs.getString(11),
-                  rs.getString(12),
-                  rs.getString(13),
-                  rs.getString(14),
-                  rs.getBytes(15),
-                  Headers.fromJsonOrEmpty(rs.getString(16)),
-                  dialect.instant(rs, 17),
-                  dialect.instant(rs, 18));
           return new DeadLetter(
               q.subscription(),
-              e,
+              parkedEvent(rs),
               rs.getInt(4),
               rs.getString(5),
               dialect.instant(rs, 6),
@@ -475,19 +481,7 @@ final class SqlParking {
         rs ->
             new io.boxline.RetryingEvent(
                 subscription,
-                new Event(
-                    dialect.uuid(rs, 10),
-                    TopicName.of(rs.getString(8), rs.getString(9)),
-                    rs.getInt(2),
-                    rs.getLong(3),
-                    rs.getString(11),
-                    rs.getString(12),
-                    rs.getString(13),
-                    rs.getString(14),
-                    rs.getBytes(15),
-                    Headers.fromJsonOrEmpty(rs.getString(16)),
-                    dialect.instant(rs, 17),
-                    dialect.instant(rs, 18)),
+                parkedEvent(rs),
                 ParkState.WAITING.name().equals(rs.getString(19)),
                 rs.getInt(4),
                 dialect.instant(rs, 7),

@@ -24,10 +24,12 @@ final class ConsumeApi {
 
   private final Boxline boxline;
   private final TailWakeups wakeups;
+  private final java.util.function.BooleanSupplier running;
 
-  ConsumeApi(Boxline boxline, TailWakeups wakeups) {
+  ConsumeApi(Boxline boxline, TailWakeups wakeups, java.util.function.BooleanSupplier running) {
     this.boxline = boxline;
     this.wakeups = wakeups;
+    this.running = running;
   }
 
   void register(Router r) {
@@ -66,7 +68,7 @@ final class ConsumeApi {
       long seen = wakeups.generation();
       batch = Call.valid(() -> members.fetch(s.name(), c.param("member"), weight, max));
       long left = (deadline - System.nanoTime()) / 1_000_000;
-      if (!batch.deliveries().isEmpty() || left <= 0) {
+      if (!batch.deliveries().isEmpty() || left <= 0 || !running.getAsBoolean()) {
         break;
       }
       wakeups.await(seen, Math.min(left, POLL_MILLIS));
@@ -123,6 +125,9 @@ final class ConsumeApi {
       if (retryIn != null) {
         try {
           wait = ConfigReader.duration(retryIn);
+          if (wait.isNegative()) {
+            throw new IllegalArgumentException();
+          }
         } catch (RuntimeException e) {
           throw ApiException.badRequest(
               at + "retryIn must be a duration such as 500ms, 30s or 5m, got '" + retryIn + "'");

@@ -164,7 +164,7 @@ public final class ServerRuntime implements AutoCloseable {
     router = new Router(auth, h.maxBodyBytes());
     new AdminApi(boxline, Clock.systemUTC()).register(router);
     new ProduceApi(boxline, h.maxStreams(), () -> running, wakeups).register(router);
-    new ConsumeApi(boxline, wakeups).register(router);
+    new ConsumeApi(boxline, wakeups, () -> running).register(router);
     registerOps(router);
     http.createContext("/", router);
     http.start();

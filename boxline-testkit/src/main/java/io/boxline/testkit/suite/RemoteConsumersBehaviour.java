@@ -189,4 +189,52 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
         .isInstanceOf(ValidationException.class)
         .hasMessageContaining("member id");
   }
+
+  /**
+   * A fetch gives out a key's due retry and leaves out its new event between two others; settling
+   * the retry done and the others is accepted, and the left-out event comes next, after the retry.
+   */
+  @Test
+  void aKeysNewEventLeftOutBehindItsRetryComesAfterIt() {
+    TopicName t = topic(boxline, "acme/remote/behind", 1);
+    subscribe(boxline, "remote-behind", t);
+    publish(t, "a", "a1");
+    publish(t, "b", "b1");
+    SuiteSupport.awaitSequenced(boxline, "remote-behind", 2);
+    RemoteConsumers members = boxline.remoteConsumers();
+    List<Delivery> first = fetchUntil(members, "remote-behind", 2);
+    members.settle(
+        "remote-behind",
+        "r1",
+        List.of(
+            new Settlement(first.get(0).ackId(), Outcome.RETRY, Duration.ofMillis(1), "later"),
+            Settlement.done(first.get(1).ackId())));
+    publish(t, "b", "b2");
+    publish(t, "a", "a2");
+    publish(t, "b", "b3");
+    SuiteSupport.awaitSequenced(boxline, "remote-behind", 5);
+    List<Delivery> second = fetchUntil(members, "remote-behind", 3);
+    assertThat(second).extracting(d -> body(d.event())).containsExactly("a1", "b2", "b3");
+    assertThat(second.get(0).attempt()).isEqualTo(2);
+    List<Settlement> all = new ArrayList<>();
+    second.forEach(d -> all.add(Settlement.done(d.ackId())));
+    assertThat(members.settle("remote-behind", "r1", all)).isEqualTo(3);
+    List<Delivery> third = fetchUntil(members, "remote-behind", 1);
+    assertThat(third).extracting(d -> body(d.event())).containsExactly("a2");
+    members.settle("remote-behind", "r1", List.of(Settlement.done(third.get(0).ackId())));
+    SuiteSupport.awaitCaughtUp(boxline, "remote-behind");
+  }
+
+  private static List<Delivery> fetchUntil(RemoteConsumers members, String subscription, int n) {
+    List<Delivery> got = new ArrayList<>();
+    Await.until(
+        WAIT,
+        n + " deliveries",
+        () -> {
+          got.clear();
+          got.addAll(members.fetch(subscription, "r1", 1, 100).deliveries());
+          return got.size() >= n;
+        });
+    return got;
+  }
 }
