@@ -312,24 +312,7 @@ final class S1Server {
             "s1-tail");
     reader.start();
     check(open.await(10, java.util.concurrent.TimeUnit.SECONDS), "S1: tail did not open");
-    Pacer.run(
-        n,
-        rate,
-        4,
-        (i, late) -> {
-          long stamp = System.nanoTime();
-          int status =
-              post(
-                      base,
-                      t,
-                      "{\"key\":\"k-"
-                          + i
-                          + "\",\"type\":\"s1\",\"payload\":"
-                          + payload(stamp)
-                          + "}")
-                  .statusCode();
-          check(status == 200, "S1: HTTP publish answered " + status);
-        });
+    postPaced(base, t, n, rate);
     check(
         all.await(60, java.util.concurrent.TimeUnit.SECONDS),
         "S1: tail got " + (n - all.getCount()) + " of " + n);
@@ -382,29 +365,30 @@ final class S1Server {
             },
             "s1-member");
     fetcher.start();
-    Pacer.run(
-        n,
-        rate,
-        4,
-        (i, late) -> {
-          long stamp = System.nanoTime();
-          int status =
-              post(
-                      base,
-                      t,
-                      "{\"key\":\"k-"
-                          + i
-                          + "\",\"type\":\"s1\",\"payload\":"
-                          + payload(stamp)
-                          + "}")
-                  .statusCode();
-          check(status == 200, "S1: HTTP publish answered " + status);
-        });
+    postPaced(base, t, n, rate);
     boolean done = all.await(60, java.util.concurrent.TimeUnit.SECONDS);
     fetcher.join(5_000);
     check(errors.isEmpty(), "S1 member failed: " + errors);
     check(done, "S1: the HTTP member got " + (n - all.getCount()) + " of " + n);
     return ms;
+  }
+
+  /** POSTs {@code n} events at {@code rate}/s, event i keyed k-i and stamped when sent. */
+  private static void postPaced(String base, TopicName t, int n, int rate) throws Exception {
+    Pacer.run(
+        n,
+        rate,
+        4,
+        (i, late) -> {
+          String event =
+              "{\"key\":\"k-"
+                  + i
+                  + "\",\"type\":\"s1\",\"payload\":"
+                  + payload(System.nanoTime())
+                  + "}";
+          int status = post(base, t, event).statusCode();
+          check(status == 200, "S1: HTTP publish answered " + status);
+        });
   }
 
   private static HttpResponse<String> postTo(String url, String body) throws Exception {

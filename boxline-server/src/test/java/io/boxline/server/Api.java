@@ -73,6 +73,49 @@ final class Api {
     }
   }
 
+  /** Every operation of the server's API description, as "METHOD /path". */
+  java.util.Set<String> describedRoutes() {
+    java.util.Set<String> described = new java.util.HashSet<>();
+    get("/openapi.json")
+        .json()
+        .get("paths")
+        .fields()
+        .forEachRemaining(
+            p ->
+                p.getValue()
+                    .fieldNames()
+                    .forEachRemaining(
+                        m -> {
+                          if (java.util.Set.of("get", "post", "put", "delete", "patch")
+                              .contains(m)) {
+                            described.add(m.toUpperCase(java.util.Locale.ROOT) + " " + p.getKey());
+                          }
+                        }));
+    return described;
+  }
+
+  /** Every event of a topic's partitions 0 to {@code partitions - 1}, by id, paging through. */
+  java.util.Map<String, JsonNode> allEvents(String topicPath, int partitions) {
+    java.util.Map<String, JsonNode> out = new java.util.LinkedHashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      long after = 0;
+      while (true) {
+        Reply r = get(topicPath + "/partitions/" + p + "/events?limit=1000&after=" + after);
+        if (r.status() != 200) {
+          throw new AssertionError(r.toString());
+        }
+        for (JsonNode e : r.json().get("events")) {
+          out.put(e.get("id").asText(), e);
+          after = e.get("sequence").asLong();
+        }
+        if (r.json().get("next").isNull()) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   Reply get(String path) {
     return call("GET", path, null);
   }

@@ -121,22 +121,7 @@ class ServerApiTest {
 
   /** Every event of a topic, read through the API, by id. */
   Map<String, JsonNode> allEvents(Api as, String topicPath, int partitions) {
-    Map<String, JsonNode> out = new LinkedHashMap<>();
-    for (int p = 0; p < partitions; p++) {
-      long after = 0;
-      while (true) {
-        Api.Reply r = as.get(topicPath + "/partitions/" + p + "/events?limit=1000&after=" + after);
-        assertThat(r.status()).as(r.toString()).isEqualTo(200);
-        for (JsonNode e : r.json().get("events")) {
-          out.put(e.get("id").asText(), e);
-          after = e.get("sequence").asLong();
-        }
-        if (r.json().get("next").isNull()) {
-          break;
-        }
-      }
-    }
-    return out;
+    return as.allEvents(topicPath, partitions);
   }
 
   @Test
@@ -809,20 +794,7 @@ class ServerApiTest {
             "GET /v1/subscriptions",
             "GET /v1/failures");
 
-    JsonNode paths = api.as(null).get("/openapi.json").json().get("paths");
-    Set<String> described = new HashSet<>();
-    paths
-        .fields()
-        .forEachRemaining(
-            p ->
-                p.getValue()
-                    .fieldNames()
-                    .forEachRemaining(
-                        m -> {
-                          if (Set.of("get", "post", "put", "delete").contains(m)) {
-                            described.add(m.toUpperCase() + " " + p.getKey());
-                          }
-                        }));
+    Set<String> described = api.as(null).describedRoutes();
     described.removeIf(r -> !r.contains(" /v1/"));
     Set<String> covered = new HashSet<>(calls.keySet());
     covered.addAll(listsAndSelf);

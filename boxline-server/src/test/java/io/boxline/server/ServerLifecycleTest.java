@@ -322,18 +322,13 @@ class ServerLifecycleTest {
         });
     hook.start();
     String yaml =
-        "http: {port: 0, shutdownTimeout: 5s, keystore: '"
-            + keystore
-            + "', keystorePassword: '${KS_PASSWORD}'}\n"
-            + "database: {url: '"
-            + Databases.PG_URL
-            + "', user: postgres, schema: "
-            + schema
-            + "}\n"
-            + "tokens:\n  - {name: ops, secret: "
-            + TOKEN
-            + ", role: admin, namespaces: ['*']}\n"
-            + "topics:\n  - {name: app/orders, partitions: 2}\n"
+        postgresConfig(schema)
+                .replace(
+                    "http: {port: 0, shutdownTimeout: 5s}",
+                    "http: {port: 0, shutdownTimeout: 5s, keystore: '"
+                        + keystore
+                        + "', keystorePassword: '${KS_PASSWORD}'}")
+                .replace("partitions: 4", "partitions: 2")
             + "subscriptions:\n  - {name: to-hook, topics: [app/orders]}\n"
             + "relays:\n  - {name: hook, subscription: to-hook, webhook: {url: 'http://127.0.0.1:"
             + hook.getAddress().getPort()
@@ -418,29 +413,7 @@ class ServerLifecycleTest {
   }
 
   private static Set<String> ids(Api api) {
-    Set<String> out = new HashSet<>();
-    for (int part = 0; part < 4; part++) {
-      long after = 0;
-      while (true) {
-        JsonNode r =
-            api.get(
-                    "/v1/topics/"
-                        + enc("app/orders")
-                        + "/partitions/"
-                        + part
-                        + "/events?limit=1000&after="
-                        + after)
-                .json();
-        for (JsonNode e : r.get("events")) {
-          out.add(e.get("id").asText());
-          after = e.get("sequence").asLong();
-        }
-        if (r.get("next").isNull()) {
-          break;
-        }
-      }
-    }
-    return out;
+    return api.allEvents("/v1/topics/" + enc("app/orders"), 4).keySet();
   }
 
   @Test
