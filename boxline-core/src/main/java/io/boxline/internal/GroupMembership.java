@@ -396,40 +396,17 @@ final class GroupMembership {
     if (wanted.isEmpty() || c.stopping()) {
       return;
     }
-    long[] epochs = coordination.acquire(group, wanted, id);
-    List<PartitionKey> won = new ArrayList<>();
-    List<Long> wonEpochs = new ArrayList<>();
-    for (int i = 0; i < epochs.length; i++) {
-      if (epochs[i] >= 0) {
-        won.add(wanted.get(i));
-        wonEpochs.add(epochs[i]);
-      }
-    }
-    if (won.isEmpty()) {
-      return;
-    }
-    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
-    long[] positions = store.fenceCursors(subscription.id(), won, e, id);
     List<LeasedPartition> taken = new ArrayList<>();
     Set<TopicPartition> assigned = new LinkedHashSet<>();
-    for (int i = 0; i < won.size(); i++) {
-      PartitionKey k = won.get(i);
-      if (positions[i] < 0) {
-        LOG.log(
-            Level.ERROR,
-            "consumer {0}: lease epoch {1} for {2} is not newer than the cursor''s; the coordination"
-                + " store handed out an old epoch. Releasing it.",
-            id,
-            e[i],
-            k);
-        coordination.release(group, k, id, e[i]);
-        continue;
-      }
-      Long hint = backlog.remove(k);
+    for (LeaseTaking.Taken t :
+        LeaseTaking.take(coordination, store, group, subscription.id(), id, wanted)) {
+      Long hint = backlog.remove(t.key());
       // Read once after taking a partition even without a known backlog: it may have events
       // already.
-      long last = Math.max(positions[i] + 1, hint == null ? 0 : hint);
-      LeasedPartition p = new LeasedPartition(k, topics.get(k.topicId()), e[i], positions[i], last);
+      long last = Math.max(t.position() + 1, hint == null ? 0 : hint);
+      LeasedPartition p =
+          new LeasedPartition(
+              t.key(), topics.get(t.key().topicId()), t.epoch(), t.position(), last);
       taken.add(p);
       assigned.add(p.ref());
     }

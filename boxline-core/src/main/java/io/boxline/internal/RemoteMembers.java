@@ -219,29 +219,11 @@ final class RemoteMembers implements RemoteConsumers {
     if (wanted.isEmpty()) {
       return;
     }
-    long[] epochs = coordination.acquire(group, wanted, me);
-    List<PartitionKey> won = new ArrayList<>();
-    List<Long> wonEpochs = new ArrayList<>();
-    for (int i = 0; i < epochs.length; i++) {
-      if (epochs[i] >= 0) {
-        won.add(wanted.get(i));
-        wonEpochs.add(epochs[i]);
-      }
-    }
-    if (won.isEmpty()) {
-      return;
-    }
-    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
-    long[] fenced = store.fenceCursors(sub.id(), won, e, me);
     Instant now = clock.instant();
-    for (int i = 0; i < won.size(); i++) {
-      PartitionKey k = won.get(i);
-      if (fenced[i] < 0) {
-        coordination.release(group, k, me, e[i]);
-        continue;
-      }
-      positions.put(k, fenced[i]);
-      mine.put(k, new Lease(k.topicId(), k.partition(), me, e[i], false, now));
+    for (LeaseTaking.Taken t : LeaseTaking.take(coordination, store, group, sub.id(), me, wanted)) {
+      positions.put(t.key(), t.position());
+      mine.put(
+          t.key(), new Lease(t.key().topicId(), t.key().partition(), me, t.epoch(), false, now));
     }
   }
 
