@@ -275,6 +275,10 @@ class ServerApiTest {
     assertThat(del.json().get("message").asText()).contains("role operator");
     assertThat(api.as(A_ADMIN).put("/v1/group-policy", "{}").status()).isEqualTo(403);
     assertThat(api.as(A_ADMIN).get("/v1/outbox").status()).isEqualTo(403);
+    // A token for every namespace may read and set what is cluster-wide.
+    assertThat(api.get("/v1/outbox").json().has("events")).isTrue();
+    assertThat(api.put("/v1/group-policy", "{\"slack\":0.1}").json().get("slack").asDouble())
+        .isEqualTo(0.1);
   }
 
   @Test
