@@ -367,6 +367,67 @@ class BoxlineMetricsTest {
     assertThat(BoxlineMetrics.DEFAULT_STATS_INTERVAL).isEqualTo(Duration.ofSeconds(15));
   }
 
+  /**
+   * The failure gauges count what the store holds: an event parked for a retry, the later event of
+   * its key waiting behind it, the inbox's rows; and the retention counter counts what a run
+   * removed.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = TestDatabase.Dialect.class,
+      names = {"POSTGRESQL", "MARIADB", "H2"})
+  void theRetryingWaitingInboxAndRetentionMetersCountWhatTheStoreHolds(
+      TestDatabase.Dialect dialect) {
+    try (TestDatabase db = TestDatabase.create(dialect, "gauges", 16)) {
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      BoxlineMetrics metrics =
+          BoxlineMetrics.builder(registry).statsInterval(Duration.ofMillis(100)).build();
+      Boxline boxline =
+          db.boxline(b -> b.observer(metrics).retentionInterval(Duration.ofMillis(200)));
+      setUp(boxline);
+      List<OutgoingEvent> events =
+          List.of(
+              OutgoingEvent.builder(TOPIC).key("stuck").type("hold").build(),
+              OutgoingEvent.builder(TOPIC).key("stuck").type("order.placed").build(),
+              OutgoingEvent.builder(TOPIC).key("free").type("order.placed").build(),
+              OutgoingEvent.builder(TOPIC).key("free").type("order.placed").build());
+      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+      try (Consumer c =
+          boxline
+              .consumer(SUB)
+              .inbox()
+              .handler(
+                  e -> {
+                    if (e.type().equals("hold")) {
+                      throw io.boxline.HandlerDecision.retryIn(Duration.ofHours(1), "later");
+                    }
+                  })
+              .start()) {
+        Await.until(
+            WAIT,
+            "one retrying",
+            () -> found(registry, "boxline.subscription.retrying"),
+            v -> v == 1);
+        Await.until(
+            WAIT,
+            "one waiting",
+            () -> found(registry, "boxline.subscription.waiting"),
+            v -> v == 1);
+        Await.until(
+            WAIT,
+            "two in the inbox",
+            () -> found(registry, "boxline.subscription.inbox"),
+            v -> v == 2);
+        boxline.admin().setRetention(TOPIC, io.boxline.RetentionPolicy.bySize(1));
+        Await.until(
+            WAIT,
+            "retention removed events",
+            () -> registry.get("boxline.retention.deleted").functionCounter().count(),
+            v -> v >= 1);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ helpers
 
   private static void setUp(Boxline boxline) {
@@ -418,6 +479,11 @@ class BoxlineMetricsTest {
         .mapToDouble(Gauge::value)
         .max()
         .orElse(-1);
+  }
+
+  /** The gauges of that name summed, 0 while none is registered yet (they appear with the data). */
+  private static double found(MeterRegistry registry, String name) {
+    return registry.find(name).gauges().stream().mapToDouble(Gauge::value).sum();
   }
 
   private static double gauge(MeterRegistry registry, String name) {
