@@ -120,6 +120,49 @@ public abstract class TaskBehaviour {
     assertThat(sent).containsExactly(new SendEmail("a@x", 1));
   }
 
+  /**
+   * A task worker's handler timeout: a task that hangs is interrupted at each attempt and blocked
+   * under the retry policy with the timeout as its reason, while the other tasks run.
+   */
+  @Test
+  void aTaskThatHangsIsInterruptedAndBlockedWhileOthersRun() {
+    List<String> ran = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicInteger interrupted =
+        new java.util.concurrent.atomic.AtomicInteger();
+    boxline
+        .tasks()
+        .worker()
+        .retryPolicy(QUICK)
+        .handlerTimeout(Duration.ofMillis(300))
+        .handle(
+            "charge",
+            SendEmail.class,
+            (p, task) -> {
+              if (p.to().equals("hangs")) {
+                try {
+                  new java.util.concurrent.CountDownLatch(1).await(); // never released
+                } catch (InterruptedException e) {
+                  interrupted.incrementAndGet();
+                  Thread.currentThread().interrupt();
+                  return;
+                }
+              }
+              ran.add(p.to());
+            })
+        .start();
+    boxline.inTransaction(
+        tx -> {
+          boxline.tasks().schedule(tx, "charge", new SendEmail("hangs", 1));
+          boxline.tasks().schedule(tx, "charge", new SendEmail("fine", 2));
+          return null;
+        });
+    Await.until(WAIT, "the other task ran", () -> ran.contains("fine"));
+    Await.until(WAIT, "the hanging task blocked", () -> boxline.tasks().blocked().size() == 1);
+    assertThat(interrupted.get()).isEqualTo(2); // two attempts under QUICK, each interrupted
+    assertThat(ran).doesNotContain("hangs");
+    assertThat(boxline.tasks().blocked().get(0).lastError()).containsIgnoringCase("timeout");
+  }
+
   @Test
   void aBlockedTaskHoldsItsOrderingKeyUntilUnblockedWhileOthersRun() {
     AtomicBoolean broken = new AtomicBoolean(true);
