@@ -138,6 +138,48 @@ public abstract class ParallelByKeyBehaviour extends DatabaseSuite {
     assertThat(c.handledCount()).isEqualTo(14);
   }
 
+  /**
+   * The cursor moves only up to the lowest unfinished event: while the first event (key "slow") is
+   * still in its handler, the later keys' events are handled but the cursor stays before it; once
+   * it finishes, the cursor moves over all of them.
+   */
+  @Test
+  void theCursorStopsBeforeTheLowestUnfinishedEvent() {
+    TopicName t = topic(boxline, "acme/bykey/lowest", 1);
+    subscribe(boxline, "bykey-lowest", t);
+    publish(t, "slow", "slow-1");
+    for (int i = 1; i <= 9; i++) {
+      publish(t, "fast-" + i, "fast-" + i);
+    }
+    SuiteSupport.awaitSequenced(boxline, "bykey-lowest", 10);
+    CountDownLatch release = new CountDownLatch(1);
+    List<Event> handled = new CopyOnWriteArrayList<>();
+    try (Consumer c =
+        boxline
+            .consumer("bykey-lowest")
+            .batchSize(100)
+            .parallelByKey(4)
+            .handler(
+                e -> {
+                  if (e.key().equals("slow")) {
+                    SuiteSupport.awaitRelease(release);
+                  }
+                  handled.add(e);
+                })
+            .start()) {
+      Await.until(WAIT, "the nine fast events handled", () -> handled.size() == 9);
+      assertThat(handled).noneMatch(e -> e.key().equals("slow"));
+      assertThat(SuiteSupport.totalPosition(boxline.admin().lag("bykey-lowest"))).isZero();
+      release.countDown();
+      Await.until(
+          WAIT,
+          "the cursor over all ten",
+          () -> SuiteSupport.totalPosition(boxline.admin().lag("bykey-lowest")) == 10);
+    } finally {
+      release.countDown();
+    }
+  }
+
   @Test
   void onlyPlainHandlersRunByKey() {
     TopicName t = topic(boxline, "acme/bykey/valid", 1);
