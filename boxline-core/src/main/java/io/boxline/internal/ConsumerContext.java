@@ -141,6 +141,15 @@ final class ConsumerContext {
     return host.abandoned();
   }
 
+  /**
+   * The store refused {@code what} because this consumer's epoch for {@code p} is stale (another
+   * consumer took the partition): counted, and the partition given up.
+   */
+  void fencedOut(LeasedPartition p, String what) {
+    fenced.incrementAndGet();
+    lose(p, what + ": epoch " + p.epoch + " is stale (another consumer took it)");
+  }
+
   void lose(LeasedPartition p, String why) {
     host.lose(p, why);
   }

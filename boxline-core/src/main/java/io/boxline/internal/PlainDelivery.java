@@ -143,9 +143,7 @@ final class PlainDelivery {
         return false;
       }
       if (outcome == CommitOutcome.FENCED) {
-        c.fenced.incrementAndGet();
-        c.lose(
-            p, "cursor commit rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        c.fencedOut(p, "cursor commit rejected");
         return false;
       }
       p.position = batch.get(done - 1).sequence();

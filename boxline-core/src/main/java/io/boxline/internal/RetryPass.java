@@ -75,8 +75,7 @@ final class RetryPass {
             return;
           }
           if (t == TransactionalDelivery.TxResult.FENCED) {
-            c.fenced.incrementAndGet();
-            c.lose(p, "retry rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+            c.fencedOut(p, "retry rejected");
             return;
           }
           if (t.committed) {
@@ -105,10 +104,7 @@ final class RetryPass {
         continue;
       }
       if (!store.resolveParked(subscription.id(), p.key, p.epoch, outcomes)) {
-        c.fenced.incrementAndGet();
-        c.lose(
-            p,
-            "retry outcomes rejected: epoch " + p.epoch + " is stale (another consumer took it)");
+        c.fencedOut(p, "retry outcomes rejected");
         return;
       }
       for (Resolution r : outcomes.values()) {

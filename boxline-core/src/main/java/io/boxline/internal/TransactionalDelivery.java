@@ -193,8 +193,7 @@ final class TransactionalDelivery {
     if (t.refusal() == CommitOutcome.CURSOR_MOVED) {
       c.cursorMovedUnderneath(p);
     } else {
-      c.fenced.incrementAndGet();
-      c.lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+      c.fencedOut(p, "cursor is fenced");
     }
     return null;
   }
@@ -214,8 +213,7 @@ final class TransactionalDelivery {
         return null;
       }
       if (t == TxResult.FENCED) {
-        c.fenced.incrementAndGet();
-        c.lose(p, "cursor is fenced: epoch " + p.epoch + " is stale (another consumer took it)");
+        c.fencedOut(p, "cursor is fenced");
         return null;
       }
       if (t.committed) {
