@@ -221,6 +221,47 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void headsBacklogAndLagReportTheLogAndGroupCommitsAndRewindsMoveCursors() {
+    List<OutboxRecord> records = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      records.add(record(orders, i % 2, "k" + i, null));
+    }
+    appendAndSequence(records);
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    PartitionKey p1 = PartitionKey.of(orders.id(), 1);
+    Map<Integer, Long> heads = new java.util.HashMap<>();
+    store.heads(List.of(p0, p1)).forEach(h -> heads.put(h.partition(), h.lastSequence()));
+    assertThat(heads).containsExactlyInAnyOrderEntriesOf(Map.of(0, 3L, 1, 2L));
+    assertThat(store.backlogged(sub.id()))
+        .extracting(io.boxline.spi.Backlog::partition)
+        .containsExactlyInAnyOrder(0, 1);
+    assertThat(store.lagWithAge(sub.id()))
+        .hasSize(2)
+        .allSatisfy(l -> assertThat(l.oldestUnhandledAt()).isNotNull());
+    assertThat(store.lagBySubscription().get("billing"))
+        .extracting(PartitionLag::backlog)
+        .containsExactlyInAnyOrder(3L, 2L);
+
+    store.fenceCursors(sub.id(), List.of(p0, p1), new long[] {1, 1}, "me");
+    assertThat(
+            store.commitCursors(
+                sub.id(),
+                List.of(
+                    new io.boxline.spi.CursorMove(p0, 0, 3, 1, null, null),
+                    new io.boxline.spi.CursorMove(p1, 0, 2, 0, null, null))))
+        .as("each move stands on its own: the second carries a stale epoch")
+        .containsExactly(CommitOutcome.COMMITTED, CommitOutcome.FENCED);
+    assertThat(store.backlogged(sub.id()))
+        .extracting(io.boxline.spi.Backlog::partition)
+        .containsExactly(1);
+
+    assertThat(store.rewindCursors(sub.id(), io.boxline.StartPosition.latest())).isEqualTo(2);
+    assertThat(store.backlogged(sub.id())).isEmpty();
+    assertThat(store.rewindCursors(sub.id(), io.boxline.StartPosition.earliest())).isEqualTo(2);
+    assertThat(store.lag(sub.id())).extracting(PartitionLag::position).containsOnly(0L);
+  }
+
+  @Test
   void parkedEventsBlockTheirKeyAreDueInOrderAndResolve() {
     List<OutboxRecord> records =
         List.of(
