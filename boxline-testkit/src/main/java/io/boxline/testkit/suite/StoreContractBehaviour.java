@@ -168,6 +168,24 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void claimingIdempotencyKeysNamesEarlierOwnersAndWritesNoEvent() {
+    OutboxRecord stored = record(orders, 0, "k", "claimed-once");
+    inTransaction(tx -> store.append(tx, List.of(stored)));
+    OutboxRecord again = record(orders, 1, "k", "claimed-once");
+    OutboxRecord fresh = record(orders, 1, "k", "claimed-new");
+    OutboxRecord keyless = record(orders, 1, "k", null);
+    List<UUID> owners =
+        inTransaction(tx -> store.claimIdempotencyKeys(tx, List.of(again, fresh, keyless)));
+    assertThat(owners).containsExactly(stored.eventId(), null, null);
+    // The claim holds: appending the fresh key again names the claimer; no claimed event was
+    // written.
+    List<UUID> later =
+        inTransaction(tx -> store.append(tx, List.of(record(orders, 0, "k", "claimed-new"))));
+    assertThat(later).containsExactly(fresh.eventId());
+    assertThat(appendAndSequence(List.of()).events()).isEqualTo(1);
+  }
+
+  @Test
   void theSequencerLeaseHasOneHolderUntilReleased() {
     assertThat(store.acquireSequencerLease("a", TTL).held()).isTrue();
     assertThat(store.acquireSequencerLease("b", TTL)).isEqualTo(LeaseStatus.NOT_HELD);
