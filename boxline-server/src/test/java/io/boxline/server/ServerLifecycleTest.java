@@ -404,6 +404,70 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * A RabbitMQ relay declared in the config: the events published over HTTP arrive in a queue bound
+   * to the configured exchange and routing key, each key in order.
+   */
+  @Test
+  void aRabbitMqRelayFromTheConfigDeliversToTheBroker() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    String exchange = "boxline-server-test-" + schema;
+    com.rabbitmq.client.ConnectionFactory factory = new com.rabbitmq.client.ConnectionFactory();
+    factory.setUri("amqp://guest:guest@127.0.0.1:5672");
+    try (com.rabbitmq.client.Connection amqp = factory.newConnection();
+        com.rabbitmq.client.Channel channel = amqp.createChannel()) {
+      channel.exchangeDeclare(exchange, "direct", false, true, null);
+      String queue = channel.queueDeclare().getQueue();
+      channel.queueBind(queue, exchange, "orders");
+      String yaml =
+          postgresConfig(schema)
+              + "subscriptions:\n  - {name: to-rabbit, topics: [app/orders]}\n"
+              + "relays:\n  - {name: rabbit, subscription: to-rabbit, rabbitmq: {uri: 'amqp://guest:guest@127.0.0.1:5672', exchange: '"
+              + exchange
+              + "', routingKey: orders}}\n";
+      try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
+        Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+        StringBuilder batch = new StringBuilder("{\"events\":[");
+        for (int i = 0; i < 30; i++) {
+          batch
+              .append(i == 0 ? "" : ",")
+              .append("{\"key\":\"k-")
+              .append(i % 3)
+              .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+              .append(i)
+              .append("}}");
+        }
+        assertThat(
+                api.post(
+                        "/v1/topics/" + enc("app/orders") + "/events",
+                        batch.append("]}").toString())
+                    .status())
+            .isEqualTo(200);
+        List<Integer> received = new ArrayList<>();
+        ServerApiTest.await(
+            "30 messages in the queue",
+            () -> {
+              try {
+                com.rabbitmq.client.GetResponse r;
+                while ((r = channel.basicGet(queue, true)) != null) {
+                  JsonNode body = Api.JSON.readTree(r.getBody());
+                  received.add((body.has("data") ? body.get("data") : body).get("i").asInt());
+                }
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+              return received.size() >= 30;
+            });
+        assertThat(received).hasSize(30);
+        Map<Integer, List<Integer>> perKey = new java.util.HashMap<>();
+        received.forEach(i -> perKey.computeIfAbsent(i % 3, k -> new ArrayList<>()).add(i));
+        perKey.values().forEach(list -> assertThat(list).isSorted());
+      }
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
   private static List<String> lines(Path p) {
     try {
       return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
