@@ -468,6 +468,75 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * A NATS JetStream relay declared in the config: the events published over HTTP arrive on the
+   * configured subject, stored by the stream, each key in order.
+   */
+  @Test
+  void aNatsRelayFromTheConfigDeliversToJetStream() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    String stream = "BOXLINE_SERVER_TEST_" + schema.toUpperCase(java.util.Locale.ROOT);
+    String subject = "boxline.server.test." + schema;
+    try (io.nats.client.Connection nats = io.nats.client.Nats.connect("nats://127.0.0.1:4222")) {
+      io.nats.client.JetStreamManagement jsm = nats.jetStreamManagement();
+      jsm.addStream(
+          io.nats.client.api.StreamConfiguration.builder()
+              .name(stream)
+              .subjects(subject)
+              .storageType(io.nats.client.api.StorageType.Memory)
+              .build());
+      try {
+        io.nats.client.Subscription sub = nats.subscribe(subject);
+        String yaml =
+            postgresConfig(schema)
+                + "subscriptions:\n  - {name: to-nats, topics: [app/orders]}\n"
+                + "relays:\n  - {name: nats, subscription: to-nats, nats: {servers: 'nats://127.0.0.1:4222', subject: '"
+                + subject
+                + "', stream: "
+                + stream
+                + "}}\n";
+        try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
+          Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+          StringBuilder batch = new StringBuilder("{\"events\":[");
+          for (int i = 0; i < 30; i++) {
+            batch
+                .append(i == 0 ? "" : ",")
+                .append("{\"key\":\"k-")
+                .append(i % 3)
+                .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+                .append(i)
+                .append("}}");
+          }
+          assertThat(
+                  api.post(
+                          "/v1/topics/" + enc("app/orders") + "/events",
+                          batch.append("]}").toString())
+                      .status())
+              .isEqualTo(200);
+          List<Integer> received = new ArrayList<>();
+          long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+          while (received.size() < 30) {
+            assertThat(System.nanoTime()).as("30 messages on " + subject).isLessThan(deadline);
+            io.nats.client.Message m = sub.nextMessage(Duration.ofSeconds(1));
+            if (m != null) {
+              JsonNode body = Api.JSON.readTree(m.getData());
+              received.add((body.has("data") ? body.get("data") : body).get("i").asInt());
+            }
+          }
+          Map<Integer, List<Integer>> perKey = new java.util.HashMap<>();
+          received.forEach(i -> perKey.computeIfAbsent(i % 3, k -> new ArrayList<>()).add(i));
+          perKey.values().forEach(list -> assertThat(list).isSorted());
+          assertThat(jsm.getStreamInfo(stream).getStreamState().getMsgCount())
+              .isGreaterThanOrEqualTo(30);
+        }
+      } finally {
+        jsm.deleteStream(stream);
+      }
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
   private static List<String> lines(Path p) {
     try {
       return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
