@@ -537,6 +537,83 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * A Kafka relay declared in the config, to a broker running in this JVM: the events published
+   * over HTTP arrive in the Kafka topic, each key in order.
+   */
+  @Test
+  void aKafkaRelayFromTheConfigDeliversToTheBroker() throws Exception {
+    String schema = Databases.uniqueName("bx_srv_");
+    try (io.boxline.kafka.testing.EmbeddedKafka kafka =
+        io.boxline.kafka.testing.EmbeddedKafka.start()) {
+      String topic = io.boxline.kafka.testing.EmbeddedKafka.uniqueTopic("server");
+      java.util.Properties adminProps = new java.util.Properties();
+      adminProps.put("bootstrap.servers", kafka.bootstrapServers());
+      try (org.apache.kafka.clients.admin.Admin admin =
+          org.apache.kafka.clients.admin.Admin.create(adminProps)) {
+        // The test broker creates no topic by itself.
+        admin
+            .createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1)))
+            .all()
+            .get();
+      }
+      String yaml =
+          postgresConfig(schema)
+              + "subscriptions:\n  - {name: to-kafka, topics: [app/orders]}\n"
+              + "relays:\n  - {name: kafka, subscription: to-kafka, kafka: {bootstrapServers: '"
+              + kafka.bootstrapServers()
+              + "', topic: '"
+              + topic
+              + "'}}\n";
+      try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
+        Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+        StringBuilder batch = new StringBuilder("{\"events\":[");
+        for (int i = 0; i < 30; i++) {
+          batch
+              .append(i == 0 ? "" : ",")
+              .append("{\"key\":\"k-")
+              .append(i % 3)
+              .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+              .append(i)
+              .append("}}");
+        }
+        assertThat(
+                api.post(
+                        "/v1/topics/" + enc("app/orders") + "/events",
+                        batch.append("]}").toString())
+                    .status())
+            .isEqualTo(200);
+        java.util.Properties props = new java.util.Properties();
+        props.put("bootstrap.servers", kafka.bootstrapServers());
+        props.put("group.id", "server-test");
+        props.put("auto.offset.reset", "earliest");
+        props.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        props.put(
+            "value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        Map<String, List<Integer>> perKey = new java.util.HashMap<>();
+        int count = 0;
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<String, byte[]> consumer =
+            new org.apache.kafka.clients.consumer.KafkaConsumer<>(props)) {
+          consumer.subscribe(List.of(topic));
+          long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+          while (count < 30) {
+            assertThat(System.nanoTime()).as("30 records in " + topic).isLessThan(deadline);
+            for (var r : consumer.poll(Duration.ofMillis(500))) {
+              JsonNode body = Api.JSON.readTree(r.value());
+              int i = (body.has("data") ? body.get("data") : body).get("i").asInt();
+              perKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(i);
+              count++;
+            }
+          }
+        }
+        assertThat(perKey).containsOnlyKeys("k-0", "k-1", "k-2");
+        perKey.values().forEach(list -> assertThat(list).hasSize(10).isSorted());
+      }
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
   private static List<String> lines(Path p) {
     try {
       return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
