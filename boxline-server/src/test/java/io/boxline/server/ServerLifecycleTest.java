@@ -214,19 +214,8 @@ class ServerLifecycleTest {
         ServerProcess b = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
       Api apiA = new Api(a.awaitReady(Duration.ofSeconds(90)), TOKEN);
       Api apiB = new Api(b.awaitReady(Duration.ofSeconds(90)), TOKEN);
-      StringBuilder batch = new StringBuilder("{\"events\":[");
-      for (int i = 0; i < 300; i++) {
-        batch
-            .append(i == 0 ? "" : ",")
-            .append("{\"key\":\"k-")
-            .append(i % 10)
-            .append("\",\"type\":\"T\",\"payload\":{\"i\":")
-            .append(i)
-            .append("}}");
-      }
       assertThat(
-              apiA.post(
-                      "/v1/topics/" + enc("app/orders") + "/events", batch.append("]}").toString())
+              apiA.post("/v1/topics/" + enc("app/orders") + "/events", keyedBatch(300, 10))
                   .status())
           .isEqualTo(200);
       Path out = Files.createTempFile("member", ".txt");
@@ -350,24 +339,12 @@ class ServerLifecycleTest {
       ssl.init(null, tmf.getTrustManagers(), null);
       java.net.http.HttpClient client =
           java.net.http.HttpClient.newBuilder().sslContext(ssl).build();
-      StringBuilder batch = new StringBuilder("{\"events\":[");
-      for (int i = 0; i < 20; i++) {
-        batch
-            .append(i == 0 ? "" : ",")
-            .append("{\"key\":\"k-")
-            .append(i % 3)
-            .append("\",\"type\":\"T\",\"payload\":{\"i\":")
-            .append(i)
-            .append("}}");
-      }
       var response =
           client.send(
               java.net.http.HttpRequest.newBuilder(
                       java.net.URI.create(base + "/v1/topics/" + enc("app/orders") + "/events"))
                   .header("Authorization", "Bearer " + TOKEN)
-                  .POST(
-                      java.net.http.HttpRequest.BodyPublishers.ofString(
-                          batch.append("]}").toString()))
+                  .POST(java.net.http.HttpRequest.BodyPublishers.ofString(keyedBatch(20, 3)))
                   .build(),
               java.net.http.HttpResponse.BodyHandlers.ofString());
       assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -427,21 +404,8 @@ class ServerLifecycleTest {
               + "', routingKey: orders}}\n";
       try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
         Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
-        StringBuilder batch = new StringBuilder("{\"events\":[");
-        for (int i = 0; i < 30; i++) {
-          batch
-              .append(i == 0 ? "" : ",")
-              .append("{\"key\":\"k-")
-              .append(i % 3)
-              .append("\",\"type\":\"T\",\"payload\":{\"i\":")
-              .append(i)
-              .append("}}");
-        }
         assertThat(
-                api.post(
-                        "/v1/topics/" + enc("app/orders") + "/events",
-                        batch.append("]}").toString())
-                    .status())
+                api.post("/v1/topics/" + enc("app/orders") + "/events", keyedBatch(30, 3)).status())
             .isEqualTo(200);
         List<Integer> received = new ArrayList<>();
         ServerApiTest.await(
@@ -459,9 +423,7 @@ class ServerLifecycleTest {
               return received.size() >= 30;
             });
         assertThat(received).hasSize(30);
-        Map<Integer, List<Integer>> perKey = new java.util.HashMap<>();
-        received.forEach(i -> perKey.computeIfAbsent(i % 3, k -> new ArrayList<>()).add(i));
-        perKey.values().forEach(list -> assertThat(list).isSorted());
+        assertEachKeyInOrder(received, 3);
       }
     } finally {
       Databases.dropPostgresSchema(schema);
@@ -497,20 +459,8 @@ class ServerLifecycleTest {
                 + "}}\n";
         try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
           Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
-          StringBuilder batch = new StringBuilder("{\"events\":[");
-          for (int i = 0; i < 30; i++) {
-            batch
-                .append(i == 0 ? "" : ",")
-                .append("{\"key\":\"k-")
-                .append(i % 3)
-                .append("\",\"type\":\"T\",\"payload\":{\"i\":")
-                .append(i)
-                .append("}}");
-          }
           assertThat(
-                  api.post(
-                          "/v1/topics/" + enc("app/orders") + "/events",
-                          batch.append("]}").toString())
+                  api.post("/v1/topics/" + enc("app/orders") + "/events", keyedBatch(30, 3))
                       .status())
               .isEqualTo(200);
           List<Integer> received = new ArrayList<>();
@@ -523,9 +473,7 @@ class ServerLifecycleTest {
               received.add((body.has("data") ? body.get("data") : body).get("i").asInt());
             }
           }
-          Map<Integer, List<Integer>> perKey = new java.util.HashMap<>();
-          received.forEach(i -> perKey.computeIfAbsent(i % 3, k -> new ArrayList<>()).add(i));
-          perKey.values().forEach(list -> assertThat(list).isSorted());
+          assertEachKeyInOrder(received, 3);
           assertThat(jsm.getStreamInfo(stream).getStreamState().getMsgCount())
               .isGreaterThanOrEqualTo(30);
         }
@@ -567,21 +515,8 @@ class ServerLifecycleTest {
               + "'}}\n";
       try (ServerProcess p = ServerProcess.start(Map.of(), "--config", config(yaml).toString())) {
         Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
-        StringBuilder batch = new StringBuilder("{\"events\":[");
-        for (int i = 0; i < 30; i++) {
-          batch
-              .append(i == 0 ? "" : ",")
-              .append("{\"key\":\"k-")
-              .append(i % 3)
-              .append("\",\"type\":\"T\",\"payload\":{\"i\":")
-              .append(i)
-              .append("}}");
-        }
         assertThat(
-                api.post(
-                        "/v1/topics/" + enc("app/orders") + "/events",
-                        batch.append("]}").toString())
-                    .status())
+                api.post("/v1/topics/" + enc("app/orders") + "/events", keyedBatch(30, 3)).status())
             .isEqualTo(200);
         java.util.Properties props = new java.util.Properties();
         props.put("bootstrap.servers", kafka.bootstrapServers());
@@ -612,6 +547,28 @@ class ServerLifecycleTest {
     } finally {
       Databases.dropPostgresSchema(schema);
     }
+  }
+
+  /** {"events": [...]} of {@code n} events with payload {"i": i} over keys k-0 … k-(keys-1). */
+  static String keyedBatch(int n, int keys) {
+    StringBuilder batch = new StringBuilder("{\"events\":[");
+    for (int i = 0; i < n; i++) {
+      batch
+          .append(i == 0 ? "" : ",")
+          .append("{\"key\":\"k-")
+          .append(i % keys)
+          .append("\",\"type\":\"T\",\"payload\":{\"i\":")
+          .append(i)
+          .append("}}");
+    }
+    return batch.append("]}").toString();
+  }
+
+  /** The payloads {@code i} received, as published by {@link #keyedBatch}: each key's in order. */
+  static void assertEachKeyInOrder(List<Integer> received, int keys) {
+    Map<Integer, List<Integer>> perKey = new java.util.HashMap<>();
+    received.forEach(i -> perKey.computeIfAbsent(i % keys, k -> new ArrayList<>()).add(i));
+    perKey.values().forEach(list -> assertThat(list).isSorted());
   }
 
   private static List<String> lines(Path p) {
