@@ -265,6 +265,14 @@ final class AdminApi {
    * The subscription of the path, after checking the caller may {@code action} on all its topics.
    */
   private SubscriptionInfo subscription(Call c, Action action) {
+    return subscription(admin, c, action);
+  }
+
+  /**
+   * The subscription of the path, after checking that the caller may {@code action} on every one of
+   * its topics (ConsumeApi asks the same).
+   */
+  static SubscriptionInfo subscription(Admin admin, Call c, Action action) {
     c.caller.require(action);
     String name = c.param("subscription");
     Optional<SubscriptionInfo> found = Call.valid(() -> admin.subscription(name));

@@ -14,7 +14,6 @@ import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -245,9 +244,5 @@ final class Call {
       }
     }
     return out;
-  }
-
-  static List<String> segments(String path) {
-    return List.of(path.split("/", -1));
   }
 }

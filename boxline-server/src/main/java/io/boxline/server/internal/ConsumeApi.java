@@ -39,16 +39,7 @@ final class ConsumeApi {
   }
 
   private SubscriptionInfo subscription(Call c) {
-    c.caller.require(Action.CONSUME);
-    String name = c.param("subscription");
-    Optional<SubscriptionInfo> s = Call.valid(() -> boxline.admin().subscription(name));
-    if (s.isEmpty()) {
-      throw c.caller.allAccess()
-          ? ApiException.notFound("subscription '" + name + "' does not exist")
-          : c.caller.outOfScope("subscription '" + name + "' (or it does not exist)");
-    }
-    c.caller.requireAll(Action.CONSUME, s.get().topics(), "subscription '" + name + "'");
-    return s.get();
+    return AdminApi.subscription(boxline.admin(), c, Action.CONSUME);
   }
 
   private void fetch(Call c) throws InterruptedException {

@@ -32,9 +32,9 @@ final class Router implements HttpHandler {
   }
 
   /** One route: method, pattern, whether it needs a token, what it does. */
-  record Route(String method, String pattern, boolean open, Handler handler) {
-    List<String> parts() {
-      return List.of(pattern.substring(1).split("/"));
+  record Route(String method, String pattern, boolean open, Handler handler, List<String> parts) {
+    Route(String method, String pattern, boolean open, Handler handler) {
+      this(method, pattern, open, handler, List.of(pattern.substring(1).split("/")));
     }
   }
 
