@@ -389,13 +389,7 @@ public interface Boxline extends AutoCloseable {
     }
 
     private static String defaultInstanceId() {
-      String host;
-      try {
-        host = java.net.InetAddress.getLocalHost().getHostName();
-      } catch (java.io.IOException e) {
-        host = "host";
-      }
-      return host
+      return io.boxline.internal.ProcessInfo.HOST
           + "-"
           + ProcessHandle.current().pid()
           + "-"

@@ -33,9 +33,42 @@ public record GroupState(
    *     record it (etcd)
    * @param deadline when it counts as gone unless it checks in again, or null where not recorded
    * @param leases how many partitions it holds
+   * @param host the host it runs on, as it reported at its last check-in; null when unknown (remote
+   *     members)
+   * @param process its process ({@code pid@host}), as reported; null when unknown
+   * @param inFlight its handler calls in progress at its last check-in, oldest first (at most 16):
+   *     a call started long ago is a handler that hangs
    */
   public record Member(
-      String id, double weight, Instant lastCheckIn, Instant deadline, int leases) {}
+      String id,
+      double weight,
+      Instant lastCheckIn,
+      Instant deadline,
+      int leases,
+      String host,
+      String process,
+      List<InFlight> inFlight) {
+
+    public Member {
+      inFlight = List.copyOf(inFlight);
+    }
+  }
+
+  /**
+   * A handler call a member had in progress when it last checked in.
+   *
+   * @param fromSequence the first event's sequence
+   * @param toSequence the last event's sequence
+   * @param events how many events the call handles
+   * @param startedAt when the call began, on the member's clock
+   */
+  public record InFlight(
+      TopicName topic,
+      int partition,
+      long fromSequence,
+      long toSequence,
+      int events,
+      Instant startedAt) {}
 
   /**
    * One partition of the subscription.

@@ -6,6 +6,7 @@ import io.boxline.MalformedEventException;
 import io.boxline.PartitionLag;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.Resolution;
@@ -13,6 +14,10 @@ import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -53,6 +58,9 @@ final class ConsumerContext {
   interface TxCall {
     void run() throws java.sql.SQLException;
   }
+
+  /** Handler calls in progress, by thread: reported at check-ins for operators. */
+  private final Map<Thread, MemberStatus.Running> running = new ConcurrentHashMap<>();
 
   /** Set when the consumer has a handler timeout. */
   private volatile HandlerWatchdog watchdog;
@@ -99,10 +107,10 @@ final class ConsumerContext {
     this.watchdog = w;
   }
 
-  /** Runs a handler call; on a worker, under the handler timeout. */
-  void callHandler(LeasedPartition p, Runnable call) {
+  /** Runs a handler call on {@code events}; on a worker, under the handler timeout. */
+  void callHandler(LeasedPartition p, List<Event> events, Runnable call) {
     try {
-      callTxHandler(p, call::run);
+      callTxHandler(p, events, call::run);
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException("a plain handler cannot throw SQLException", e);
     }
@@ -112,7 +120,38 @@ final class ConsumerContext {
    * Runs a handler call; on a worker, under the handler timeout: a call the watchdog interrupted
    * fails with {@link io.boxline.HandlerTimeoutException}, whether it threw or returned then.
    */
-  void callTxHandler(LeasedPartition p, TxCall call) throws java.sql.SQLException {
+  void callTxHandler(LeasedPartition p, List<Event> events, TxCall call)
+      throws java.sql.SQLException {
+    Thread me = Thread.currentThread();
+    running.put(me, runningCall(p, events));
+    try {
+      callWatched(p, call);
+    } finally {
+      running.remove(me);
+    }
+  }
+
+  private MemberStatus.Running runningCall(LeasedPartition p, List<Event> events) {
+    return new MemberStatus.Running(
+        p.key.topicId(),
+        p.key.partition(),
+        events.get(0).sequence(),
+        events.get(events.size() - 1).sequence(),
+        events.size(),
+        s.clock().instant());
+  }
+
+  /**
+   * What this member reports at its check-in: where it runs and its handler calls in progress,
+   * oldest first.
+   */
+  MemberStatus status() {
+    List<MemberStatus.Running> calls = new ArrayList<>(running.values());
+    calls.sort(java.util.Comparator.comparing(MemberStatus.Running::startedAt));
+    return new MemberStatus(ProcessInfo.HOST, ProcessInfo.PROCESS, calls);
+  }
+
+  private void callWatched(LeasedPartition p, TxCall call) throws java.sql.SQLException {
     HandlerWatchdog w = watchdog;
     boolean worker = host.onWorker();
     if (w == null || !(worker || host.onKeyWorker())) {

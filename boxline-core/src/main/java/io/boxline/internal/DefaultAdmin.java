@@ -24,6 +24,7 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
 import java.lang.System.Logger.Level;
@@ -164,9 +165,31 @@ final class DefaultAdmin implements Admin {
     }
     List<GroupState.Member> members = new ArrayList<>();
     for (Member m : view.members()) {
+      List<GroupState.InFlight> inFlight = new ArrayList<>();
+      for (MemberStatus.Running r : m.status().running()) {
+        topics
+            .find(r.topicId())
+            .ifPresent(
+                t ->
+                    inFlight.add(
+                        new GroupState.InFlight(
+                            t.name(),
+                            r.partition(),
+                            r.fromSequence(),
+                            r.toSequence(),
+                            r.events(),
+                            r.startedAt())));
+      }
       members.add(
           new GroupState.Member(
-              m.id(), m.weight(), m.lastCheckIn(), m.deadline(), held.getOrDefault(m.id(), 0)));
+              m.id(),
+              m.weight(),
+              m.lastCheckIn(),
+              m.deadline(),
+              held.getOrDefault(m.id(), 0),
+              m.status().host(),
+              m.status().process(),
+              inFlight));
     }
     members.sort(java.util.Comparator.comparing(GroupState.Member::id));
     List<GroupState.Partition> partitions = new ArrayList<>();

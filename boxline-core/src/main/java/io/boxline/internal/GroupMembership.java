@@ -227,7 +227,7 @@ final class GroupMembership {
     }
     Duration ttl = policy.deadline(Math.max(1, members.size()));
     intervalOfWrittenDeadlineNanos = policy.checkInInterval(Math.max(1, members.size())).toNanos();
-    GroupView view = coordination.checkIn(group, id, s.weight(), ttl);
+    GroupView view = coordination.checkIn(group, id, s.weight(), ttl, c.status());
     if (view.policyStamp() != GroupView.NO_POLICY_STAMP) {
       storeStampsPolicies = true;
       if (view.policyStamp() != policyStamp) {

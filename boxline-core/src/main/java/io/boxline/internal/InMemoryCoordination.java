@@ -5,6 +5,7 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,11 +31,13 @@ public final class InMemoryCoordination implements CoordinationStore {
   private long policyChanges;
 
   private static final class Group {
-    // id -> {weight, expiresAtMillis, lastCheckInMillis}
-    final Map<String, double[]> members = new HashMap<>();
+    final Map<String, MemberRow> members = new HashMap<>();
     final Map<PartitionKey, Slot> slots = new HashMap<>();
     GroupPolicy policy;
   }
+
+  private record MemberRow(
+      double weight, long expiresAtMillis, long lastCheckInMillis, MemberStatus status) {}
 
   private static final class Slot {
     long epoch;
@@ -58,16 +61,18 @@ public final class InMemoryCoordination implements CoordinationStore {
   }
 
   @Override
-  public synchronized GroupView checkIn(String group, String member, double weight, Duration ttl) {
+  public synchronized GroupView checkIn(
+      String group, String member, double weight, Duration ttl, MemberStatus status) {
     Group g = group(group);
     long now = clock.millis();
-    g.members.put(member, new double[] {weight, now + ttl.toMillis(), now});
+    g.members.put(member, new MemberRow(weight, now + ttl.toMillis(), now, status));
     List<Member> live = new ArrayList<>();
-    g.members.entrySet().removeIf(e -> e.getValue()[1] < now - 60_000); // forget long-dead members
+    // forget long-dead members
+    g.members.entrySet().removeIf(e -> e.getValue().expiresAtMillis() < now - 60_000);
     g.members.forEach(
         (id, v) -> {
-          if (v[1] >= now) {
-            live.add(new Member(id, v[0]));
+          if (v.expiresAtMillis() >= now) {
+            live.add(new Member(id, v.weight()));
           }
         });
     List<Lease> leases = new ArrayList<>();
@@ -88,13 +93,14 @@ public final class InMemoryCoordination implements CoordinationStore {
     List<Member> live = new ArrayList<>();
     g.members.forEach(
         (id, v) -> {
-          if (v[1] >= now) {
+          if (v.expiresAtMillis() >= now) {
             live.add(
                 new Member(
                     id,
-                    v[0],
-                    Instant.ofEpochMilli((long) v[2]),
-                    Instant.ofEpochMilli((long) v[1])));
+                    v.weight(),
+                    Instant.ofEpochMilli(v.lastCheckInMillis()),
+                    Instant.ofEpochMilli(v.expiresAtMillis()),
+                    v.status()));
           }
         });
     live.sort(java.util.Comparator.comparing(Member::id));
@@ -196,7 +202,7 @@ public final class InMemoryCoordination implements CoordinationStore {
         .members
         .forEach(
             (id, m) -> {
-              if (m[1] > now) {
+              if (m.expiresAtMillis() > now) {
                 live.add(id);
               }
             });

@@ -294,7 +294,7 @@ final class PlainDelivery {
       eligible.forEach(e -> c.hook(() -> s.hooks().beforeEvent(e, 1)));
       long start = System.nanoTime();
       if (!eligible.isEmpty()) {
-        c.callHandler(progress.p, () -> s.batchHandler().handle(eligible));
+        c.callHandler(progress.p, eligible, () -> s.batchHandler().handle(eligible));
       }
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       eligible.forEach(e -> c.hook(() -> s.hooks().afterEvent(e, took)));
@@ -330,9 +330,9 @@ final class PlainDelivery {
     c.hook(() -> s.hooks().beforeEvent(e, attempt));
     long start = System.nanoTime();
     if (s.batchHandler() != null) {
-      c.callHandler(p, () -> s.batchHandler().handle(List.of(e)));
+      c.callHandler(p, List.of(e), () -> s.batchHandler().handle(List.of(e)));
     } else {
-      c.callHandler(p, () -> s.handler().handle(e));
+      c.callHandler(p, List.of(e), () -> s.handler().handle(e));
     }
     Duration took = Duration.ofNanos(System.nanoTime() - start);
     if (dedup != null) {

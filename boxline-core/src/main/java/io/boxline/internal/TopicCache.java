@@ -47,6 +47,12 @@ final class TopicCache {
     return t;
   }
 
+  /** The topic with {@code id}, or empty when it was deleted. */
+  java.util.Optional<TopicInfo> find(long id) {
+    TopicInfo t = byId.get(id);
+    return t != null ? java.util.Optional.of(t) : store.findTopic(id);
+  }
+
   /** The topic was deleted: a topic created later under its name has another id. */
   void forget(TopicInfo t) {
     byName.remove(t.name(), t);

@@ -71,7 +71,7 @@ final class TransactionalDelivery {
       c.hook(() -> s.hooks().beforeEvent(e, attempt));
       long start = System.nanoTime();
       if (claimInbox(tx, e)) {
-        c.callTxHandler(p, () -> s.txHandler().handle(e, tx));
+        c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
       }
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (parked) {
@@ -133,7 +133,7 @@ final class TransactionalDelivery {
         c.hook(() -> s.hooks().beforeEvent(e, 1));
         long start = System.nanoTime();
         if (claimInbox(tx, e)) {
-          c.callTxHandler(p, () -> s.txHandler().handle(e, tx));
+          c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
         }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         c.hook(() -> s.hooks().afterEvent(e, took));

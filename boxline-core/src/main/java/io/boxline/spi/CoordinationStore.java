@@ -25,14 +25,20 @@ public interface CoordinationStore extends AutoCloseable {
   /**
    * Records that {@code member} is alive until {@code ttl} from now (creating it if new) and
    * returns the live members and all held leases of the group. One round trip where the store
-   * allows it.
+   * allows it. The store keeps {@code status} for {@link #view} (it may leave it out of the
+   * check-in's own view).
    */
-  GroupView checkIn(String group, String member, double weight, Duration ttl);
+  GroupView checkIn(String group, String member, double weight, Duration ttl, MemberStatus status);
+
+  /** A check-in that reports no status ({@link MemberStatus#UNKNOWN}). */
+  default GroupView checkIn(String group, String member, double weight, Duration ttl) {
+    return checkIn(group, member, weight, ttl, MemberStatus.UNKNOWN);
+  }
 
   /**
-   * The group as it stands, read without checking in: live members (with their last check-in and
-   * deadline where the store records them) and every held lease. For operators; the engine uses
-   * {@link #checkIn}.
+   * The group as it stands, read without checking in: live members (with their last check-in,
+   * deadline and reported status where the store records them) and every held lease. For operators;
+   * the engine uses {@link #checkIn}.
    */
   GroupView view(String group);
 

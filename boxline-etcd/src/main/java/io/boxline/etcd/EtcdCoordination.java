@@ -12,6 +12,7 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -336,7 +337,8 @@ public final class EtcdCoordination implements CoordinationStore {
   // ------------------------------------------------------------------ members
 
   @Override
-  public GroupView checkIn(String group, String member, double weight, Duration ttl) {
+  public GroupView checkIn(
+      String group, String member, double weight, Duration ttl, MemberStatus status) {
     String op = "checkIn(group " + group + ", member " + member + ")";
     ensureOpen(op);
     if (ttl == null || ttl.isNegative() || ttl.isZero()) {
@@ -344,7 +346,7 @@ public final class EtcdCoordination implements CoordinationStore {
     }
     long ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
     ByteSequence key = keys.member(group, member);
-    ByteSequence value = Values.member(new Member(member, weight));
+    ByteSequence value = Values.member(new Member(member, weight, null, null, status));
     MemberLease lease =
         memberLeases.computeIfAbsent(leaseKey(group, member), k -> new MemberLease());
     synchronized (lease) {

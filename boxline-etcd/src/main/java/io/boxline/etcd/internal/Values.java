@@ -7,6 +7,7 @@ import io.boxline.GroupPolicy;
 import io.boxline.StoreException;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
@@ -19,7 +20,8 @@ import java.time.Instant;
  * Values are small JSON objects, readable with {@code etcdctl get --prefix /boxline/}:
  *
  * <ul>
- *   <li>member: {@code {"id":"w1","weight":2.0}}
+ *   <li>member: {@code {"id":"w1","weight":2.0,"status":"v1\nhost\n12@host"}} (status as {@link
+ *       MemberStatus#encode()} writes it; absent when the member reports none)
  *   <li>lease: {@code {"topic":7,"partition":3,"owner":"w1","epoch":1732170000000001,
  *       "releasing":false,"since":"2024-11-21T06:20:00.123Z"}}; {@code owner} is null when free
  *   <li>policy: the fields of {@link GroupPolicy}, durations in ISO-8601 ({@code "PT2S"})
@@ -63,13 +65,22 @@ public final class Values {
     ObjectNode n = JSON.createObjectNode();
     n.put("id", m.id());
     n.put("weight", m.weight());
+    if (m.status() != MemberStatus.UNKNOWN) {
+      n.put("status", m.status().encode());
+    }
     return write(n);
   }
 
   public static Member member(KeyValue kv) {
     JsonNode n = read(kv);
     try {
-      return new Member(text(n, "id"), n.get("weight").asDouble());
+      JsonNode status = n.get("status");
+      return new Member(
+          text(n, "id"),
+          n.get("weight").asDouble(),
+          null,
+          null,
+          MemberStatus.decode(status == null || status.isNull() ? null : status.asText()));
     } catch (RuntimeException e) {
       throw corrupt(kv, e);
     }

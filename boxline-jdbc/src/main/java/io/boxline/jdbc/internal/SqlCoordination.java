@@ -5,6 +5,7 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -83,17 +84,19 @@ final class SqlCoordination implements CoordinationStore {
   }
 
   @Override
-  public GroupView checkIn(String group, String member, double weight, Duration ttl) {
+  public GroupView checkIn(
+      String group, String member, double weight, Duration ttl, MemberStatus status) {
     String name = checkInStatement;
+    String reported = status.encode();
     for (int attempt = 1; ; attempt++) {
       try (Connection c = idle.borrow()) {
         switch (name) {
           case "check_in_call":
-            return checkInByCall(c, group, member, weight, ttl);
+            return checkInByCall(c, group, member, weight, ttl, reported);
           case "heartbeat":
-            return checkInInTwo(c, group, member, weight, ttl);
+            return checkInInTwo(c, group, member, weight, ttl, reported);
           default:
-            return checkInInOne(c, group, member, weight, ttl);
+            return checkInInOne(c, group, member, weight, ttl, reported);
         }
       } catch (SQLException e) {
         if (attempt >= ATTEMPTS || !dialect.retryable(e)) {
@@ -105,15 +108,17 @@ final class SqlCoordination implements CoordinationStore {
 
   /** One statement writes the heartbeat and reads the group (PostgreSQL). */
   private GroupView checkInInOne(
-      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+      Connection c, String group, String member, double weight, Duration ttl, String status)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
       ps.setString(1, group);
       ps.setString(2, member);
       ps.setDouble(3, weight);
       dialect.bindDuration(ps, 4, ttl);
-      ps.setString(5, group);
+      ps.setString(5, status);
       ps.setString(6, group);
       ps.setString(7, group);
+      ps.setString(8, group);
       try (ResultSet rs = ps.executeQuery()) {
         return readView(rs);
       }
@@ -122,12 +127,14 @@ final class SqlCoordination implements CoordinationStore {
 
   /** One procedure call reads the group and writes the heartbeat (MariaDB / MySQL). */
   private GroupView checkInByCall(
-      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+      Connection c, String group, String member, double weight, Duration ttl, String status)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(db.sql("check_in_call"))) {
       ps.setString(1, group);
       ps.setString(2, member);
       ps.setDouble(3, weight);
       dialect.bindDuration(ps, 4, ttl);
+      ps.setString(5, status);
       ps.execute();
       GroupView view;
       try (ResultSet rs = ps.getResultSet()) {
@@ -145,7 +152,8 @@ final class SqlCoordination implements CoordinationStore {
    * show this heartbeat yet (the engine adds the member itself).
    */
   private GroupView checkInInTwo(
-      Connection c, String group, String member, double weight, Duration ttl) throws SQLException {
+      Connection c, String group, String member, double weight, Duration ttl, String status)
+      throws SQLException {
     GroupView view;
     try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
       ps.setString(1, group);
@@ -160,6 +168,7 @@ final class SqlCoordination implements CoordinationStore {
       ps.setString(2, member);
       ps.setDouble(3, weight);
       dialect.bindDuration(ps, 4, ttl);
+      ps.setString(5, status);
       ps.executeUpdate();
     }
     return view;
@@ -175,8 +184,8 @@ final class SqlCoordination implements CoordinationStore {
   }
 
   /**
-   * @param times whether member rows carry their last check-in (column 8) and deadline (column 10),
-   *     as {@code group_view}'s do
+   * @param times whether member rows carry their last check-in (column 8), deadline (column 10) and
+   *     reported status (column 11), as {@code group_view}'s do
    */
   private GroupView readView(ResultSet rs, boolean times) throws SQLException {
     List<Member> members = new ArrayList<>();
@@ -193,7 +202,8 @@ final class SqlCoordination implements CoordinationStore {
                     rs.getString(2),
                     rs.getDouble(3),
                     dialect.instant(rs, 8),
-                    dialect.instant(rs, 10))
+                    dialect.instant(rs, 10),
+                    MemberStatus.decode(rs.getString(11)))
                 : new Member(rs.getString(2), rs.getDouble(3)));
       } else if ("p".equals(kind)) {
         policyStamp = rs.getLong(4);

@@ -28,7 +28,8 @@ public final class SqlScript {
           "V10__in_transaction_sequencing.sql",
           "V11__publish_checks.sql",
           "V12__group_limits.sql",
-          "V13__subscription_activity.sql");
+          "V13__subscription_activity.sql",
+          "V14__member_status.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per
@@ -45,7 +46,8 @@ public final class SqlScript {
           "V7__publish_checks.sql",
           "V8__outbox_rejected.sql",
           "V9__group_limits.sql",
-          "V10__subscription_activity.sql");
+          "V10__subscription_activity.sql",
+          "V11__member_status.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =
@@ -56,7 +58,8 @@ public final class SqlScript {
           "V4__in_transaction_sequencing.sql",
           "V5__outbox_rejected.sql",
           "V6__group_limits.sql",
-          "V7__subscription_activity.sql");
+          "V7__subscription_activity.sql",
+          "V8__member_status.sql");
 
   private SqlScript() {}
 

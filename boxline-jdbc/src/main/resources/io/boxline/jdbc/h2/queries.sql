@@ -331,9 +331,9 @@ UPDATE ${schema}.${p}cursor
 -- ---------------------------------------------------------------- consumer-group coordination
 -- A check-in is two statements (no data-modifying CTE here): the group's view (check_in), then the heartbeat.
 -- name: heartbeat
-MERGE INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at) KEY (group_name, member_id)
+MERGE INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at, status) KEY (group_name, member_id)
 VALUES (?, ?, ?, CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT),
-        CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) + ?)
+        CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) + ?, ?)
 
 -- The group's live members, for operator actions that need an idle group (Admin.rewind).
 -- name: live_members
@@ -656,12 +656,13 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
 -- name: group_view
 SELECT 'm' AS kind, member_id AS who, weight, CAST(NULL AS BIGINT) AS topic_id, CAST(NULL AS INT) AS part,
        CAST(NULL AS BIGINT) AS epoch, CAST(NULL AS BOOLEAN) AS releasing, heartbeat_at AS since,
-       CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) AS now, expires_at
+       CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) AS now, expires_at, status
   FROM ${schema}.${p}member
  WHERE group_name = ? AND expires_at > CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
 UNION ALL
 SELECT 'l', owner, NULL, topic_id, "PARTITION", epoch, releasing, since,
-       CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT), CAST(NULL AS BIGINT)
+       CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT), CAST(NULL AS BIGINT),
+       CAST(NULL AS VARCHAR)
   FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
 
 -- name: retrying

@@ -356,7 +356,7 @@ SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at >
 -- The group view and the member's heartbeat in one call: the procedure of V5__check_in_procedure.sql (H2 runs
 -- them as two statements, check_in and heartbeat in its queries.sql).
 -- name: check_in_call
-CALL ${schema}.${p}check_in(?, ?, ?, ?)
+CALL ${schema}.${p}check_in(?, ?, ?, ?, ?)
 
 -- Lease rows outlive their owners; a partition's first row starts its epoch at the server clock in
 -- microseconds. Run on its own (auto-commit) before acquire_lock, so that no transaction holds the shared
@@ -671,12 +671,12 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
 -- name: group_view
 SELECT 'm' AS kind, member_id AS who, weight, NULL AS topic_id, NULL AS part, NULL AS epoch,
        NULL AS releasing, heartbeat_at AS since, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) AS now,
-       expires_at
+       expires_at, status
   FROM ${schema}.${p}member
  WHERE group_name = ? AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
 UNION ALL
 SELECT 'l', owner, NULL, topic_id, `partition`, epoch, releasing, since,
-       UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), NULL
+       UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), NULL, NULL
   FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
 
 -- name: retrying

@@ -330,10 +330,11 @@ SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at >
 -- One round trip per check-in: the heartbeat upsert runs even though the query does not read it.
 -- name: check_in
 WITH heartbeat AS (
-  INSERT INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at)
-  VALUES (?, ?, ?, now(), now() + make_interval(secs => ?))
+  INSERT INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, expires_at, status)
+  VALUES (?, ?, ?, now(), now() + make_interval(secs => ?), ?)
   ON CONFLICT (group_name, member_id) DO UPDATE
-     SET weight = EXCLUDED.weight, heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at
+     SET weight = EXCLUDED.weight, heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at,
+         status = EXCLUDED.status
   RETURNING member_id
 )
 SELECT 'm' AS kind, member_id AS who, weight, NULL::bigint AS topic_id, NULL::integer AS partition,
@@ -698,10 +699,10 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
 -- name: group_view
 SELECT 'm' AS kind, member_id AS who, weight, NULL::bigint AS topic_id, NULL::integer AS partition,
        NULL::bigint AS epoch, NULL::boolean AS releasing, heartbeat_at AS since, now() AS now,
-       expires_at
+       expires_at, status
   FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > now()
 UNION ALL
-SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now(), NULL
+SELECT 'l', owner, NULL, topic_id, partition, epoch, releasing, since, now(), NULL, NULL
   FROM ${schema}.${p}lease WHERE group_name = ? AND owner IS NOT NULL
 
 -- name: retrying

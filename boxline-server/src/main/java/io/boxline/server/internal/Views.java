@@ -90,6 +90,20 @@ final class Views {
       mm.put("lastCheckIn", time(x.lastCheckIn()));
       mm.put("deadline", time(x.deadline()));
       mm.put("leases", x.leases());
+      mm.put("host", x.host());
+      mm.put("process", x.process());
+      List<Object> calls = new ArrayList<>();
+      for (GroupState.InFlight f : x.inFlight()) {
+        Map<String, Object> fm = new LinkedHashMap<>();
+        fm.put("topic", f.topic().toString());
+        fm.put("partition", f.partition());
+        fm.put("fromSequence", f.fromSequence());
+        fm.put("toSequence", f.toSequence());
+        fm.put("events", f.events());
+        fm.put("startedAt", time(f.startedAt()));
+        calls.add(fm);
+      }
+      mm.put("inFlight", calls);
       members.add(mm);
     }
     m.put("members", members);

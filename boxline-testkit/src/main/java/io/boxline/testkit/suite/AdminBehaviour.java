@@ -28,6 +28,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -291,6 +292,37 @@ public abstract class AdminBehaviour extends DatabaseSuite {
             });
     assertThat(busy.partitions()).allSatisfy(p -> assertThat(p.epoch()).isPositive());
     assertThat(busy.policy()).isEqualTo(boxline.admin().groupPolicy("workers"));
+
+    // Each check-in reports where the member runs and its handler calls in progress: here one
+    // blocked call per partition, the oldest of each partition's events.
+    Await.until(
+        WAIT,
+        "the member reports a call in progress on every partition",
+        () ->
+            boxline.admin().group("workers").members().stream()
+                    .flatMap(m -> m.inFlight().stream())
+                    .map(GroupState.InFlight::partition)
+                    .distinct()
+                    .count()
+                == 4);
+    GroupState.Member reported = boxline.admin().group("workers").members().get(0);
+    assertThat(reported.process())
+        .isEqualTo(ProcessHandle.current().pid() + "@" + reported.host())
+        .isNotBlank();
+    Map<Integer, Long> lowest = new java.util.HashMap<>();
+    for (GroupState.Partition p : boxline.admin().group("workers").partitions()) {
+      lowest.put(p.lag().partition(), p.lag().position() + 1);
+    }
+    assertThat(reported.inFlight())
+        .hasSize(4)
+        .allSatisfy(
+            f -> {
+              assertThat(f.topic()).isEqualTo(t);
+              assertThat(f.events()).isEqualTo(1);
+              assertThat(f.toSequence()).isEqualTo(f.fromSequence());
+              assertThat(f.fromSequence()).isEqualTo(lowest.get(f.partition()));
+              assertThat(f.startedAt()).isBeforeOrEqualTo(java.time.Instant.now());
+            });
     release.countDown();
     Await.until(WAIT, "all handled", () -> c.handledCount() == 12);
     c.close();

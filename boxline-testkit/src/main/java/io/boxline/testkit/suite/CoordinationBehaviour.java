@@ -7,10 +7,12 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
+import io.boxline.spi.MemberStatus;
 import io.boxline.spi.PartitionKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -152,6 +154,32 @@ public abstract class CoordinationBehaviour {
     store.leave(group, "a");
     assertThat(store.view(group).leases()).isEmpty();
     assertThat(store.view(group).members()).extracting(Member::id).containsExactly("b");
+  }
+
+  @Test
+  void theViewShowsWhatEachMemberLastReportedOfItself() {
+    java.time.Instant started = java.time.Instant.ofEpochMilli(1_750_000_000_123L);
+    MemberStatus busy =
+        new MemberStatus(
+            "web-1",
+            "4242@web-1",
+            List.of(
+                new MemberStatus.Running(7, 3, 120, 169, 50, started),
+                new MemberStatus.Running(7, 5, 88, 88, 1, started.plusSeconds(1))));
+    store.checkIn(group, "a", 1, Duration.ofSeconds(30), busy);
+    store.checkIn(group, "b", 1, Duration.ofSeconds(30));
+    Map<String, MemberStatus> seen = new java.util.HashMap<>();
+    store.view(group).members().forEach(m -> seen.put(m.id(), m.status()));
+    assertThat(seen.get("a")).isEqualTo(busy);
+    assertThat(seen.get("b")).isEqualTo(MemberStatus.UNKNOWN);
+
+    // The next check-in replaces the report: the calls finished.
+    MemberStatus idle = new MemberStatus("web-1", "4242@web-1", List.of());
+    store.checkIn(group, "a", 1, Duration.ofSeconds(30), idle);
+    assertThat(store.view(group).members())
+        .filteredOn(m -> m.id().equals("a"))
+        .singleElement()
+        .satisfies(m -> assertThat(m.status()).isEqualTo(idle));
   }
 
   @Test
