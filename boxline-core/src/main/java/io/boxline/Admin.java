@@ -82,9 +82,27 @@ public interface Admin {
 
   /**
    * Up to {@code limit} (1 to 10,000) of the subscription's events waiting for a retry or behind an
-   * earlier event of their key, soonest due first, with their attempts and last error.
+   * earlier event of their key, in log order (topic, partition, sequence), with their attempts,
+   * next attempt and last error. The first page; {@link #retrying(String, EventPosition, int)}
+   * gives the next ones.
    */
-  List<RetryingEvent> retrying(String subscription, int limit);
+  default List<RetryingEvent> retrying(String subscription, int limit) {
+    return retrying(subscription, null, limit);
+  }
+
+  /**
+   * {@link #retrying(String, int)} past {@code after} (the position of the previous page's last
+   * entry; null for the first page).
+   */
+  List<RetryingEvent> retrying(String subscription, EventPosition after, int limit);
+
+  /**
+   * How many tasks are blocked (failed past their retry policy, or of a type no worker handles
+   * under {@link UnknownTaskPolicy#BLOCK}): the dead letters of {@link Tasks#SUBSCRIPTION}, 0 when
+   * tasks were never used. {@link Tasks#blocked()} lists them; {@link Tasks#unblock} lets one run
+   * again.
+   */
+  long blockedTasks();
 
   /** {@link #failures()} of one subscription (all zero when it has nothing set aside). */
   FailureCounts failures(String subscription);

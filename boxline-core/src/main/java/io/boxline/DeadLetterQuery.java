@@ -16,6 +16,7 @@ public record DeadLetterQuery(
     String errorContains,
     Instant deadBefore,
     Instant deadAfter,
+    EventPosition after,
     int limit) {
 
   public DeadLetterQuery {
@@ -30,46 +31,64 @@ public record DeadLetterQuery(
 
   /** Every dead letter of the subscription (first 1,000). */
   public static DeadLetterQuery of(String subscription) {
-    return new DeadLetterQuery(subscription, null, null, null, null, null, null, null, 1000);
+    return new DeadLetterQuery(subscription, null, null, null, null, null, null, null, null, 1000);
   }
 
   public DeadLetterQuery topic(TopicName t) {
     return new DeadLetterQuery(
-        subscription, t, type, key, eventId, errorContains, deadBefore, deadAfter, limit);
+        subscription, t, type, key, eventId, errorContains, deadBefore, deadAfter, after, limit);
   }
 
   public DeadLetterQuery type(String t) {
     return new DeadLetterQuery(
-        subscription, topic, t, key, eventId, errorContains, deadBefore, deadAfter, limit);
+        subscription, topic, t, key, eventId, errorContains, deadBefore, deadAfter, after, limit);
   }
 
   public DeadLetterQuery key(String k) {
     return new DeadLetterQuery(
-        subscription, topic, type, k, eventId, errorContains, deadBefore, deadAfter, limit);
+        subscription, topic, type, k, eventId, errorContains, deadBefore, deadAfter, after, limit);
   }
 
   public DeadLetterQuery eventId(UUID id) {
     return new DeadLetterQuery(
-        subscription, topic, type, key, id, errorContains, deadBefore, deadAfter, limit);
+        subscription, topic, type, key, id, errorContains, deadBefore, deadAfter, after, limit);
   }
 
   public DeadLetterQuery errorContains(String text) {
     return new DeadLetterQuery(
-        subscription, topic, type, key, eventId, text, deadBefore, deadAfter, limit);
+        subscription, topic, type, key, eventId, text, deadBefore, deadAfter, after, limit);
   }
 
   public DeadLetterQuery deadBefore(Instant t) {
     return new DeadLetterQuery(
-        subscription, topic, type, key, eventId, errorContains, t, deadAfter, limit);
+        subscription, topic, type, key, eventId, errorContains, t, deadAfter, after, limit);
   }
 
   public DeadLetterQuery deadAfter(Instant t) {
     return new DeadLetterQuery(
-        subscription, topic, type, key, eventId, errorContains, deadBefore, t, limit);
+        subscription, topic, type, key, eventId, errorContains, deadBefore, t, after, limit);
+  }
+
+  /**
+   * Only dead letters past {@code position} in log order (topic, partition, sequence): the next
+   * page after a list whose last entry was at {@code position}. Lists come in that order.
+   */
+  public DeadLetterQuery after(EventPosition position) {
+    return new DeadLetterQuery(
+        subscription,
+        topic,
+        type,
+        key,
+        eventId,
+        errorContains,
+        deadBefore,
+        deadAfter,
+        position,
+        limit);
   }
 
   public DeadLetterQuery limit(int n) {
     return new DeadLetterQuery(
-        subscription, topic, type, key, eventId, errorContains, deadBefore, deadAfter, n);
+        subscription, topic, type, key, eventId, errorContains, deadBefore, deadAfter, after, n);
   }
 }

@@ -259,6 +259,14 @@ final class DefaultAdmin implements Admin {
   }
 
   @Override
+  public long blockedTasks() {
+    return store.failureCounts().stream()
+        .filter(f -> f.subscription().equals(io.boxline.Tasks.SUBSCRIPTION))
+        .mapToLong(FailureCounts::deadLetters)
+        .sum();
+  }
+
+  @Override
   public FailureCounts failures(String subscription) {
     String name = existing(subscription).name();
     return store.failureCounts().stream()
@@ -268,12 +276,13 @@ final class DefaultAdmin implements Admin {
   }
 
   @Override
-  public List<io.boxline.RetryingEvent> retrying(String subscription, int limit) {
+  public List<io.boxline.RetryingEvent> retrying(
+      String subscription, io.boxline.EventPosition after, int limit) {
     if (limit < 1 || limit > 10_000) {
       throw new ValidationException("limit must be between 1 and 10000, got " + limit);
     }
     SubscriptionInfo s = existing(subscription);
-    return store.retrying(s.id(), s.name(), limit);
+    return store.retrying(s.id(), s.name(), after, limit);
   }
 
   @Override

@@ -160,7 +160,7 @@ final class RemoteMembers implements RemoteConsumers {
     List<TopicPartition> held = new ArrayList<>();
     // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
     // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
-    boolean nothingParked = !deadBlocks && store.retrying(sub.id(), sub.name(), 1).isEmpty();
+    boolean nothingParked = !deadBlocks && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
     // Start at a different partition each fetch, so a deep backlog in the first partitions does not
     // starve the later ones of a member whose batches fill up early.
     List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(mine.entrySet());

@@ -49,9 +49,11 @@ public interface ParkingStore {
 
   /**
    * Up to {@code limit} of the subscription's parked events that are not dead (due for a retry, or
-   * behind their key), soonest due first.
+   * behind their key), in log order (topic id, partition, sequence), past {@code after} when it is
+   * not null.
    */
-  List<io.boxline.RetryingEvent> retrying(long subscriptionId, String subscription, int limit);
+  List<io.boxline.RetryingEvent> retrying(
+      long subscriptionId, String subscription, io.boxline.EventPosition after, int limit);
 
   /** What each subscription with parked events has set aside, by subscription name. */
   List<io.boxline.FailureCounts> failureCounts();

@@ -329,7 +329,8 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
     return db.locked(
         () -> {
           List<DeadLetter> out = new ArrayList<>();
-          for (Parking.Parked p : db.parking.dead(subscriptionId, q, topicOf(q))) {
+          for (Parking.Parked p :
+              db.parking.dead(subscriptionId, q, topicOf(q), keyOf(q.after()), seqOf(q.after()))) {
             EventLog.Row row = db.log.row(p.partition, p.seq);
             if (row == null) {
               continue;
@@ -362,11 +363,11 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
 
   @Override
   public List<io.boxline.RetryingEvent> retrying(
-      long subscriptionId, String subscription, int limit) {
+      long subscriptionId, String subscription, io.boxline.EventPosition after, int limit) {
     return db.locked(
         () -> {
           List<io.boxline.RetryingEvent> out = new ArrayList<>();
-          for (Parking.Parked p : db.parking.notDead(subscriptionId)) {
+          for (Parking.Parked p : db.parking.notDead(subscriptionId, keyOf(after), seqOf(after))) {
             EventLog.Row row = db.log.row(p.partition, p.seq);
             if (row == null) {
               continue;
@@ -392,13 +393,33 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
         });
   }
 
+  /** The partition of a page's "after" position, or null for the first page. */
+  private PartitionKey keyOf(io.boxline.EventPosition after) {
+    if (after == null) {
+      return null;
+    }
+    TopicInfo t =
+        db.catalog
+            .topic(after.topic())
+            .orElseThrow(
+                () ->
+                    new io.boxline.NotFoundException(
+                        "topic '" + after.topic() + "' does not exist"));
+    return PartitionKey.of(t.id(), after.partition());
+  }
+
+  private static long seqOf(io.boxline.EventPosition after) {
+    return after == null ? 0 : after.sequence();
+  }
+
   /** The query's topic id: null when it names none, -1 when it does not exist. */
   private Long topicOf(DeadLetterQuery q) {
     return q.topic() == null ? null : db.catalog.topic(q.topic()).map(TopicInfo::id).orElse(-1L);
   }
 
   private List<Parking.Parked> deadLimited(long subscriptionId, DeadLetterQuery q) {
-    List<Parking.Parked> dead = db.parking.dead(subscriptionId, q, topicOf(q));
+    List<Parking.Parked> dead =
+        db.parking.dead(subscriptionId, q, topicOf(q), keyOf(q.after()), seqOf(q.after()));
     return dead.size() > q.limit() ? dead.subList(0, q.limit()) : dead;
   }
 

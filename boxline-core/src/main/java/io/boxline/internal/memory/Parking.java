@@ -187,16 +187,38 @@ final class Parking {
    * The subscription's dead letters that match the query, in (topic, partition, sequence) order;
    * {@code topicId} is the query's topic (-1 when it does not exist, null when it names none).
    */
-  List<Parked> dead(long subscriptionId, DeadLetterQuery q, Long topicId) {
+  /**
+   * The dead letters {@code q} selects, in log order, past {@code after} (the position's partition
+   * key and sequence; null for the first page).
+   */
+  List<Parked> dead(
+      long subscriptionId, DeadLetterQuery q, Long topicId, PartitionKey after, long afterSeq) {
     List<Parked> out = new ArrayList<>();
     for (TreeMap<Long, Parked> rows : parked.getOrDefault(subscriptionId, Map.of()).values()) {
       for (Parked p : rows.values()) {
-        if (p.state == ParkState.DEAD && matches(p, q, topicId)) {
+        if (p.state == ParkState.DEAD && matches(p, q, topicId) && past(p, after, afterSeq)) {
           out.add(p);
         }
       }
     }
+    out.sort(LOG_ORDER);
     return out;
+  }
+
+  private static final java.util.Comparator<Parked> LOG_ORDER =
+      java.util.Comparator.comparingLong((Parked p) -> p.partition.topicId())
+          .thenComparingInt(p -> p.partition.partition())
+          .thenComparingLong(p -> p.seq);
+
+  private static boolean past(Parked p, PartitionKey after, long afterSeq) {
+    if (after == null) {
+      return true;
+    }
+    int c = Long.compare(p.partition.topicId(), after.topicId());
+    if (c == 0) {
+      c = Integer.compare(p.partition.partition(), after.partition());
+    }
+    return c > 0 || (c == 0 && p.seq > afterSeq);
   }
 
   private static boolean matches(Parked p, DeadLetterQuery q, Long topicId) {
@@ -305,19 +327,20 @@ final class Parking {
   }
 
   /** The subscription's parked events that are not dead, soonest due first. */
-  List<Parked> notDead(long subscriptionId) {
+  /**
+   * The parked events that are not dead, in log order, past {@code after} (null: from the start).
+   */
+  List<Parked> notDead(long subscriptionId, PartitionKey after, long afterSeq) {
     List<Parked> out = new ArrayList<>();
     parked
         .getOrDefault(subscriptionId, Map.of())
         .values()
         .forEach(
             rows ->
-                rows.values().stream().filter(p -> p.state != ParkState.DEAD).forEach(out::add));
-    out.sort(
-        java.util.Comparator.comparing((Parked p) -> p.nextAttemptAt)
-            .thenComparingLong(p -> p.partition.topicId())
-            .thenComparingInt(p -> p.partition.partition())
-            .thenComparingLong(p -> p.seq));
+                rows.values().stream()
+                    .filter(p -> p.state != ParkState.DEAD && past(p, after, afterSeq))
+                    .forEach(out::add));
+    out.sort(LOG_ORDER);
     return out;
   }
 }

@@ -416,7 +416,22 @@ final class SqlParking {
     dialect.bindInstant(ps, i++, q.deadBefore());
     dialect.bindInstant(ps, i++, q.deadAfter());
     dialect.bindInstant(ps, i++, q.deadAfter());
+    i = bindAfter(ps, i, q.after());
     ps.setInt(i++, q.limit());
+    return i;
+  }
+
+  /**
+   * Binds an optional "past this position" filter, {@code (? IS NULL OR (topic, partition, seq) >
+   * (?, ?, ?))}, at parameter {@code i}; returns the next index.
+   */
+  private int bindAfter(PreparedStatement ps, int i, io.boxline.EventPosition after)
+      throws SQLException {
+    Long topicId = after == null ? null : topicIds.applyAsLong(after.topic());
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setObject(i++, topicId, Types.BIGINT);
+    ps.setObject(i++, after == null ? null : after.partition(), Types.INTEGER);
+    ps.setObject(i++, after == null ? null : after.sequence(), Types.BIGINT);
     return i;
   }
 
@@ -471,12 +486,13 @@ final class SqlParking {
         });
   }
 
-  List<io.boxline.RetryingEvent> retrying(long subscriptionId, String subscription, int limit) {
+  List<io.boxline.RetryingEvent> retrying(
+      long subscriptionId, String subscription, io.boxline.EventPosition after, int limit) {
     return db.list(
         "retrying",
         ps -> {
           ps.setLong(1, subscriptionId);
-          ps.setInt(2, limit);
+          ps.setInt(bindAfter(ps, 2, after), limit);
         },
         rs ->
             new io.boxline.RetryingEvent(

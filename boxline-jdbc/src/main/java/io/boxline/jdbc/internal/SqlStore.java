@@ -514,8 +514,8 @@ abstract class SqlStore implements Store {
 
   @Override
   public List<io.boxline.RetryingEvent> retrying(
-      long subscriptionId, String subscription, int limit) {
-    return parking.retrying(subscriptionId, subscription, limit);
+      long subscriptionId, String subscription, io.boxline.EventPosition after, int limit) {
+    return parking.retrying(subscriptionId, subscription, after, limit);
   }
 
   @Override

@@ -516,6 +516,7 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
    AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, k.last_error) > 0)
    AND (CAST(? AS BIGINT) IS NULL OR k.dead_at < ?)
    AND (CAST(? AS BIGINT) IS NULL OR k.dead_at > ?)
+   AND (CAST(? AS BIGINT) IS NULL OR (k.topic_id, k.partition, k.seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
  ORDER BY k.topic_id, k.partition, k.seq
  FETCH FIRST ? ROWS ONLY
 
@@ -531,6 +532,7 @@ UPDATE ${schema}.${p}parked
    AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
    AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
    AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
+   AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
  FETCH FIRST ? ROWS ONLY
 
 -- name: discard_dead
@@ -543,6 +545,7 @@ DELETE FROM ${schema}.${p}parked
    AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
    AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
    AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
+   AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
  FETCH FIRST ? ROWS ONLY
 
 -- ---------------------------------------------------------------- inbox
@@ -674,5 +677,6 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
   JOIN ${schema}.${p}topic t ON t.id = k.topic_id
   JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE k.subscription_id = ? AND k.state <> 'DEAD'
- ORDER BY k.next_attempt_at, k.topic_id, k.partition, k.seq
+   AND (CAST(? AS BIGINT) IS NULL OR (k.topic_id, k.partition, k.seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
+ ORDER BY k.topic_id, k.partition, k.seq
  FETCH FIRST ? ROWS ONLY

@@ -526,6 +526,7 @@ SELECT k.topic_id, k.`partition`, k.seq, k.attempts, k.last_error, k.first_faile
    AND (? IS NULL OR LOCATE(?, k.last_error) > 0)
    AND (? IS NULL OR k.dead_at < ?)
    AND (? IS NULL OR k.dead_at > ?)
+   AND (? IS NULL OR (k.topic_id, k.`partition`, k.seq) > (?, ?, ?))
  ORDER BY k.topic_id, k.`partition`, k.seq
  LIMIT ?
 
@@ -541,6 +542,7 @@ UPDATE ${schema}.${p}parked
    AND (? IS NULL OR LOCATE(?, last_error) > 0)
    AND (? IS NULL OR dead_at < ?)
    AND (? IS NULL OR dead_at > ?)
+   AND (? IS NULL OR (topic_id, `partition`, seq) > (?, ?, ?))
  ORDER BY topic_id, `partition`, seq
  LIMIT ?
 
@@ -554,6 +556,7 @@ DELETE FROM ${schema}.${p}parked
    AND (? IS NULL OR LOCATE(?, last_error) > 0)
    AND (? IS NULL OR dead_at < ?)
    AND (? IS NULL OR dead_at > ?)
+   AND (? IS NULL OR (topic_id, `partition`, seq) > (?, ?, ?))
  ORDER BY topic_id, `partition`, seq
  LIMIT ?
 
@@ -688,5 +691,6 @@ SELECT k.topic_id, k.`partition`, k.seq, k.attempts, k.last_error, k.first_faile
   JOIN ${schema}.${p}topic t ON t.id = k.topic_id
   JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE k.subscription_id = ? AND k.state <> 'DEAD'
- ORDER BY k.next_attempt_at, k.topic_id, k.`partition`, k.seq
+   AND (? IS NULL OR (k.topic_id, k.`partition`, k.seq) > (?, ?, ?))
+ ORDER BY k.topic_id, k.`partition`, k.seq
  LIMIT ?

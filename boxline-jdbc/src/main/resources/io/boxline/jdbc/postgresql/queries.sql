@@ -503,6 +503,7 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
    AND (?::text IS NULL OR strpos(k.last_error, ?) > 0)
    AND (?::timestamptz IS NULL OR k.dead_at < ?)
    AND (?::timestamptz IS NULL OR k.dead_at > ?)
+   AND (?::bigint IS NULL OR (k.topic_id, k.partition, k.seq) > (?::bigint, ?::integer, ?::bigint))
  ORDER BY k.topic_id, k.partition, k.seq
  LIMIT ?
 
@@ -519,6 +520,7 @@ UPDATE ${schema}.${p}parked k
       AND (?::text IS NULL OR strpos(d.last_error, ?) > 0)
       AND (?::timestamptz IS NULL OR d.dead_at < ?)
       AND (?::timestamptz IS NULL OR d.dead_at > ?)
+      AND (?::bigint IS NULL OR (d.topic_id, d.partition, d.seq) > (?::bigint, ?::integer, ?::bigint))
     ORDER BY d.topic_id, d.partition, d.seq
     LIMIT ?)
 
@@ -534,6 +536,7 @@ DELETE FROM ${schema}.${p}parked k
       AND (?::text IS NULL OR strpos(d.last_error, ?) > 0)
       AND (?::timestamptz IS NULL OR d.dead_at < ?)
       AND (?::timestamptz IS NULL OR d.dead_at > ?)
+      AND (?::bigint IS NULL OR (d.topic_id, d.partition, d.seq) > (?::bigint, ?::integer, ?::bigint))
     ORDER BY d.topic_id, d.partition, d.seq
     LIMIT ?)
 
@@ -714,5 +717,6 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
   JOIN ${schema}.${p}topic t ON t.id = k.topic_id
   JOIN ${schema}.${p}namespace n ON n.id = t.namespace_id
  WHERE k.subscription_id = ? AND k.state <> 'DEAD'
- ORDER BY k.next_attempt_at, k.topic_id, k.partition, k.seq
+   AND (?::bigint IS NULL OR (k.topic_id, k.partition, k.seq) > (?::bigint, ?::integer, ?::bigint))
+ ORDER BY k.topic_id, k.partition, k.seq
  LIMIT ?

@@ -6,6 +6,7 @@ import io.boxline.Boxline;
 import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
+import io.boxline.EventPosition;
 import io.boxline.EventQuery;
 import io.boxline.FailureCounts;
 import io.boxline.NamespacePath;
@@ -384,7 +385,9 @@ final class AdminApi {
   private void retries(Call c) {
     SubscriptionInfo s = subscription(c, Action.READ);
     List<Object> out = new ArrayList<>();
-    for (RetryingEvent r : admin.retrying(s.name(), c.intQuery("limit", 100, 1, 10_000))) {
+    EventPosition after = position(c.query.get("after"));
+    for (RetryingEvent r :
+        Call.valid(() -> admin.retrying(s.name(), after, c.intQuery("limit", 100, 1, 10_000)))) {
       out.add(Views.retrying(r));
     }
     c.json(200, Views.of("retries", out));
@@ -460,7 +463,7 @@ final class AdminApi {
 
   private static final java.util.Set<String> DEAD_LETTER_FILTERS =
       java.util.Set.of(
-          "topic", "type", "key", "eventId", "error", "deadBefore", "deadAfter", "limit");
+          "topic", "type", "key", "eventId", "error", "deadBefore", "deadAfter", "after", "limit");
 
   private static DeadLetterQuery deadLetterQuery(
       String subscription, Map<String, String> f, int limit) {
@@ -484,7 +487,13 @@ final class AdminApi {
                 blankToNull(f.get("error")),
                 f.get("deadBefore") == null ? null : instant(f.get("deadBefore"), "deadBefore"),
                 f.get("deadAfter") == null ? null : instant(f.get("deadAfter"), "deadAfter"),
+                position(f.get("after")),
                 limit));
+  }
+
+  /** A page's "after" position, or null when not given. */
+  private static EventPosition position(String text) {
+    return text == null || text.isBlank() ? null : Call.valid(() -> EventPosition.parse(text));
   }
 
   private void failures(Call c) {

@@ -251,6 +251,99 @@ public abstract class AdminBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void retriesAndDeadLettersArePagedInLogOrder() {
+    TopicName t = topic(boxline, "acme/admin/pages", 3);
+    subscribe(boxline, "paged", t);
+    // Keys "r…" fail until their retry in an hour; keys "d…" go straight to the dead letters.
+    Consumer c =
+        boxline
+            .consumer("paged")
+            .retryPolicy(
+                RetryPolicy.exponential(Duration.ofHours(1), Duration.ofHours(1))
+                    .inPlaceAttempts(1)
+                    .maxAttempts(5)
+                    .jitter(0))
+            .retryPolicy(
+                "doomed",
+                RetryPolicy.exponential(Duration.ofMillis(1), Duration.ofMillis(1))
+                    .inPlaceAttempts(1)
+                    .maxAttempts(1))
+            .handler(
+                e -> {
+                  throw new IllegalStateException("no " + e.key());
+                })
+            .start();
+    for (int i = 0; i < 7; i++) {
+      int n = i;
+      boxline.inTransaction(
+          tx -> {
+            boxline.publisher().publish(tx, SuiteSupport.raw(t, "r" + n, "later"));
+            boxline
+                .publisher()
+                .publish(
+                    tx,
+                    io.boxline.OutgoingEvent.builder(t)
+                        .key("d" + n)
+                        .type("doomed")
+                        .payload("x".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                        .build());
+            return null;
+          });
+    }
+    Await.until(
+        WAIT,
+        "7 retrying and 7 dead",
+        () ->
+            boxline.admin().failures("paged").retrying() == 7
+                && boxline.admin().failures("paged").deadLetters() == 7);
+
+    List<io.boxline.RetryingEvent> all = boxline.admin().retrying("paged", 100);
+    List<io.boxline.RetryingEvent> paged = new java.util.ArrayList<>();
+    io.boxline.EventPosition after = null;
+    for (int page = 0; page < 10; page++) {
+      List<io.boxline.RetryingEvent> p = boxline.admin().retrying("paged", after, 3);
+      if (p.isEmpty()) {
+        break;
+      }
+      assertThat(p.size()).isLessThanOrEqualTo(3);
+      paged.addAll(p);
+      after = io.boxline.EventPosition.of(p.get(p.size() - 1).event());
+    }
+    assertThat(all).hasSize(7).allSatisfy(r -> assertThat(r.lastError()).contains("no r"));
+    // (events carry byte arrays, so they are compared by id)
+    assertThat(paged).extracting(r -> r.event().id()).isEqualTo(ids(all, r -> r.event().id()));
+    assertThat(all.stream().map(r -> io.boxline.EventPosition.of(r.event())).toList())
+        .isSortedAccordingTo(
+            java.util.Comparator.comparing((io.boxline.EventPosition x) -> x.partition())
+                .thenComparingLong(io.boxline.EventPosition::sequence));
+
+    io.boxline.DeadLetterQuery q = io.boxline.DeadLetterQuery.of("paged").limit(2);
+    List<io.boxline.DeadLetter> dead = new java.util.ArrayList<>();
+    for (List<io.boxline.DeadLetter> p = boxline.deadLetters().list(q);
+        !p.isEmpty();
+        p =
+            boxline
+                .deadLetters()
+                .list(q.after(io.boxline.EventPosition.of(p.get(p.size() - 1).event())))) {
+      assertThat(p.size()).isLessThanOrEqualTo(2);
+      dead.addAll(p);
+    }
+    assertThat(dead)
+        .extracting(d -> d.event().id())
+        .isEqualTo(
+            ids(
+                boxline.deadLetters().list(io.boxline.DeadLetterQuery.of("paged")),
+                d -> d.event().id()));
+    assertThat(dead).hasSize(7).allSatisfy(d -> assertThat(d.event().key()).startsWith("d"));
+    c.close();
+  }
+
+  private static <T> List<java.util.UUID> ids(
+      List<T> items, java.util.function.Function<T, java.util.UUID> id) {
+    return items.stream().map(id).toList();
+  }
+
+  @Test
   void theGroupShowsMembersLeasesAndLagPerPartition() {
     TopicName t = topic(boxline, "acme/admin/group", 4);
     subscribe(boxline, "workers", t);

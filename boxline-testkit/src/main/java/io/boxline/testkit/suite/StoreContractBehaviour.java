@@ -483,7 +483,7 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
     store.inboxRecord(sub.id(), "m-2");
     assertThat(store.failureCounts())
         .containsExactly(new io.boxline.FailureCounts("billing", 1, 1, 1));
-    assertThat(store.retrying(sub.id(), "billing", 10))
+    assertThat(store.retrying(sub.id(), "billing", null, 10))
         .extracting(
             r -> r.event().sequence(),
             io.boxline.RetryingEvent::behindItsKey,
@@ -492,9 +492,32 @@ public abstract class StoreContractBehaviour extends DatabaseSuite {
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple(1L, false, 1, "boom"),
             org.assertj.core.groups.Tuple.tuple(2L, true, 0, null));
-    assertThat(store.retrying(sub.id(), "billing", 10).get(0).event().id())
+    assertThat(store.retrying(sub.id(), "billing", null, 10).get(0).event().id())
         .isEqualTo(records.get(0).eventId());
-    assertThat(store.retrying(sub.id(), "billing", 1)).hasSize(1);
+    assertThat(store.retrying(sub.id(), "billing", null, 1)).hasSize(1);
+    // Pages continue past the previous page's last position, in log order.
+    io.boxline.EventPosition first =
+        io.boxline.EventPosition.of(store.retrying(sub.id(), "billing", null, 1).get(0).event());
+    assertThat(store.retrying(sub.id(), "billing", first, 10))
+        .extracting(r -> r.event().sequence())
+        .containsExactly(2L);
+    assertThat(
+            store.retrying(
+                sub.id(), "billing", new io.boxline.EventPosition(orders.name(), 0, 2), 10))
+        .isEmpty();
+    assertThat(
+            store.deadLetters(
+                sub.id(),
+                io.boxline.DeadLetterQuery.of("billing")
+                    .after(new io.boxline.EventPosition(orders.name(), 0, 2))))
+        .extracting(d -> d.event().sequence())
+        .containsExactly(3L);
+    assertThat(
+            store.deadLetters(
+                sub.id(),
+                io.boxline.DeadLetterQuery.of("billing")
+                    .after(new io.boxline.EventPosition(orders.name(), 0, 3))))
+        .isEmpty();
     assertThat(store.inboxSize(sub.id())).isEqualTo(2);
     assertThat(store.inboxSizes()).isEqualTo(Map.of("billing", 2L));
   }

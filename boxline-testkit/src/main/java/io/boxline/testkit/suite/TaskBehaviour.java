@@ -209,6 +209,7 @@ public abstract class TaskBehaviour {
     Await.until(WAIT, "acct-1:1 blocked", () -> boxline.tasks().blocked().size() == 1);
     assertThat(ran).noneMatch(r -> r.startsWith("acct-1"));
     assertThat(boxline.tasks().blocked().get(0).lastError()).contains("card declined");
+    assertThat(boxline.admin().blockedTasks()).as("Admin counts the blocked task").isEqualTo(1);
     broken.set(false);
     assertThat(boxline.tasks().unblock(boxline.tasks().blocked().get(0).event().id())).isTrue();
     Await.until(
@@ -218,6 +219,7 @@ public abstract class TaskBehaviour {
     assertThat(ran.stream().filter(r -> r.startsWith("acct-1")).toList())
         .containsExactly("acct-1:1", "acct-1:2", "acct-1:3");
     assertThat(boxline.tasks().blocked()).isEmpty();
+    assertThat(boxline.admin().blockedTasks()).isZero();
   }
 
   @Test
