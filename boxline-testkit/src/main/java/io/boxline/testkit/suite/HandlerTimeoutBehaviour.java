@@ -177,6 +177,104 @@ public abstract class HandlerTimeoutBehaviour extends DatabaseSuite {
     assertThat(stubbornCalls.get()).isEqualTo(2);
   }
 
+  /**
+   * The first call that sees the event "sleepy" sleeps until interrupted (then throws); every other
+   * call returns. Records per body how many calls began and how many returned.
+   */
+  private final class Sleeper {
+    final Map<String, AtomicInteger> began = new ConcurrentHashMap<>();
+    final Map<String, AtomicInteger> done = new ConcurrentHashMap<>();
+    final List<String> doneInOrder = new CopyOnWriteArrayList<>();
+    final AtomicInteger woken = new AtomicInteger();
+
+    void call(List<Event> events) {
+      boolean sleep = false;
+      for (Event e : events) {
+        int n = began.computeIfAbsent(body(e), k -> new AtomicInteger()).incrementAndGet();
+        sleep |= body(e).equals("sleepy") && n == 1;
+      }
+      if (sleep) {
+        try {
+          Thread.sleep(TimeUnit.MINUTES.toMillis(10));
+        } catch (InterruptedException interrupted) {
+          woken.incrementAndGet();
+          throw new IllegalStateException("woken", interrupted);
+        }
+      }
+      for (Event e : events) {
+        done.computeIfAbsent(body(e), k -> new AtomicInteger()).incrementAndGet();
+        doneInOrder.add(body(e));
+      }
+    }
+  }
+
+  /**
+   * Publishes "sleepy" and "next" on key k and "other" on key j, runs {@code consumer} with the
+   * timeout, and checks: the hanging call was interrupted and failed as a timeout, each event
+   * completed exactly once, k's events in order, no partition lost.
+   */
+  private void hangsOnceThenCompletes(
+      String name,
+      java.util.function.Function<io.boxline.ConsumerBuilder, io.boxline.ConsumerBuilder> kind,
+      Sleeper sleeper) {
+    TopicName t = topic(boxline, "acme/timeout/" + name, 1);
+    subscribe(boxline, name, t);
+    List<RuntimeException> errors = new CopyOnWriteArrayList<>();
+    Consumer c =
+        kind.apply(
+                boxline
+                    .consumer(name)
+                    .handlerTimeout(TIMEOUT)
+                    .retryPolicy(
+                        RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+                            .inPlaceAttempts(3)
+                            .maxAttempts(3)
+                            .jitter(0))
+                    .hooks(failures(errors)))
+            .start();
+    boxline.inTransaction(
+        tx -> {
+          boxline.publisher().publish(tx, SuiteSupport.raw(t, "k", "sleepy"));
+          boxline.publisher().publish(tx, SuiteSupport.raw(t, "k", "next"));
+          return boxline.publisher().publish(tx, SuiteSupport.raw(t, "j", "other"));
+        });
+    Await.until(WAIT, "all three handled", () -> c.handledCount() == 3);
+    assertThat(sleeper.began.get("sleepy")).as("the hanging call and its retry").hasValue(2);
+    assertThat(sleeper.done.keySet()).containsExactlyInAnyOrder("sleepy", "next", "other");
+    assertThat(sleeper.done.values()).allSatisfy(n -> assertThat(n).hasValue(1));
+    assertThat(sleeper.doneInOrder.stream().filter(b -> !b.equals("other")).toList())
+        .containsExactly("sleepy", "next");
+    assertThat(sleeper.woken).as("the watchdog interrupted the hanging call").hasValue(1);
+    // A transactional batch that fails is redone one event at a time without counting an attempt,
+    // so only the other kinds report the timeout to the hooks.
+    assertThat(errors).allSatisfy(e -> assertThat(e).isInstanceOf(HandlerTimeoutException.class));
+    if (!name.equals("tx")) {
+      assertThat(errors).isNotEmpty();
+    }
+    assertThat(c.lostCount()).isZero();
+    c.close();
+  }
+
+  @Test
+  void aBatchHandlerThatHangsIsInterruptedAndItsBatchRetried() {
+    Sleeper sleeper = new Sleeper();
+    hangsOnceThenCompletes("batch", b -> b.batchHandler(sleeper::call), sleeper);
+  }
+
+  @Test
+  void aTransactionalHandlerThatHangsIsInterruptedAndItsTransactionRolledBack() {
+    Sleeper sleeper = new Sleeper();
+    hangsOnceThenCompletes(
+        "tx", b -> b.transactionalHandler((e, tx) -> sleeper.call(List.of(e))), sleeper);
+  }
+
+  @Test
+  void aHandlerOnAKeyThreadThatHangsIsInterruptedWhileOtherKeysGoOn() {
+    Sleeper sleeper = new Sleeper();
+    hangsOnceThenCompletes(
+        "bykey", b -> b.parallelByKey(4).handler(e -> sleeper.call(List.of(e))), sleeper);
+  }
+
   @Test
   void theTimeoutIsValidated() {
     TopicName t = topic(boxline, "acme/timeout/valid", 1);
