@@ -91,7 +91,10 @@ final class G2Rebalance {
       long deadlocks,
       double noneAboveSeconds,
       int belowAtEnd,
-      String load) {}
+      String load,
+      long joinStatements,
+      double joinSeconds,
+      double stableStatementsPerSecond) {}
 
   static String run(Run run) throws Exception {
     Options o = run.o();
@@ -109,7 +112,8 @@ final class G2Rebalance {
     List<Rep> out = new ArrayList<>();
     int total = partitions * perPartition;
     try (BenchDb db = BenchDb.create(run, "g2")) {
-      HikariDataSource pool = db.pool("g2", o.get(POOL), null);
+      Probe probe = new Probe(GfKit.SCHEMA);
+      HikariDataSource pool = db.pool("g2", o.get(POOL), probe);
       Boxline boxline = GfKit.start(GfKit.builder(pool, "g2-main"), GroupFixture.TOPIC, partitions);
       try {
         // A key per partition, then perPartition events in every partition.
@@ -130,13 +134,15 @@ final class G2Rebalance {
         log("G2 published %d events, %d per partition", total, perPartition);
         for (int rep = 1; rep <= reps; rep++) {
           out.add(
-              repetition(o, db, boxline, "fast", fast, rep, partitions, members, total, timeout));
+              repetition(
+                  o, db, probe, boxline, "fast", fast, rep, partitions, members, total, timeout));
         }
         if (withDefault) {
           out.add(
               repetition(
                   o,
                   db,
+                  probe,
                   boxline,
                   "default",
                   GroupPolicy.DEFAULT,
@@ -156,6 +162,7 @@ final class G2Rebalance {
   private static Rep repetition(
       Options o,
       BenchDb db,
+      Probe probe,
       Boxline boxline,
       String policyName,
       GroupPolicy policy,
@@ -180,6 +187,7 @@ final class G2Rebalance {
         "G2 %s rep %d: %d consumers join a group over %d backlogged partitions (share %.2f, bounds"
             + " %d..%d)",
         policyName, rep, members, partitions, share, lo, hi);
+    long statements0 = probe.statements();
     long t0 = System.nanoTime();
     for (int i = 0; i < members; i++) {
       consumers.add(
@@ -213,6 +221,9 @@ final class G2Rebalance {
     int belowAtEnd = 0;
     double noneAbove = Double.NaN;
     boolean stable = false;
+    long joinStatements = 0;
+    double joinSeconds = 0;
+    double stableRate = Double.NaN;
     long deadlocks0 = Bench.DEADLOCKS.get();
     boolean trace = o.get(TRACE);
     double traceEvery = o.get(TRACE_EVERY);
@@ -279,8 +290,12 @@ final class G2Rebalance {
         }
         Thread.sleep(20);
       }
+      joinStatements = probe.statements() - statements0;
+      joinSeconds = (System.nanoTime() - t0) / 1e9;
       // Stays balanced for another 3 s?
       stable = !Double.isNaN(balanced);
+      long stable0 = probe.statements();
+      long stableT0 = System.nanoTime();
       if (stable) {
         long until = System.nanoTime() + 3_000_000_000L;
         while (System.nanoTime() < until && stable) {
@@ -295,6 +310,7 @@ final class G2Rebalance {
           stable &= n == partitions;
           Thread.sleep(50);
         }
+        stableRate = (probe.statements() - stable0) / ((System.nanoTime() - stableT0) / 1e9);
       }
     } finally {
       gate.countDown(); // never leave handlers blocked, whatever happened
@@ -362,7 +378,10 @@ final class G2Rebalance {
         Bench.DEADLOCKS.get() - deadlocks0,
         noneAbove,
         belowAtEnd,
-        load);
+        load,
+        joinStatements,
+        joinSeconds,
+        stableRate);
   }
 
   /** "held h, releasing r, free f" from the lease table of the group. */
@@ -430,6 +449,8 @@ final class G2Rebalance {
             "duplicate deliveries",
             "max double-listed",
             "deadlock errors",
+            "statements until balanced (per s)",
+            "statements/s balanced",
             "load 1/5/15");
     for (Rep r : reps) {
       t.row(
@@ -450,6 +471,12 @@ final class G2Rebalance {
           r.duplicates(),
           r.maxOverlap(),
           r.deadlocks(),
+          f(
+              "%d (%.0f)",
+              r.joinStatements(), r.joinSeconds() > 0 ? r.joinStatements() / r.joinSeconds() : 0),
+          Double.isNaN(r.stableStatementsPerSecond())
+              ? "-"
+              : f("%.0f", r.stableStatementsPerSecond()),
           r.load());
     }
     sb.append(t).append('\n');

@@ -328,10 +328,13 @@ final class DefaultAdmin implements Admin {
       throw new BusySubscriptionException(s.name(), live, "delete");
     }
     List<PartitionKey> partitions = partitionsOf(s.topics());
+    // Coordination kept outside the database (etcd) does not go with the database rows, and a crash
+    // may come between the two. So it is cleared first: a crash before the database delete leaves
+    // the subscription in place for a second delete to finish. After the delete it is cleared
+    // again, for leases a live member took in between (forced delete).
+    clearCoordination(s.name(), partitions);
     boolean deleted = store.deleteSubscription(s);
-    // Coordination kept elsewhere (etcd) does not go with the database rows.
-    coordination.forceRelease(s.name(), partitions);
-    coordination.setPolicy(Optional.of(s.name()), Optional.empty());
+    clearCoordination(s.name(), partitions);
     LOG.log(
         Level.INFO,
         "subscription {0} deleted{1}",
@@ -360,9 +363,14 @@ final class DefaultAdmin implements Admin {
               + readers
               + "; delete them first, or delete with force to take the topic away from them");
     }
+    // As for subscriptions: the readers' leases outside the database are freed before the delete
+    // (a crash in between leaves the topic for a second delete) and again after it.
+    List<PartitionKey> partitions = partitionsOf(t);
+    for (String reader : readers) {
+      coordination.forceRelease(reader, partitions);
+    }
     boolean deleted = store.deleteTopic(t.id());
     topics.forget(t);
-    List<PartitionKey> partitions = partitionsOf(t);
     for (String reader : readers) {
       coordination.forceRelease(reader, partitions);
     }
@@ -381,6 +389,11 @@ final class DefaultAdmin implements Admin {
       LOG.log(Level.INFO, "namespace {0} deleted", namespace);
     }
     return deleted;
+  }
+
+  private void clearCoordination(String group, List<PartitionKey> partitions) {
+    coordination.forceRelease(group, partitions);
+    coordination.setPolicy(Optional.of(group), Optional.empty());
   }
 
   private List<PartitionKey> partitionsOf(List<TopicName> names) {
