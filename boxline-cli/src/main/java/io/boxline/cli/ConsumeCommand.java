@@ -1,0 +1,321 @@
+package io.boxline.cli;
+
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.HandlerDecision;
+import io.boxline.RetryPolicy;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * Joins a subscription's consumer group and hands each event to a program, in order per key, with
+ * the group's leases, fencing, retries and dead letters. Two ways to talk to the program:
+ *
+ * <ul>
+ *   <li>one long-running process (default): each event goes to its standard input as one JSON line;
+ *       it answers each with one line on its standard output: {@code ok}, {@code retry [reason]} (a
+ *       failed attempt: retried under the retry policy, dead-lettered after the last) or {@code
+ *       dead [reason]} (dead-lettered now). A process that exits or does not answer within {@code
+ *       --reply-timeout} fails the attempt and is started again;
+ *   <li>{@code --per-event}: a new process per event, the event as JSON on its standard input; exit
+ *       0 is done, 65 (EX_DATAERR) dead-letters it, anything else fails the attempt.
+ * </ul>
+ *
+ * <p>Ctrl-C (SIGINT) or SIGTERM finishes the call in progress, commits, leaves the group and exits.
+ */
+@Command(
+    name = "consume",
+    description =
+        "Join SUBSCRIPTION's consumer group and feed its events to a program (any language)"
+            + " as JSON lines; the program's reply or exit status decides done, retry or dead letter.",
+    footer = {
+      "%nExamples:",
+      "  boxline consume billing --exec 'python3 handle.py'",
+      "  boxline consume billing --exec './notify.sh' --per-event --max-attempts 5",
+      "%nA program answering per line, in Python:",
+      "  import sys, json",
+      "  for line in sys.stdin:",
+      "      event = json.loads(line)",
+      "      print('ok', flush=True)        # or 'retry reason' / 'dead reason'"
+    })
+final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
+  @Mixin Connection connection;
+
+  @Parameters(paramLabel = "SUBSCRIPTION")
+  String subscription;
+
+  @Option(names = "--exec", required = true, paramLabel = "COMMAND", description = "run by sh -c")
+  String command;
+
+  @Option(names = "--per-event", description = "start the program once per event")
+  boolean perEvent;
+
+  @Option(names = "--id", description = "member id in the group (default: host-pid)")
+  String id;
+
+  @Option(names = "--weight", description = "share of partitions relative to others (default 1)")
+  double weight = 1;
+
+  @Option(
+      names = "--reply-timeout",
+      paramLabel = "DURATION",
+      description = "how long the program may take per event, ISO-8601 (default PT60S)")
+  Duration replyTimeout = Duration.ofSeconds(60);
+
+  @Option(names = "--max-attempts", description = "attempts before a dead letter (default 10)")
+  int maxAttempts = 10;
+
+  @Option(
+      names = "--backoff",
+      paramLabel = "DURATION",
+      description = "first retry delay, doubling up to 10 min (default PT1S)")
+  Duration backoff = Duration.ofSeconds(1);
+
+  @Option(
+      names = "--sequencer",
+      description = "also take part in sequencing (when no application runs the sequencer)")
+  boolean sequencer;
+
+  @Option(names = "--quiet", description = "no progress lines on standard error")
+  boolean quiet;
+
+  private final AtomicLong done = new AtomicLong();
+  private final AtomicLong failed = new AtomicLong();
+  private final AtomicLong dead = new AtomicLong();
+
+  @Override
+  public Integer call() throws Exception {
+    PrintStream err = System.err;
+    Program program = perEvent ? null : new Program(command);
+    Connection.Session session = connection.open(b -> b.sequencer(sequencer));
+    Consumer consumer;
+    try {
+      consumer =
+          session
+              .boxline
+              .consumer(subscription)
+              .id(
+                  id != null
+                      ? id
+                      : "cli-"
+                          + io.boxline.internal.ProcessInfo.HOST
+                          + "-"
+                          + ProcessHandle.current().pid())
+              .weight(weight)
+              .concurrency(1)
+              .shutdownTimeout(replyTimeout.plusSeconds(5))
+              .retryPolicy(
+                  RetryPolicy.exponential(backoff, Duration.ofMinutes(10))
+                      .inPlaceAttempts(1)
+                      .maxAttempts(maxAttempts))
+              .handler(e -> handle(e, program))
+              .start();
+    } catch (RuntimeException e) {
+      session.close();
+      throw e;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  consumer.close(); // finishes the call in progress, commits, leaves the group
+                  session.close();
+                  if (program != null) {
+                    program.stop();
+                  }
+                  if (!quiet) {
+                    err.println(summary("stopped"));
+                  }
+                  stopped.countDown();
+                },
+                "boxline-cli-shutdown"));
+    if (!quiet) {
+      err.println(
+          "consuming "
+              + subscription
+              + " as "
+              + consumer.id()
+              + " with '"
+              + command
+              + "'; Ctrl-C to stop");
+    }
+    stopped.await(); // until a signal runs the hook
+    return ExitCodes.OK;
+  }
+
+  private String summary(String what) {
+    return what
+        + ": "
+        + done.get()
+        + " done, "
+        + failed.get()
+        + " failed attempt(s), "
+        + dead.get()
+        + " dead-lettered";
+  }
+
+  private void handle(Event e, Program program) {
+    String line = Output.json(Output.event(e));
+    String reply = perEvent ? runOnce(line) : program.ask(line, replyTimeout);
+    String word = reply.strip();
+    String reason = word.contains(" ") ? word.substring(word.indexOf(' ') + 1) : null;
+    word = word.contains(" ") ? word.substring(0, word.indexOf(' ')) : word;
+    switch (word) {
+      case "ok" -> done.incrementAndGet();
+      case "dead" -> {
+        dead.incrementAndGet();
+        throw HandlerDecision.deadLetter(reason == null ? "the program said dead" : reason);
+      }
+      case "retry" -> {
+        failed.incrementAndGet();
+        throw new IllegalStateException(reason == null ? "the program said retry" : reason);
+      }
+      default -> {
+        failed.incrementAndGet();
+        throw new IllegalStateException(
+            "the program answered '"
+                + Failures.oneLine(reply)
+                + "'; answers are ok, retry or dead");
+      }
+    }
+  }
+
+  /** --per-event: one process, the event on its stdin, the exit status as the answer. */
+  private String runOnce(String line) {
+    Process p;
+    try {
+      p =
+          new ProcessBuilder("sh", "-c", command)
+              .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+              .redirectError(ProcessBuilder.Redirect.INHERIT)
+              .start();
+      try (OutputStream in = p.getOutputStream()) {
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      }
+      if (!p.waitFor(replyTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly();
+        return "retry the program ran past --reply-timeout " + replyTimeout;
+      }
+    } catch (IOException e) {
+      return "retry cannot run '" + command + "': " + e.getMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "retry interrupted";
+    }
+    int code = p.exitValue();
+    return code == 0
+        ? "ok"
+        : code == 65 ? "dead the program exited 65" : "retry exit status " + code;
+  }
+
+  /** The long-running program: started on first use and again after it exits. */
+  static final class Program {
+    private final String command;
+    private Process process;
+    private BlockingQueue<String> replies;
+
+    Program(String command) {
+      this.command = command;
+    }
+
+    synchronized String ask(String line, Duration timeout) {
+      try {
+        if (process == null || !process.isAlive()) {
+          start();
+        }
+        OutputStream in = process.getOutputStream();
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        String reply = replies.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (reply == null || reply == EOF) {
+          String why =
+              reply == null
+                  ? "no answer within --reply-timeout " + timeout
+                  : "the program exited (status " + exitStatus() + ") without answering";
+          stop();
+          return "retry " + why;
+        }
+        return reply;
+      } catch (IOException e) {
+        stop();
+        return "retry cannot talk to '" + command + "': " + e.getMessage();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "retry interrupted";
+      }
+    }
+
+    private static final String EOF = new String("<eof>");
+
+    private String exitStatus() {
+      try {
+        return process.waitFor(2, TimeUnit.SECONDS) ? String.valueOf(process.exitValue()) : "?";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "?";
+      }
+    }
+
+    private void start() throws IOException {
+      process =
+          new ProcessBuilder("sh", "-c", command)
+              .redirectError(ProcessBuilder.Redirect.INHERIT)
+              .start();
+      BlockingQueue<String> q = new LinkedBlockingQueue<>();
+      replies = q;
+      Process p = process;
+      Thread reader =
+          new Thread(
+              () -> {
+                try (BufferedReader r =
+                    new BufferedReader(
+                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                  String l;
+                  while ((l = r.readLine()) != null) {
+                    q.add(l);
+                  }
+                } catch (IOException ignored) {
+                  // the process went away: the EOF marker below says so
+                }
+                q.add(EOF);
+              },
+              "boxline-cli-program-reader");
+      reader.setDaemon(true);
+      reader.start();
+    }
+
+    synchronized void stop() {
+      if (process != null) {
+        try {
+          process.getOutputStream().close(); // a well-behaved program ends at end of input
+        } catch (IOException ignored) {
+          // already gone
+        }
+        try {
+          if (!process.waitFor(5, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+          }
+        } catch (InterruptedException e) {
+          process.destroyForcibly();
+          Thread.currentThread().interrupt();
+        }
+        process = null;
+      }
+    }
+  }
+}
