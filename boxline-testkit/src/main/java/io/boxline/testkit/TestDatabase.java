@@ -129,7 +129,12 @@ public final class TestDatabase implements AutoCloseable {
    * with the database.
    */
   public Store store() {
-    Store store = JdbcStore.builder(pool).schema(schema).build();
+    return store(b -> b);
+  }
+
+  /** Like {@link #store()}, with store settings too. */
+  public Store store(UnaryOperator<JdbcStore.Builder> customize) {
+    Store store = customize.apply(JdbcStore.builder(pool).schema(schema)).build();
     store.migrate();
     owned.add(store);
     return store;

@@ -24,7 +24,6 @@ import io.boxline.spi.Resolution;
 import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,8 +31,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Function;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,67 +39,7 @@ import org.junit.jupiter.api.Test;
  * the guarantees through the engine; this suite pins down the contract a store implements, so that
  * a change inside one dialect, or a new store, is checked where it breaks.
  */
-public abstract class StoreContractBehaviour extends DatabaseSuite {
-  private static final Duration TTL = Duration.ofSeconds(30);
-  private static final TopicName ORDERS = TopicName.of("acme/contract", "orders");
-  private static final TopicName DIRECT = TopicName.of("acme/contract", "direct");
-
-  private Store store;
-  private TopicInfo orders;
-  private SubscriptionInfo sub;
-
-  /**
-   * The store under test: by default one on the test's database ({@link
-   * io.boxline.testkit.TestDatabase#store()}); a store without a database overrides this (and
-   * returns null from {@code newDatabase}).
-   */
-  protected Store newStore() {
-    return db.store();
-  }
-
-  @BeforeEach
-  void openStore() {
-    store = newStore();
-    store.createNamespace(NamespacePath.of("acme/contract"));
-    orders = store.createTopic(ORDERS, 2);
-    store.createTopic(DIRECT, 1, Sequencing.IN_TRANSACTION);
-    sub = store.createSubscription(SubscriptionSpec.of("billing", ORDERS));
-  }
-
-  private static OutboxRecord record(TopicInfo t, int partition, String key, String idempotency) {
-    return new OutboxRecord(
-        UUID.randomUUID(),
-        t.id(),
-        partition,
-        key,
-        "order.placed",
-        "urn:test",
-        "application/json",
-        ("{\"key\": \"" + key + "\"}").getBytes(StandardCharsets.UTF_8),
-        Map.of("tenant", "acme"),
-        idempotency,
-        null);
-  }
-
-  private <T> T inTransaction(Function<Connection, T> work) {
-    try (Connection tx = store.openTransaction()) {
-      T result = work.apply(tx);
-      tx.commit();
-      return result;
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** Appends {@code records} in one transaction and sequences them; returns the batch. */
-  private SequencedBatch appendAndSequence(List<OutboxRecord> records) {
-    if (!records.isEmpty()) {
-      inTransaction(tx -> store.append(tx, records));
-    }
-    assertThat(store.acquireSequencerLease("me", TTL).held()).isTrue();
-    return store.sequence("me", TTL, 1000, (topic, key) -> 0);
-  }
-
+public abstract class StoreContractBehaviour extends StoreFixture {
   @Test
   void theCatalogFindsWhatWasCreated() {
     assertThat(store.findTopic(ORDERS)).contains(orders);
