@@ -36,14 +36,15 @@ import picocli.CommandLine.Command;
       CompletionCommand.class,
       CommandLine.HelpCommand.class
     },
-    footerHeading = "%nConnection:%n",
     footer = {
-      "  --url, or BOXLINE_URL, or url= in the profile file ~/.config/boxline/<profile>.properties",
-      "  (--profile, or BOXLINE_PROFILE, default 'default'). The password comes from BOXLINE_PASSWORD,",
-      "  or is asked for with --password; it is never printed.",
+      "%nConnection: --url, else BOXLINE_URL, else url= in the profile file",
+      "  ~/.config/boxline/<profile>.properties (--profile or BOXLINE_PROFILE;",
+      "  default 'default'). The password comes from BOXLINE_PASSWORD, or is asked",
+      "  for with --password; it is never printed.",
       "",
-      "Exit codes: 0 done, 1 failed, 2 bad usage, 3 not found, 4 refused (busy, conflict, not",
-      "confirmed), 5 cannot connect (URL, credentials, schema), 130 interrupted."
+      "Exit codes: 0 done, 1 failed, 2 bad usage, 3 not found, 4 refused (busy,",
+      "  conflict, not confirmed), 5 cannot connect (URL, credentials, schema),",
+      "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
     })
 public final class BoxlineCli {
 
