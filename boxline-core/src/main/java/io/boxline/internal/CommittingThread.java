@@ -17,13 +17,42 @@ final class CommittingThread {
     void cancel();
   }
 
-  /** Set only while this thread hands a committed transaction's events over. */
-  private static final ThreadLocal<List<Delivery>> COLLECTING = new ThreadLocal<>();
+  /**
+   * This thread's part in the protocol; the two parts change independently of each other.
+   *
+   * @param collecting the deliveries claimed while this thread hands a committed transaction's
+   *     events over; null otherwise
+   * @param handling whether this thread runs batches: transactions its handlers run collect nothing
+   */
+  private record Role(List<Delivery> collecting, boolean handling) {
+    static final Role NONE = new Role(null, false);
+  }
 
-  /** Set while this thread runs batches: transactions its handlers run collect nothing. */
-  private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
+  /** Unset while the thread has no part (most threads, most of the time). */
+  private static final ThreadLocal<Role> ROLE = new ThreadLocal<>();
 
   private CommittingThread() {}
+
+  private static Role role() {
+    Role r = ROLE.get();
+    return r == null ? Role.NONE : r;
+  }
+
+  private static void setCollecting(List<Delivery> claimed) {
+    become(new Role(claimed, role().handling()));
+  }
+
+  private static void setHandling(boolean handling) {
+    become(new Role(role().collecting(), handling));
+  }
+
+  private static void become(Role r) {
+    if (r.collecting() == null && !r.handling()) {
+      ROLE.remove(); // nothing left behind on pooled threads
+    } else {
+      ROLE.set(r);
+    }
+  }
 
   /**
    * Runs {@code handOver} (the committed transaction's events going to the consumers) and returns
@@ -32,18 +61,18 @@ final class CommittingThread {
    * claims are given back.
    */
   static List<Delivery> collect(Runnable handOver) {
-    if (HANDLING.get() != null) {
+    if (role().handling()) {
       handOver.run();
       return List.of();
     }
     List<Delivery> claimed = new ArrayList<>(2);
-    COLLECTING.set(claimed);
+    setCollecting(claimed);
     boolean done = false;
     try {
       handOver.run();
       done = true;
     } finally {
-      COLLECTING.remove();
+      setCollecting(null);
       if (!done) {
         claimed.forEach(Delivery::cancel);
       }
@@ -53,12 +82,12 @@ final class CommittingThread {
 
   /** Whether this thread is collecting deliveries now. */
   static boolean collecting() {
-    return COLLECTING.get() != null;
+    return role().collecting() != null;
   }
 
   /** Leaves {@code delivery} to this thread, which must be {@link #collecting}. */
   static void defer(Delivery delivery) {
-    List<Delivery> claimed = COLLECTING.get();
+    List<Delivery> claimed = role().collecting();
     if (claimed == null) {
       throw new IllegalStateException("this thread does not collect deliveries");
     }
@@ -74,7 +103,7 @@ final class CommittingThread {
       return;
     }
     Throwable failed = null;
-    HANDLING.set(Boolean.TRUE);
+    setHandling(true);
     try {
       for (Delivery delivery : claimed) {
         try {
@@ -84,7 +113,7 @@ final class CommittingThread {
         }
       }
     } finally {
-      HANDLING.remove();
+      setHandling(false);
     }
     if (failed instanceof Error error) {
       throw error;
@@ -96,11 +125,11 @@ final class CommittingThread {
 
   /** Runs a worker's batches: transactions its handlers run collect nothing either. */
   static void runAsWorker(Runnable batches) {
-    HANDLING.set(Boolean.TRUE);
+    setHandling(true);
     try {
       batches.run();
     } finally {
-      HANDLING.remove();
+      setHandling(false);
     }
   }
 }

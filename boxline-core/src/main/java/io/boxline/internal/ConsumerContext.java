@@ -327,11 +327,11 @@ final class ConsumerContext {
         case DEAD_LETTER:
           return dead(e, attempt, "dead-lettered by the handler: " + d.getMessage());
         case RETRY_AT:
+          Instant at = d.retryAt(s.clock()); // retryIn counts from the injected clock
           if (s.observers().active()) {
-            s.observers().retrying(group, e, attempt, d.retryAt());
+            s.observers().retrying(group, e, attempt, at);
           }
-          return new Outcome(
-              ParkState.RETRY, attempt, d.retryAt(), "retry requested: " + d.getMessage());
+          return new Outcome(ParkState.RETRY, attempt, at, "retry requested: " + d.getMessage());
         default:
           throw new IllegalStateException(d.kind().name());
       }

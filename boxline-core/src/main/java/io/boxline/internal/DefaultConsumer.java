@@ -15,7 +15,6 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Store;
-import io.boxline.spi.StoredEvent;
 import io.boxline.spi.WakeupListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -42,21 +41,16 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code boxline-group-<id>} runs {@link GroupMembership}: check-ins, leases, fair share,
  *       fencing of newly acquired partitions; it fills the map of held partitions.
  *   <li>{@code boxline-consumer-<id>} (this class) dispatches held partitions that have work to
- *       workers; wake-ups start a free worker at once, or the committing thread when the handler
- *       runs there.
- *   <li>{@code boxline-worker-<id>-N} drain one partition at a time (this class): read after the
- *       cursor, hand the batch to {@link PlainDelivery} or {@link TransactionalDelivery}, give due
- *       parked events a {@link RetryPass}. Every failed attempt goes through {@link
- *       ConsumerContext#decide} to its outcome.
+ *       workers, one worker slot and the partition's draining flag per claim; wake-ups start a free
+ *       worker at once, or the committing thread when the handler runs there.
+ *   <li>{@code boxline-worker-<id>-N} (this class's pool) drain one partition at a time with {@link
+ *       PartitionDrain}: read after the cursor, hand the batch to {@link PlainDelivery} or {@link
+ *       TransactionalDelivery}, give due parked events a {@link RetryPass}. Every failed attempt
+ *       goes through {@link ConsumerContext#decide} to its outcome.
  * </ul>
  */
 final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext.Host {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
-
-  private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-  private static final int BATCHES_PER_TURN = 4;
-
-  private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   /** Settings of one consumer, validated by the builder. */
   record Settings(
@@ -95,16 +89,13 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   /** Handle the groups of keys of a batch; null without {@code parallelByKey}. */
   private ExecutorService keyWorkers;
 
-  private final Store store;
   private final TopicCache topics;
   private final WakeupBus bus;
   private final RecentEvents recent;
   private final SubscriptionInfo subscription;
   private final ConsumerContext ctx;
-  private final PlainDelivery plain;
-  private final TransactionalDelivery transactional;
-  private final RetryPass retries;
   private final GroupMembership membership;
+  private final PartitionDrain drain;
   private final Settings s;
   private final String id;
   private final String group;
@@ -117,7 +108,6 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private java.util.concurrent.Semaphore freeWorkers;
   private int rotation;
   private final CountDownLatch stopLatch = new CountDownLatch(1);
-  private final AtomicLong onCommittingThread = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopped = new AtomicBoolean();
   private volatile boolean stopping;
@@ -136,7 +126,6 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       AtomicLong commitCalls,
       AtomicLong commitMoves,
       Runnable onClose) {
-    this.store = store;
     // A transactional handler commits its cursor inside its own transaction, where the check that
     // handed-over events are still in the log is not made; it always reads from the log.
     this.recent = settings.txHandler() == null ? recent : null;
@@ -153,10 +142,11 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
             new CursorCommitter(
                 moves -> store.commitCursors(subscription.id(), moves), commitCalls, commitMoves),
             this);
-    this.plain = new PlainDelivery(ctx);
-    this.transactional = new TransactionalDelivery(ctx);
-    this.retries = new RetryPass(ctx, plain, transactional);
+    PlainDelivery plain = new PlainDelivery(ctx);
+    TransactionalDelivery transactional = new TransactionalDelivery(ctx);
+    RetryPass retries = new RetryPass(ctx, plain, transactional);
     this.membership = new GroupMembership(ctx, coordination, topics, held, dispatchSignal);
+    this.drain = new PartitionDrain(ctx, plain, transactional, retries, membership, dispatchSignal);
     this.id = settings.id();
     this.group = subscription.name();
     this.onClose = onClose;
@@ -264,7 +254,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
 
   @Override
   public long committingThreadBatches() {
-    return onCommittingThread.get();
+    return drain.committingThreadBatches.get();
   }
 
   @Override
@@ -434,7 +424,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
           () -> {
             WORKER.set(this);
             try {
-              CommittingThread.runAsWorker(() -> drain(p, false));
+              CommittingThread.runAsWorker(() -> drain.run(p, false));
             } finally {
               WORKER.remove();
               if (!HandlerWatchdog.takeSlotGivenUp()) {
@@ -456,7 +446,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
    * drains it; false when it did not. Safe from any thread.
    */
   private boolean claim(LeasedPartition p) {
-    if (p.state != LeasedPartition.State.ACTIVE || !hasWork(p) || !freeWorkers.tryAcquire()) {
+    if (p.state != LeasedPartition.State.ACTIVE || !drain.hasWork(p) || !freeWorkers.tryAcquire()) {
       return false;
     }
     if (!p.draining.compareAndSet(false, true)) {
@@ -465,7 +455,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     }
     if (p.state != LeasedPartition.State.ACTIVE) {
       freeWorkers.release();
-      stopDraining(p); // a release may have started between the check and the claim
+      membership.stopDraining(p); // a release may have started between the check and the claim
       return false;
     }
     return true;
@@ -477,9 +467,9 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
    */
   private void drainClaimed(LeasedPartition p) {
     try {
-      drain(p, true);
+      drain.run(p, true);
     } catch (RuntimeException e) {
-      workerError("could not deliver " + p.ref() + " on the committing thread", e);
+      ctx.workerError("could not deliver " + p.ref() + " on the committing thread", e);
     } finally {
       freeWorkers.release();
       dispatchSignal.raise(); // more may be waiting
@@ -490,130 +480,9 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
    * Gives back a claim that was not used (the committing thread's transaction failed after all).
    */
   private void unclaim(LeasedPartition p) {
-    stopDraining(p);
+    membership.stopDraining(p);
     freeWorkers.release();
     dispatchSignal.raise();
-  }
-
-  /**
-   * Gives up the partition's draining flag; a release that waited for it (the partition is
-   * RELEASING) is finished here, by whoever takes the flag back first.
-   */
-  private void stopDraining(LeasedPartition p) {
-    p.draining.set(false);
-    if (p.state == LeasedPartition.State.RELEASING && p.draining.compareAndSet(false, true)) {
-      membership.finishRelease(p);
-    }
-  }
-
-  private boolean hasWork(LeasedPartition p) {
-    return p.knownLast.get() > p.position
-        || p.retryDue
-        || !p.parkedLoaded
-        || s.clock().millis() >= p.nextRetryAtMillis;
-  }
-
-  /**
-   * Delivers what {@code p} has after its cursor. On a worker: a few batches. On the thread that
-   * committed the events ({@code committingThread}): one batch of new events, and nothing that
-   * waits (parked events, retry passes and back-offs after errors are left to the workers).
-   */
-  private void drain(LeasedPartition p, boolean committingThread) {
-    long backoff = READ_BACKOFF_NANOS;
-    int turns = 0;
-    int maxBatches = committingThread ? 1 : BATCHES_PER_TURN;
-    try {
-      if (committingThread
-          && (!p.parkedLoaded || p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)) {
-        return;
-      }
-      // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
-      // a worker from the other partitions this consumer holds.
-      while (!stopping && p.state == LeasedPartition.State.ACTIVE && turns++ < maxBatches) {
-        try {
-          if (!p.parkedLoaded) {
-            retries.loadParked(p);
-          }
-          // While new events wait, retry passes are spaced out so poisoned keys retrying fast
-          // cannot take the partition's time from its healthy keys.
-          if ((p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)
-              && (p.knownLast.get() <= p.position
-                  || System.nanoTime() - p.lastRetryPassNanos >= RetryPass.SPACING_NANOS)) {
-            retries.run(p);
-          }
-        } catch (RuntimeException e) {
-          workerError("could not work through the parked events of " + p.ref(), e);
-          if (committingThread || waitForStop(backoff)) {
-            return;
-          }
-          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
-          continue;
-        }
-        if (p.state != LeasedPartition.State.ACTIVE || p.knownLast.get() <= p.position) {
-          return;
-        }
-        long expected = p.knownLast.get();
-        int batchSize = membership.policy().batchSizeFor(s.batchSize());
-        List<StoredEvent> rows = null;
-        boolean handedOver = false;
-        try {
-          if (recent != null) {
-            rows = recent.after(p.key, p.position, batchSize);
-            handedOver = rows != null;
-          }
-          if (rows == null) {
-            rows = store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
-          }
-        } catch (RuntimeException e) {
-          workerError("could not read " + p.ref(), e);
-          if (committingThread || waitForStop(backoff)) {
-            return;
-          }
-          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
-          continue;
-        }
-        if (rows.isEmpty()) {
-          p.knownLast.compareAndSet(
-              expected, p.position); // caught up (unless a head arrived meanwhile)
-          return;
-        }
-        p.lastActiveNanos = System.nanoTime();
-        List<Event> batch = new ArrayList<>(rows.size());
-        for (StoredEvent r : rows) {
-          batch.add(toEvent(p, r));
-        }
-        long last = batch.get(batch.size() - 1).sequence();
-        p.knownLast.accumulateAndGet(last, Math::max);
-        if (committingThread) {
-          onCommittingThread.incrementAndGet();
-        }
-        if (!deliver(p, batch, handedOver)) {
-          return;
-        }
-        backoff = READ_BACKOFF_NANOS;
-        if (rows.size() < batchSize && p.knownLast.get() <= p.position) {
-          return;
-        }
-      }
-    } finally {
-      p.lastActiveNanos = System.nanoTime();
-      stopDraining(p);
-      dispatchSignal.raise(); // a head may have arrived while this partition was busy
-    }
-  }
-
-  private Event toEvent(LeasedPartition p, StoredEvent r) {
-    return ctx.toEvent(p, r);
-  }
-
-  private boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
-    return s.txHandler() != null
-        ? transactional.deliver(p, batch)
-        : plain.deliver(p, batch, handedOver);
-  }
-
-  private void workerError(String what, RuntimeException e) {
-    ctx.workerError(what, e);
   }
 
   /** Waits up to {@code nanos}; true when the consumer is stopping. */

@@ -428,8 +428,19 @@ final class GroupMembership {
     if (p.draining.compareAndSet(false, true)) {
       finishRelease(p);
     } else {
-      // The worker finishes its batch, commits, and hands the lease back (see drain()).
+      // The worker finishes its batch, commits, and hands the lease back (see stopDraining).
       coordination.markReleasing(group, p.key, id, p.epoch);
+    }
+  }
+
+  /**
+   * Gives up the partition's draining flag; a release that waited for it (the partition is
+   * RELEASING) is finished here, by whoever takes the flag back first.
+   */
+  void stopDraining(LeasedPartition p) {
+    p.draining.set(false);
+    if (p.state == LeasedPartition.State.RELEASING && p.draining.compareAndSet(false, true)) {
+      finishRelease(p);
     }
   }
 

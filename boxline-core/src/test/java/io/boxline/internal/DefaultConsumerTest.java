@@ -6,6 +6,7 @@ import io.boxline.Boxline;
 import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
+import io.boxline.HandlerDecision;
 import io.boxline.NamespacePath;
 import io.boxline.OutgoingEvent;
 import io.boxline.Partitioner;
@@ -184,6 +185,35 @@ class DefaultConsumerTest {
         () -> store.parked(subscriptionId, pk, true),
         s -> s.blockedKeys().isEmpty() && s.nextDue() == null);
     assertThat(boxline.deadLetters().list(DeadLetterQuery.of("billing"))).isEmpty();
+  }
+
+  @Test
+  void aRetryInDecisionIsDueThatLongAfterTheInjectedClocksNow() {
+    AtomicInteger attempts = new AtomicInteger();
+    List<String> handled = new CopyOnWriteArrayList<>();
+    boxline
+        .consumer("billing")
+        .handler(
+            e -> {
+              if (attempts.incrementAndGet() == 1) {
+                throw HandlerDecision.retryIn(Duration.ofMinutes(5), "not yet");
+              }
+              handled.add(body(e));
+            })
+        .start();
+    publish("k", "later");
+
+    // T0 is far from the system clock: a delay counted from the system clock would show here.
+    PartitionKey pk = partitionOf("k");
+    Waits.until(
+        "the event is parked", () -> store.parked(subscriptionId, pk, false).nextDue() != null);
+    assertThat(store.parked(subscriptionId, pk, false).nextDue())
+        .isEqualTo(T0.plus(Duration.ofMinutes(5)));
+    assertThat(handled).isEmpty();
+
+    clock.advance(Duration.ofMinutes(5)); // due on the injected clock, whatever the system time
+    Waits.until("the retry is handled", () -> handled.contains("later"));
+    assertThat(attempts.get()).isEqualTo(2);
   }
 
   @Test

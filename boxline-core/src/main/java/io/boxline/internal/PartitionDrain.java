@@ -1,0 +1,151 @@
+package io.boxline.internal;
+
+import io.boxline.Event;
+import io.boxline.spi.StoredEvent;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What a worker does with the one partition it claimed: reads after the cursor (from the recent
+ * events handed over, else from the log), hands each batch to {@link PlainDelivery} or {@link
+ * TransactionalDelivery}, gives due parked events a {@link RetryPass}, and backs off when the store
+ * fails. Which partition runs when, and on which thread, is the consumer's business.
+ */
+final class PartitionDrain {
+  private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
+  private static final int BATCHES_PER_TURN = 4;
+
+  private final ConsumerContext ctx;
+  private final DefaultConsumer.Settings s;
+  private final PlainDelivery plain;
+  private final TransactionalDelivery transactional;
+  private final RetryPass retries;
+  private final GroupMembership membership;
+  private final Signal dispatchSignal;
+
+  /** Batches delivered on the thread that committed them ({@code handleOnCommittingThread}). */
+  final AtomicLong committingThreadBatches = new AtomicLong();
+
+  PartitionDrain(
+      ConsumerContext ctx,
+      PlainDelivery plain,
+      TransactionalDelivery transactional,
+      RetryPass retries,
+      GroupMembership membership,
+      Signal dispatchSignal) {
+    this.ctx = ctx;
+    this.s = ctx.s;
+    this.plain = plain;
+    this.transactional = transactional;
+    this.retries = retries;
+    this.membership = membership;
+    this.dispatchSignal = dispatchSignal;
+  }
+
+  /** Whether {@code p} has new events, parked events due, or parked events not looked at yet. */
+  boolean hasWork(LeasedPartition p) {
+    return p.knownLast.get() > p.position
+        || p.retryDue
+        || !p.parkedLoaded
+        || s.clock().millis() >= p.nextRetryAtMillis;
+  }
+
+  /**
+   * Delivers what {@code p} has after its cursor; the caller holds its draining flag, which is
+   * given back here. On a worker: a few batches. On the thread that committed the events ({@code
+   * committingThread}): one batch of new events, and nothing that waits (parked events, retry
+   * passes and back-offs after errors are left to the workers).
+   */
+  void run(LeasedPartition p, boolean committingThread) {
+    long backoff = READ_BACKOFF_NANOS;
+    int turns = 0;
+    int maxBatches = committingThread ? 1 : BATCHES_PER_TURN;
+    try {
+      if (committingThread
+          && (!p.parkedLoaded || p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)) {
+        return;
+      }
+      // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
+      // a worker from the other partitions this consumer holds.
+      while (!ctx.stopping() && p.state == LeasedPartition.State.ACTIVE && turns++ < maxBatches) {
+        try {
+          if (!p.parkedLoaded) {
+            retries.loadParked(p);
+          }
+          // While new events wait, retry passes are spaced out so poisoned keys retrying fast
+          // cannot take the partition's time from its healthy keys.
+          if ((p.retryDue || s.clock().millis() >= p.nextRetryAtMillis)
+              && (p.knownLast.get() <= p.position
+                  || System.nanoTime() - p.lastRetryPassNanos >= RetryPass.SPACING_NANOS)) {
+            retries.run(p);
+          }
+        } catch (RuntimeException e) {
+          ctx.workerError("could not work through the parked events of " + p.ref(), e);
+          if (committingThread || ctx.waitForStop(backoff)) {
+            return;
+          }
+          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
+          continue;
+        }
+        if (p.state != LeasedPartition.State.ACTIVE || p.knownLast.get() <= p.position) {
+          return;
+        }
+        long expected = p.knownLast.get();
+        int batchSize = membership.policy().batchSizeFor(s.batchSize());
+        List<StoredEvent> rows = null;
+        boolean handedOver = false;
+        try {
+          if (ctx.recent != null) {
+            rows = ctx.recent.after(p.key, p.position, batchSize);
+            handedOver = rows != null;
+          }
+          if (rows == null) {
+            rows = ctx.store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
+          }
+        } catch (RuntimeException e) {
+          ctx.workerError("could not read " + p.ref(), e);
+          if (committingThread || ctx.waitForStop(backoff)) {
+            return;
+          }
+          backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
+          continue;
+        }
+        if (rows.isEmpty()) {
+          p.knownLast.compareAndSet(
+              expected, p.position); // caught up (unless a head arrived meanwhile)
+          return;
+        }
+        p.lastActiveNanos = System.nanoTime();
+        List<Event> batch = new ArrayList<>(rows.size());
+        for (StoredEvent r : rows) {
+          batch.add(ctx.toEvent(p, r));
+        }
+        long last = batch.get(batch.size() - 1).sequence();
+        p.knownLast.accumulateAndGet(last, Math::max);
+        if (committingThread) {
+          committingThreadBatches.incrementAndGet();
+        }
+        if (!deliver(p, batch, handedOver)) {
+          return;
+        }
+        backoff = READ_BACKOFF_NANOS;
+        if (rows.size() < batchSize && p.knownLast.get() <= p.position) {
+          return;
+        }
+      }
+    } finally {
+      p.lastActiveNanos = System.nanoTime();
+      membership.stopDraining(p);
+      dispatchSignal.raise(); // a head may have arrived while this partition was busy
+    }
+  }
+
+  private boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
+    return s.txHandler() != null
+        ? transactional.deliver(p, batch)
+        : plain.deliver(p, batch, handedOver);
+  }
+}
