@@ -524,29 +524,35 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
 UPDATE ${schema}.${p}parked
    SET state = 'RETRY', attempts = 0,
        next_attempt_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT), dead_at = NULL
- WHERE subscription_id = ? AND state = 'DEAD'
-   AND (CAST(? AS BIGINT) IS NULL OR topic_id = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_type = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_key = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_id = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
-   AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
-   AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
-   AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
- FETCH FIRST ? ROWS ONLY
+ WHERE (subscription_id, topic_id, "PARTITION", seq) IN (
+    SELECT subscription_id, topic_id, "PARTITION", seq FROM ${schema}.${p}parked
+    WHERE subscription_id = ? AND state = 'DEAD'
+      AND (CAST(? AS BIGINT) IS NULL OR topic_id = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_type = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_key = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_id = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
+      AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
+      AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
+      AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
+     ORDER BY topic_id, "PARTITION", seq
+     FETCH FIRST ? ROWS ONLY)
 
 -- name: discard_dead
 DELETE FROM ${schema}.${p}parked
- WHERE subscription_id = ? AND state = 'DEAD'
-   AND (CAST(? AS BIGINT) IS NULL OR topic_id = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_type = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_key = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR event_id = ?)
-   AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
-   AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
-   AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
-   AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
- FETCH FIRST ? ROWS ONLY
+ WHERE (subscription_id, topic_id, "PARTITION", seq) IN (
+    SELECT subscription_id, topic_id, "PARTITION", seq FROM ${schema}.${p}parked
+    WHERE subscription_id = ? AND state = 'DEAD'
+      AND (CAST(? AS BIGINT) IS NULL OR topic_id = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_type = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_key = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR event_id = ?)
+      AND (CAST(? AS VARCHAR) IS NULL OR LOCATE(?, last_error) > 0)
+      AND (CAST(? AS BIGINT) IS NULL OR dead_at < ?)
+      AND (CAST(? AS BIGINT) IS NULL OR dead_at > ?)
+      AND (CAST(? AS BIGINT) IS NULL OR (topic_id, "PARTITION", seq) > (CAST(? AS BIGINT), CAST(? AS INT), CAST(? AS BIGINT)))
+     ORDER BY topic_id, "PARTITION", seq
+     FETCH FIRST ? ROWS ONLY)
 
 -- ---------------------------------------------------------------- inbox
 -- Inside the handler's transaction: 1 row when the key is new (the handler runs); a duplicate (23505) is
