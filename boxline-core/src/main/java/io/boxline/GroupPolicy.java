@@ -57,6 +57,13 @@ public record GroupPolicy(
           0);
 
   public GroupPolicy {
+    // Stores keep milliseconds: the policy holds what reads back (a duration under a millisecond
+    // would read back as zero and make the stored policy unreadable).
+    minCheckInInterval = millis(minCheckInInterval);
+    releaseGrace = millis(releaseGrace);
+    idleRelease = millis(idleRelease);
+    maxCheckInInterval = millis(maxCheckInInterval);
+    slack = slack == 0 ? 0.0 : slack; // -0.0 reads back as 0.0
     if (!(checkInRate >= 0.1 && checkInRate <= 1000)) {
       throw new ValidationException(
           "checkInRate must be between 0.1 and 1000 per second, got " + checkInRate);
@@ -138,8 +145,13 @@ public record GroupPolicy(
 
   private static void requirePositive(String name, Duration d) {
     if (d == null || d.isNegative() || d.isZero()) {
-      throw new ValidationException(name + " must be a positive duration, got " + d);
+      throw new ValidationException(
+          name + " must be at least 1 ms (kept in whole milliseconds), got " + d);
     }
+  }
+
+  private static Duration millis(Duration d) {
+    return d == null ? null : d.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
   }
 
   /** Check-in interval of one consumer in a group of {@code members}. */

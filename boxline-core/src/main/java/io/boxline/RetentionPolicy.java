@@ -25,8 +25,16 @@ public record RetentionPolicy(
   public static final Duration DEFAULT_ABANDON_AFTER = Duration.ofDays(7);
 
   public RetentionPolicy {
+    // Stores keep milliseconds: a finer value would not read back as given (and one under a
+    // millisecond would read back as zero), so the policy holds what is kept.
+    maxAge = maxAge == null ? null : maxAge.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    abandonAfter =
+        abandonAfter == null
+            ? null
+            : abandonAfter.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
     if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
-      throw new ValidationException("retention maxAge must be positive, got " + maxAge);
+      throw new ValidationException(
+          "retention maxAge must be at least 1 ms (kept in whole milliseconds), got " + maxAge);
     }
     if (maxEventsPerPartition < 0) {
       throw new ValidationException(
