@@ -1,7 +1,6 @@
 package io.boxline.jdbc.internal;
 
 import io.boxline.DeadLetterQuery;
-import io.boxline.StoreException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
@@ -40,6 +39,7 @@ abstract class PollingSqlStore extends SqlStore {
   private final Duration slowestPoll;
   private final Object sequencerLock = new Object();
   private Connection sequencerConnection;
+  private final PollingSequencer sequencer = new PollingSequencer();
   private MariaDbPoller poller;
 
   /**
@@ -369,12 +369,6 @@ abstract class PollingSqlStore extends SqlStore {
   }
 
   /**
-   * One outbox row taken by the sequencer; {@code event} (without its sequence) only when the
-   * events are handed over, else the payload stays in the server.
-   */
-  private record Taken(long outboxId, long topicId, int partition, String key, StoredEvent event) {}
-
-  /**
    * With {@code returnEvents} the sequencer reads the whole outbox rows it moves (one read, on the
    * connection it holds anyway) and returns them with their sequences, so that consumers in this
    * process take them from memory; they commit such events with {@link #commitBatchIfLogHolds} or a
@@ -385,89 +379,100 @@ abstract class PollingSqlStore extends SqlStore {
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
     Step step = new Step("lock_sequencer");
     return onSequencerConnection(
-        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner, returnEvents));
+        ttl,
+        step,
+        c -> sequencer.sequenceIn(c, step, owner, ttl, maxEvents, assigner, returnEvents));
   }
 
-  private SequencedBatch sequence(
-      Connection c,
-      Step step,
-      String owner,
-      Duration ttl,
-      int maxEvents,
-      PartitionAssigner assigner,
-      boolean returnEvents)
-      throws SQLException {
-    Long version = lockSequencer(c, step, owner, ttl);
-    if (version == null) {
-      return SequencedBatch.NOT_LEADER;
+  /**
+   * The sequencer's steps here: a plain read of the outbox rows (with their events, when they are
+   * handed over), partitions locked and read, then advanced at the lease's version, the log rows
+   * copied inside the database from {@code [outbox id, partition, sequence]} rows, the outbox rows
+   * deleted. Nothing wakes anyone in the transaction: pollers see the lease's new version.
+   */
+  private final class PollingSequencer extends SqlSequencer<StoredEvent> {
+    @Override
+    Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
+      return PollingSqlStore.this.lockSequencer(c, step, owner, ttl);
     }
-    step.at(returnEvents ? "take_outbox_events" : "take_outbox");
-    List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
-      ps.setInt(1, maxEvents);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          int partition = rs.getInt(3);
-          if (rs.wasNull()) {
-            partition = -1;
+
+    /** {@code row} is the event (sequence 0) with {@code events}, else null. */
+    @Override
+    List<Taken<StoredEvent>> takeOutbox(Connection c, Step step, int maxEvents, boolean events)
+        throws SQLException {
+      List<Taken<StoredEvent>> taken = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
+        ps.setInt(1, maxEvents);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            int partition = rs.getInt(3);
+            if (rs.wasNull()) {
+              partition = -1;
+            }
+            StoredEvent event =
+                events
+                    ? Headers.storedEvent(
+                        uuid(rs, 5),
+                        0,
+                        rs.getString(4),
+                        rs.getString(6),
+                        rs.getString(7),
+                        rs.getString(8),
+                        rs.getBytes(9),
+                        rs.getString(10),
+                        instant(rs, 11),
+                        instant(rs, 12))
+                    : null;
+            taken.add(new Taken<>(rs.getLong(1), rs.getLong(2), partition, rs.getString(4), event));
           }
-          StoredEvent event =
-              returnEvents
-                  ? Headers.storedEvent(
-                      uuid(rs, 5),
-                      0,
-                      rs.getString(4),
-                      rs.getString(6),
-                      rs.getString(7),
-                      rs.getString(8),
-                      rs.getBytes(9),
-                      rs.getString(10),
-                      instant(rs, 11),
-                      instant(rs, 12))
-                  : null;
-          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4), event));
         }
       }
+      return taken;
     }
-    if (taken.isEmpty()) {
-      return SequencedBatch.EMPTY;
-    }
-    // Outbox order is publish order (the read is ordered by id; the plan keeps it).
-    SequencePlan plan = new SequencePlan(assigner);
-    for (Taken t : taken) {
-      plan.add(t.topicId(), t.partition(), t.key());
-    }
-    plan.numberAfter(lockPartitions(c, step, plan.partitions()));
-    List<PartitionHead> heads = plan.heads();
-    List<long[]> advanced = new ArrayList<>(heads.size());
-    for (PartitionHead h : heads) {
-      advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
-    }
-    advancePartitions(c, step, advanced, version);
-    List<long[]> rows = new ArrayList<>(taken.size());
-    List<long[]> ids = new ArrayList<>(taken.size());
-    Map<PartitionKey, List<StoredEvent>> appended = returnEvents ? new HashMap<>() : Map.of();
-    for (int i = 0; i < taken.size(); i++) {
-      Taken t = taken.get(i);
-      PartitionKey k = plan.partition(i);
-      long seq = plan.sequence(i);
-      rows.add(new long[] {t.outboxId(), k.partition(), seq});
-      ids.add(new long[] {t.outboxId()});
-      if (returnEvents) {
-        appended.computeIfAbsent(k, x -> new ArrayList<>()).add(t.event().withSequence(seq));
+
+    @Override
+    void advancePartitions(Connection c, Step step, SequencePlan plan, long version)
+        throws SQLException {
+      plan.numberAfter(lockPartitions(c, step, plan.partitions()));
+      List<PartitionHead> heads = plan.heads();
+      List<long[]> advanced = new ArrayList<>(heads.size());
+      for (PartitionHead h : heads) {
+        advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
       }
+      PollingSqlStore.this.advancePartitions(c, step, advanced, version);
     }
-    step.at("append_log");
-    int n = appendLog(c, rows);
-    if (n != rows.size()) {
-      throw new StoreException(
-          "the sequencer appended " + n + " of " + rows.size() + " outbox rows",
-          new SQLException("append_log count mismatch"));
+
+    @Override
+    int appendLog(Connection c, List<Taken<StoredEvent>> taken, SequencePlan plan)
+        throws SQLException {
+      List<long[]> rows = new ArrayList<>(taken.size());
+      for (int i = 0; i < taken.size(); i++) {
+        rows.add(
+            new long[] {taken.get(i).outboxId(), plan.partition(i).partition(), plan.sequence(i)});
+      }
+      return PollingSqlStore.this.appendLog(c, rows);
     }
-    step.at("delete_outbox");
-    deleteOutbox(c, ids);
-    step.at("commit");
-    return new SequencedBatch(true, taken.size(), heads, appended);
+
+    @Override
+    void deleteOutbox(Connection c, Step step, List<Taken<StoredEvent>> taken) throws SQLException {
+      step.at("delete_outbox");
+      List<long[]> ids = new ArrayList<>(taken.size());
+      for (Taken<StoredEvent> t : taken) {
+        ids.add(new long[] {t.outboxId()});
+      }
+      PollingSqlStore.this.deleteOutbox(c, ids);
+    }
+
+    /** Pollers see the lease row's new version once the transaction commits. */
+    @Override
+    void wake(Connection c, Step step, List<PartitionHead> heads) {
+      step.at("commit");
+    }
+
+    @Override
+    StoredEvent event(StoredEvent row) {
+      return row;
+    }
   }
 
   // ------------------------------------------------------------------ consume
