@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * Small helpers of the H2 dialect. Times are epoch microseconds as on MariaDB (see {@link
- * MariaDbSql}); lists travel as SQL arrays; H2 has no {@code INSERT IGNORE} in its own mode, so
+ * EpochMicros}); lists travel as SQL arrays; H2 has no {@code INSERT IGNORE} in its own mode, so
  * "insert unless present" is a plain insert whose duplicate-key error counts as zero rows.
  */
 final class H2Sql {

@@ -28,7 +28,7 @@ import javax.sql.DataSource;
 /**
  * What the dialects without LISTEN/NOTIFY and without data-modifying CTEs (MariaDB / MySQL, H2) do
  * alike. Times are epoch microseconds and event ids text; wake-ups come from in-process signals and
- * from {@link MariaDbPoller}, an adaptive poll of one primary-key row; the sequencer keeps a
+ * from {@link PollingWakeups}, an adaptive poll of one primary-key row; the sequencer keeps a
  * connection of its own (READ COMMITTED) and takes outbox rows in several statements. Subclasses
  * say how lists of rows travel to the database.
  */
@@ -40,7 +40,7 @@ abstract class PollingSqlStore extends SqlStore {
   private final Object sequencerLock = new Object();
   private Connection sequencerConnection;
   private final PollingSequencer sequencer = new PollingSequencer();
-  private MariaDbPoller poller;
+  private PollingWakeups poller;
 
   /**
    * @param fastestPoll the wake-up poll's interval right after activity
@@ -267,7 +267,7 @@ abstract class PollingSqlStore extends SqlStore {
   // ------------------------------------------------------------------ publish
   /**
    * Nothing to add to the transaction: there is no NOTIFY. The sequencer's process finds the rows
-   * with its wake-up poll (see {@link MariaDbPoller}).
+   * with its wake-up poll (see {@link PollingWakeups}).
    */
   @Override
   public void notifyOutbox(Connection tx) {}
@@ -516,7 +516,7 @@ abstract class PollingSqlStore extends SqlStore {
   @Override
   public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
     int n = super.redriveDeadLetters(subscriptionId, q);
-    MariaDbPoller local;
+    PollingWakeups local;
     synchronized (this) {
       local = poller;
     }
@@ -532,7 +532,7 @@ abstract class PollingSqlStore extends SqlStore {
   public synchronized boolean listen(WakeupListener wakeups) {
     if (poller == null) {
       poller =
-          new MariaDbPoller(
+          new PollingWakeups(
               db, "boxline-listener-" + schema + prefix, wakeups, fastestPoll, slowestPoll);
       poller.start();
     }
