@@ -37,14 +37,6 @@ final class SqlCursors {
     this.open = open;
   }
 
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
     return db.list(
         "read",
@@ -101,7 +93,7 @@ final class SqlCursors {
       long position,
       long epoch)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("commit_cursor"))) {
       bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
       if (!ps.execute()) {
         return ps.getUpdateCount();
@@ -130,7 +122,7 @@ final class SqlCursors {
             ? CommitOutcome.COMMITTED
             : whyCursorStayed(c, subscriptionId, partition, epoch);
       } catch (SQLException e) {
-        throw fail("commit_cursor", e);
+        throw db.fail("commit_cursor", e);
       }
     }
     return db.tx(
@@ -189,7 +181,7 @@ final class SqlCursors {
   private boolean logHolds(Connection c, PartitionKey partition, long[] sequences, UUID[] eventIds)
       throws SQLException {
     Map<Long, String> held = new java.util.HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("log_ids"))) {
       ps.setLong(1, partition.topicId());
       ps.setInt(2, partition.partition());
       ps.setLong(3, sequences[0]);
@@ -242,7 +234,7 @@ final class SqlCursors {
   /** After a cursor move that matched no row: fenced (another epoch) or moved (lost commits). */
   CommitOutcome whyCursorStayed(
       Connection c, long subscriptionId, PartitionKey partition, long epoch) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("cursor_epoch"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("cursor_epoch"))) {
       ps.setLong(1, subscriptionId);
       ps.setLong(2, partition.topicId());
       ps.setInt(3, partition.partition());
@@ -259,7 +251,7 @@ final class SqlCursors {
       long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
     Connection c = open.get();
     try {
-      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+      try (PreparedStatement ps = c.prepareStatement(db.sql("lock_cursor"))) {
         ps.setLong(1, subscriptionId);
         ps.setLong(2, partition.topicId());
         ps.setInt(3, partition.partition());
@@ -277,7 +269,7 @@ final class SqlCursors {
       return why == CommitOutcome.CURSOR_MOVED ? FencedTransaction.MOVED : FencedTransaction.FENCED;
     } catch (SQLException e) {
       JdbcSql.closeQuietly(c);
-      throw fail("lock_cursor", e);
+      throw db.fail("lock_cursor", e);
     }
   }
 
@@ -289,7 +281,7 @@ final class SqlCursors {
         parking.insertParks(tx, subscriptionId, partition, parks);
       }
       step = "advance_locked_cursor";
-      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+      try (PreparedStatement ps = tx.prepareStatement(db.sql(step))) {
         ps.setLong(1, position);
         ps.setLong(2, subscriptionId);
         ps.setLong(3, partition.topicId());
@@ -300,7 +292,7 @@ final class SqlCursors {
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
-      throw fail(step, e);
+      throw db.fail(step, e);
     } finally {
       JdbcSql.closeQuietly(tx);
     }
@@ -308,7 +300,7 @@ final class SqlCursors {
 
   void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
     try {
-      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+      try (PreparedStatement ps = tx.prepareStatement(db.sql("parked_done_locked"))) {
         ps.setLong(1, subscriptionId);
         ps.setLong(2, partition.topicId());
         ps.setInt(3, partition.partition());
@@ -318,7 +310,7 @@ final class SqlCursors {
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
-      throw fail("parked_done_locked", e);
+      throw db.fail("parked_done_locked", e);
     } finally {
       JdbcSql.closeQuietly(tx);
     }
