@@ -391,6 +391,10 @@ abstract class PollingSqlStore extends SqlStore {
    * deleted. Nothing wakes anyone in the transaction: pollers see the lease's new version.
    */
   private final class PollingSequencer extends SqlSequencer<StoredEvent> {
+    PollingSequencer() {
+      super(PollingSqlStore.this.db);
+    }
+
     @Override
     Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
       return PollingSqlStore.this.lockSequencer(c, step, owner, ttl);
@@ -398,36 +402,25 @@ abstract class PollingSqlStore extends SqlStore {
 
     /** {@code row} is the event (sequence 0) with {@code events}, else null. */
     @Override
-    List<Taken<StoredEvent>> takeOutbox(Connection c, Step step, int maxEvents, boolean events)
-        throws SQLException {
-      List<Taken<StoredEvent>> taken = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
-        ps.setInt(1, maxEvents);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            int partition = rs.getInt(3);
-            if (rs.wasNull()) {
-              partition = -1;
-            }
-            StoredEvent event =
-                events
-                    ? Headers.storedEvent(
-                        uuid(rs, 5),
-                        0,
-                        rs.getString(4),
-                        rs.getString(6),
-                        rs.getString(7),
-                        rs.getString(8),
-                        rs.getBytes(9),
-                        rs.getString(10),
-                        instant(rs, 11),
-                        instant(rs, 12))
-                    : null;
-            taken.add(new Taken<>(rs.getLong(1), rs.getLong(2), partition, rs.getString(4), event));
-          }
-        }
-      }
-      return taken;
+    Taken<StoredEvent> taken(ResultSet rs, boolean events) throws SQLException {
+      return new Taken<>(
+          rs.getLong(1),
+          rs.getLong(2),
+          partitionOrNone(rs, 3),
+          rs.getString(4),
+          events
+              ? Headers.storedEvent(
+                  uuid(rs, 5),
+                  0,
+                  rs.getString(4),
+                  rs.getString(6),
+                  rs.getString(7),
+                  rs.getString(8),
+                  rs.getBytes(9),
+                  rs.getString(10),
+                  instant(rs, 11),
+                  instant(rs, 12))
+              : null);
     }
 
     @Override

@@ -26,24 +26,11 @@ import java.util.UUID;
  * come from {@link SequencePlan}.
  */
 final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
-  private final JdbcSql db;
   private final String logChannel;
 
   PostgresSequencer(JdbcSql db, String logChannel) {
-    this.db = db;
+    super(db);
     this.logChannel = logChannel;
-  }
-
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
-  private Connection connect() throws SQLException {
-    return db.connect();
   }
 
   /** A batch of up to {@code maxEvents} rows; see {@link io.boxline.spi.SequencerStore}. */
@@ -72,8 +59,8 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
    */
   private SequencedBatch sequenceInOneStatement(
       String owner, Duration ttl, int maxEvents, boolean returnEvents, boolean placeUnassigned) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("sequence_batch"))) {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(db.sql("sequence_batch"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
       ps.setString(2, owner);
       ps.setInt(3, maxEvents);
@@ -123,7 +110,7 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
       }
       return new SequencedBatch(true, taken, heads(heads), appended);
     } catch (SQLException e) {
-      throw fail("sequence_batch", e);
+      throw db.fail("sequence_batch", e);
     }
   }
 
@@ -145,14 +132,14 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
       return JdbcSql.inTransaction(
           c, tx -> sequenceIn(tx, step, owner, ttl, maxEvents, assigner, false));
     } catch (SQLException e) {
-      throw fail(step.name(), e);
+      throw db.fail(step.name(), e);
     }
   }
 
   /** The lease carries no version here: partitions keep none. */
   @Override
   Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("lock_sequencer"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
       ps.setString(2, owner);
       ps.setString(3, Long.toString(ttl.toMillis()));
@@ -162,39 +149,23 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
     }
   }
 
-  /** {@code DELETE ... RETURNING} the whole rows: taking them deletes them. */
+  /** A row of {@code take_outbox}: its {@code DELETE ... RETURNING} the whole row. */
   @Override
-  List<Taken<Row>> takeOutbox(Connection c, Step step, int maxEvents, boolean events)
-      throws SQLException {
-    List<Taken<Row>> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
-      ps.setInt(1, maxEvents);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          long topicId = rs.getLong(3);
-          int partition = rs.getInt(4);
-          if (rs.wasNull()) {
-            partition = -1;
-          }
-          taken.add(
-              new Taken<>(
-                  rs.getLong(1),
-                  topicId,
-                  partition,
-                  rs.getString(5),
-                  new Row(
-                      rs.getObject(2, UUID.class),
-                      rs.getString(6),
-                      rs.getString(7),
-                      rs.getString(8),
-                      rs.getBytes(9),
-                      rs.getString(10),
-                      rs.getTimestamp(11),
-                      rs.getTimestamp(12))));
-        }
-      }
-    }
-    return taken;
+  Taken<Row> taken(ResultSet rs, boolean events) throws SQLException {
+    return new Taken<>(
+        rs.getLong(1),
+        rs.getLong(3),
+        partitionOrNone(rs, 4),
+        rs.getString(5),
+        new Row(
+            rs.getObject(2, UUID.class),
+            rs.getString(6),
+            rs.getString(7),
+            rs.getString(8),
+            rs.getBytes(9),
+            rs.getString(10),
+            rs.getTimestamp(11),
+            rs.getTimestamp(12)));
   }
 
   /** One statement advances each partition by its rows and returns its new last sequence. */
@@ -214,7 +185,7 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
       gCounts[g] = (long) plan.count(k);
     }
     Map<PartitionKey, Long> lastAfter = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("advance_partitions"))) {
       ps.setArray(1, c.createArrayOf("bigint", gTopics));
       ps.setArray(2, c.createArrayOf("integer", gParts));
       ps.setArray(3, c.createArrayOf("bigint", gCounts));
@@ -250,7 +221,7 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
           r.createdAt(),
           r.deliverAt());
     }
-    try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("append_log"))) {
       ps.setArray(1, c.createArrayOf("bigint", a.topics));
       ps.setArray(2, c.createArrayOf("integer", a.partitions));
       ps.setArray(3, c.createArrayOf("bigint", seqs));
@@ -270,7 +241,7 @@ final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
   @Override
   void wake(Connection c, Step step, List<PartitionHead> heads) throws SQLException {
     step.at("notify");
-    try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("notify"))) {
       ps.setString(1, logChannel);
       ps.setString(2, PostgresListener.encodeHeads(heads));
       ps.execute();

@@ -8,6 +8,8 @@ import io.boxline.spi.SequencePlan;
 import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +30,11 @@ import java.util.Map;
  * @param <R> what a dialect keeps of a taken outbox row for its later steps
  */
 abstract class SqlSequencer<R> {
+  final JdbcSql db;
+
+  SqlSequencer(JdbcSql db) {
+    this.db = db;
+  }
 
   /** One outbox row taken by the sequencer: what places it, and what the dialect keeps of it. */
   record Taken<R>(long outboxId, long topicId, int partition, String key, R row) {}
@@ -41,12 +48,10 @@ abstract class SqlSequencer<R> {
       throws SQLException;
 
   /**
-   * Runs {@code step}'s query ({@code take_outbox}, or {@code take_outbox_events} when {@code
-   * events} asks for rows that carry their events in full) over the oldest {@code maxEvents} outbox
-   * rows; returns them in any order (partition -1 where a row has none).
+   * One row of {@code take_outbox}, or of {@code take_outbox_events} (the rows with their events in
+   * full) when {@code events}.
    */
-  abstract List<Taken<R>> takeOutbox(Connection tx, Step step, int maxEvents, boolean events)
-      throws SQLException;
+  abstract Taken<R> taken(ResultSet rs, boolean events) throws SQLException;
 
   /**
    * Locks the partitions of {@code plan} (in its lock order), numbers the plan after their last
@@ -65,8 +70,8 @@ abstract class SqlSequencer<R> {
       throws SQLException;
 
   /**
-   * Removes the taken rows from the outbox, unless {@link #takeOutbox} deleted them already. Sets
-   * {@code step} to what runs.
+   * Removes the taken rows from the outbox, unless taking them ({@code take_outbox}) deleted them.
+   * Sets {@code step} to what runs.
    */
   abstract void deleteOutbox(Connection tx, Step step, List<Taken<R>> taken) throws SQLException;
 
@@ -82,6 +87,12 @@ abstract class SqlSequencer<R> {
    */
   StoredEvent event(R row) {
     throw new IllegalStateException(getClass().getSimpleName() + " hands no events over");
+  }
+
+  /** The partition in {@code column}, or -1 where the row has none. */
+  static int partitionOrNone(ResultSet rs, int column) throws SQLException {
+    int partition = rs.getInt(column);
+    return rs.wasNull() ? -1 : partition;
   }
 
   /**
@@ -104,7 +115,15 @@ abstract class SqlSequencer<R> {
       return SequencedBatch.NOT_LEADER;
     }
     step.at(returnEvents ? "take_outbox_events" : "take_outbox");
-    List<Taken<R>> taken = new ArrayList<>(takeOutbox(tx, step, maxEvents, returnEvents));
+    List<Taken<R>> taken = new ArrayList<>();
+    try (PreparedStatement ps = tx.prepareStatement(db.sql(step.name()))) {
+      ps.setInt(1, maxEvents);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          taken.add(taken(rs, returnEvents));
+        }
+      }
+    }
     if (taken.isEmpty()) {
       return SequencedBatch.EMPTY;
     }
