@@ -212,12 +212,7 @@ abstract class PollingSqlStore extends SqlStore {
         ps.setInt(c++, r.partition());
         ps.setLong(c++, seqs[i]);
         ps.setString(c++, r.eventId().toString());
-        ps.setString(c++, r.key());
-        ps.setString(c++, r.type());
-        ps.setString(c++, r.source());
-        ps.setString(c++, r.contentType());
-        ps.setBytes(c++, r.payload());
-        ps.setString(c++, Headers.toJson(r.headers()));
+        c = bindBody(ps, c, r);
         ps.setLong(c++, created);
         ps.setLong(c++, sequenced);
         ps.setObject(c, EpochMicros.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
@@ -226,6 +221,33 @@ abstract class PollingSqlStore extends SqlStore {
       ps.executeBatch();
     }
     return seqs;
+  }
+
+  /**
+   * Binds one outbox row of the row-wise {@code append} statement from parameter {@code i}; returns
+   * the next index.
+   */
+  static int bindOutboxRow(PreparedStatement ps, int i, OutboxRecord r) throws SQLException {
+    ps.setString(i++, r.eventId().toString());
+    ps.setLong(i++, r.topicId());
+    ps.setObject(i++, r.partition() < 0 ? null : r.partition(), java.sql.Types.INTEGER);
+    i = bindBody(ps, i, r);
+    ps.setObject(i++, EpochMicros.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
+    return i;
+  }
+
+  /**
+   * Binds key, type, source, content type, payload and headers, the columns every event statement
+   * has in this order, from parameter {@code i}; returns the next index.
+   */
+  static int bindBody(PreparedStatement ps, int i, OutboxRecord r) throws SQLException {
+    ps.setString(i++, r.key());
+    ps.setString(i++, r.type());
+    ps.setString(i++, r.source());
+    ps.setString(i++, r.contentType());
+    ps.setBytes(i++, r.payload());
+    ps.setString(i++, Headers.toJson(r.headers()));
+    return i;
   }
 
   @Override
