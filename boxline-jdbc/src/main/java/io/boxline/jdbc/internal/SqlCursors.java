@@ -51,6 +51,16 @@ final class SqlCursors {
 
   /** A row of {@code read} or {@code read_filtered}. */
   private StoredEvent storedEvent(ResultSet rs) throws SQLException {
+    return logEvent(dialect, rs, 10);
+  }
+
+  /**
+   * The event of a log row whose columns 1-9 are sequence, id, key, type, source, content type,
+   * payload, headers and creation time, with its delivery time in {@code deliverAtColumn} (the
+   * reads, {@code due_parked}).
+   */
+  static StoredEvent logEvent(SqlDialect dialect, ResultSet rs, int deliverAtColumn)
+      throws SQLException {
     return Headers.storedEvent(
         dialect.uuid(rs, 2),
         rs.getLong(1),
@@ -61,7 +71,7 @@ final class SqlCursors {
         rs.getBytes(7),
         rs.getString(8),
         dialect.instant(rs, 9),
-        dialect.instant(rs, 10));
+        dialect.instant(rs, deliverAtColumn));
   }
 
   /**

@@ -290,19 +290,7 @@ final class SqlParking {
         },
         rs ->
             new ParkedEvent(
-                Headers.storedEvent(
-                    dialect.uuid(rs, 2),
-                    rs.getLong(1),
-                    rs.getString(3),
-                    rs.getString(4),
-                    rs.getString(5),
-                    rs.getString(6),
-                    rs.getBytes(7),
-                    rs.getString(8),
-                    dialect.instant(rs, 9),
-                    dialect.instant(rs, 12)),
-                rs.getInt(10),
-                dialect.instant(rs, 11)));
+                SqlCursors.logEvent(dialect, rs, 12), rs.getInt(10), dialect.instant(rs, 11)));
   }
 
   /**
