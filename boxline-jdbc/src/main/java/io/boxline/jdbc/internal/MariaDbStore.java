@@ -290,12 +290,7 @@ public final class MariaDbStore extends PollingSqlStore {
       ps.setString(1, json);
       ps.setLong(2, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
-          if (i != null) {
-            positions[i] = rs.getLong(3);
-          }
-        }
+        readPositions(rs, index, positions);
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
