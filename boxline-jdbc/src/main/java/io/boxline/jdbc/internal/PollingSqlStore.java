@@ -29,8 +29,8 @@ import javax.sql.DataSource;
  * What the dialects without LISTEN/NOTIFY and without data-modifying CTEs (MariaDB / MySQL, H2) do
  * alike. Times are epoch microseconds and event ids text; wake-ups come from in-process signals and
  * from {@link PollingWakeups}, an adaptive poll of one primary-key row; the sequencer keeps a
- * connection of its own (READ COMMITTED) and takes outbox rows in several statements. Subclasses
- * say how lists of rows travel to the database.
+ * connection of its own (READ COMMITTED) and moves outbox rows in the steps of {@link
+ * SqlSequencer}. Subclasses say how lists of rows travel to the database.
  */
 abstract class PollingSqlStore extends SqlStore {
   private final System.Logger log = System.getLogger(getClass().getName());
