@@ -1,5 +1,7 @@
 package io.boxline.jdbc.internal;
 
+import io.boxline.spi.Park;
+import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -40,6 +42,32 @@ abstract class EpochMicrosDialect implements SqlDialect {
     ps.setLong(at, EpochMicros.micros(d));
   }
 
+  /**
+   * Binds one parked event's row of the row-wise {@code park} statement of these dialects from
+   * parameter {@code i}; returns the next index. The state goes in four times: its column, and the
+   * three time columns it decides.
+   */
+  static int bindParkRow(
+      PreparedStatement ps, int i, long subscriptionId, PartitionKey partition, Park k)
+      throws SQLException {
+    String state = k.state().name();
+    ps.setLong(i++, subscriptionId);
+    ps.setLong(i++, partition.topicId());
+    ps.setInt(i++, partition.partition());
+    ps.setLong(i++, k.seq());
+    ps.setString(i++, k.eventId().toString());
+    ps.setString(i++, k.key());
+    ps.setString(i++, k.type());
+    ps.setString(i++, state);
+    ps.setInt(i++, k.attempts());
+    ps.setLong(i++, EpochMicros.micros(k.nextAttemptAt()));
+    ps.setString(i++, k.lastError());
+    ps.setString(i++, state);
+    ps.setString(i++, state);
+    ps.setString(i++, state);
+    return i;
+  }
+
   /** The new row's generated key, when the insert did not skip it as present. */
   @Override
   public Long insertReturningId(Connection c, String sql, JdbcSql.Binder binder)
@@ -57,7 +85,7 @@ abstract class EpochMicrosDialect implements SqlDialect {
     return null;
   }
 
-  /** Every consumer re-reads its backlog at its next poll (see {@link MariaDbPoller}). */
+  /** Every consumer re-reads its backlog at its next poll (see {@link PollingWakeups}). */
   @Override
   public void wakeAll(Connection tx, JdbcSql db) throws SQLException {
     try (PreparedStatement ps = tx.prepareStatement(db.sql("wake_all"))) {

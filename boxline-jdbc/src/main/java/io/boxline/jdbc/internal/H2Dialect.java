@@ -38,7 +38,7 @@ final class H2Dialect extends EpochMicrosDialect {
       throws SQLException {
     try (PreparedStatement ps = tx.prepareStatement(parkSql)) {
       for (Park k : parks) {
-        MariaDbDialect.bindParkRow(ps, 1, subscriptionId, partition, k);
+        bindParkRow(ps, 1, subscriptionId, partition, k);
         H2Sql.insertIgnore(ps);
       }
     }

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * Small helpers of the H2 dialect. Times are epoch microseconds as on MariaDB (see {@link
- * MariaDbSql}); lists travel as SQL arrays; H2 has no {@code INSERT IGNORE} in its own mode, so
+ * EpochMicros}); lists travel as SQL arrays; H2 has no {@code INSERT IGNORE} in its own mode, so
  * "insert unless present" is a plain insert whose duplicate-key error counts as zero rows.
  */
 final class H2Sql {
@@ -38,16 +38,13 @@ final class H2Sql {
 
   /** Whether the failure is a deadlock, lock timeout or concurrent update; a retry may succeed. */
   static boolean retryable(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && (s.getErrorCode() == DEADLOCK
-              || s.getErrorCode() == LOCK_TIMEOUT
-              || s.getErrorCode() == CONCURRENT_UPDATE
-              || "40001".equals(s.getSQLState()))) {
-        return true;
-      }
-    }
-    return false;
+    return JdbcSql.anyCause(
+        e,
+        s ->
+            s.getErrorCode() == DEADLOCK
+                || s.getErrorCode() == LOCK_TIMEOUT
+                || s.getErrorCode() == CONCURRENT_UPDATE
+                || "40001".equals(s.getSQLState()));
   }
 
   static Long[] longs(List<long[]> rows, int column) {

@@ -7,7 +7,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -94,17 +93,7 @@ public final class H2Store extends PollingSqlStore {
     }
     try (PreparedStatement ps = tx.prepareStatement(sql("append"))) {
       for (OutboxRecord r : rows) {
-        int i = 1;
-        ps.setString(i++, r.eventId().toString());
-        ps.setLong(i++, r.topicId());
-        ps.setObject(i++, r.partition() < 0 ? null : r.partition(), Types.INTEGER);
-        ps.setString(i++, r.key());
-        ps.setString(i++, r.type());
-        ps.setString(i++, r.source());
-        ps.setString(i++, r.contentType());
-        ps.setBytes(i++, r.payload());
-        ps.setString(i++, Headers.toJson(r.headers()));
-        ps.setObject(i, EpochMicros.microsOrNull(r.deliverAt()), Types.BIGINT);
+        bindOutboxRow(ps, 1, r);
         ps.addBatch();
       }
       ps.executeBatch();

@@ -154,9 +154,13 @@ final class JdbcSql {
 
   /** PostgreSQL's deadlock, or the serialization failure MariaDB and H2 report for one. */
   static boolean isDeadlock(SQLException e) {
+    return anyCause(e, s -> "40P01".equals(s.getSQLState()) || "40001".equals(s.getSQLState()));
+  }
+
+  /** Whether {@code e} or an {@link SQLException} among its causes matches {@code test}. */
+  static boolean anyCause(SQLException e, java.util.function.Predicate<SQLException> test) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && ("40P01".equals(s.getSQLState()) || "40001".equals(s.getSQLState()))) {
+      if (t instanceof SQLException s && test.test(s)) {
         return true;
       }
     }

@@ -72,32 +72,6 @@ final class MariaDbDialect extends EpochMicrosDialect {
     }
   }
 
-  /**
-   * Binds one parked event's row of the row-wise {@code park} statement (MariaDB and H2) from
-   * parameter {@code i}; returns the next index. The state goes in four times: its column, and the
-   * three time columns it decides.
-   */
-  static int bindParkRow(
-      PreparedStatement ps, int i, long subscriptionId, PartitionKey partition, Park k)
-      throws SQLException {
-    String state = k.state().name();
-    ps.setLong(i++, subscriptionId);
-    ps.setLong(i++, partition.topicId());
-    ps.setInt(i++, partition.partition());
-    ps.setLong(i++, k.seq());
-    ps.setString(i++, k.eventId().toString());
-    ps.setString(i++, k.key());
-    ps.setString(i++, k.type());
-    ps.setString(i++, state);
-    ps.setInt(i++, k.attempts());
-    ps.setLong(i++, EpochMicros.micros(k.nextAttemptAt()));
-    ps.setString(i++, k.lastError());
-    ps.setString(i++, state);
-    ps.setString(i++, state);
-    ps.setString(i++, state);
-    return i;
-  }
-
   @Override
   public long deleteRows(PreparedStatement delete, List<long[]> rows) throws SQLException {
     delete.setString(1, MariaDbSql.jsonRows(rows));

@@ -103,14 +103,11 @@ final class MariaDbSql {
 
   /** Whether the failure is a deadlock or lock wait timeout, after which a retry may succeed. */
   static boolean retryable(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && (s.getErrorCode() == DEADLOCK
-              || s.getErrorCode() == LOCK_WAIT_TIMEOUT
-              || "40001".equals(s.getSQLState()))) {
-        return true;
-      }
-    }
-    return false;
+    return JdbcSql.anyCause(
+        e,
+        s ->
+            s.getErrorCode() == DEADLOCK
+                || s.getErrorCode() == LOCK_WAIT_TIMEOUT
+                || "40001".equals(s.getSQLState()));
   }
 }

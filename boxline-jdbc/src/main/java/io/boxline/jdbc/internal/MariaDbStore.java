@@ -8,7 +8,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -120,16 +119,7 @@ public final class MariaDbStore extends PollingSqlStore {
         tx.prepareStatement(MariaDbSql.repeatRows(sql("append"), rows.size()))) {
       int i = 1;
       for (OutboxRecord r : rows) {
-        ps.setString(i++, r.eventId().toString());
-        ps.setLong(i++, r.topicId());
-        ps.setObject(i++, r.partition() < 0 ? null : r.partition(), Types.INTEGER);
-        ps.setString(i++, r.key());
-        ps.setString(i++, r.type());
-        ps.setString(i++, r.source());
-        ps.setString(i++, r.contentType());
-        ps.setBytes(i++, r.payload());
-        ps.setString(i++, Headers.toJson(r.headers()));
-        ps.setObject(i++, EpochMicros.microsOrNull(r.deliverAt()), Types.BIGINT);
+        i = bindOutboxRow(ps, i, r);
       }
       ps.executeUpdate();
     }
@@ -300,12 +290,7 @@ public final class MariaDbStore extends PollingSqlStore {
       ps.setString(1, json);
       ps.setLong(2, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
-          if (i != null) {
-            positions[i] = rs.getLong(3);
-          }
-        }
+        readPositions(rs, index, positions);
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {

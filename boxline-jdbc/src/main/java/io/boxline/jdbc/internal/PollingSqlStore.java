@@ -1,7 +1,6 @@
 package io.boxline.jdbc.internal;
 
 import io.boxline.DeadLetterQuery;
-import io.boxline.StoreException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.LeaseStatus;
@@ -29,9 +28,9 @@ import javax.sql.DataSource;
 /**
  * What the dialects without LISTEN/NOTIFY and without data-modifying CTEs (MariaDB / MySQL, H2) do
  * alike. Times are epoch microseconds and event ids text; wake-ups come from in-process signals and
- * from {@link MariaDbPoller}, an adaptive poll of one primary-key row; the sequencer keeps a
- * connection of its own (READ COMMITTED) and takes outbox rows in several statements. Subclasses
- * say how lists of rows travel to the database.
+ * from {@link PollingWakeups}, an adaptive poll of one primary-key row; the sequencer keeps a
+ * connection of its own (READ COMMITTED) and moves outbox rows in the steps of {@link
+ * SqlSequencer}. Subclasses say how lists of rows travel to the database.
  */
 abstract class PollingSqlStore extends SqlStore {
   private final System.Logger log = System.getLogger(getClass().getName());
@@ -40,7 +39,8 @@ abstract class PollingSqlStore extends SqlStore {
   private final Duration slowestPoll;
   private final Object sequencerLock = new Object();
   private Connection sequencerConnection;
-  private MariaDbPoller poller;
+  private final PollingSequencer sequencer = new PollingSequencer();
+  private PollingWakeups poller;
 
   /**
    * @param fastestPoll the wake-up poll's interval right after activity
@@ -212,12 +212,7 @@ abstract class PollingSqlStore extends SqlStore {
         ps.setInt(c++, r.partition());
         ps.setLong(c++, seqs[i]);
         ps.setString(c++, r.eventId().toString());
-        ps.setString(c++, r.key());
-        ps.setString(c++, r.type());
-        ps.setString(c++, r.source());
-        ps.setString(c++, r.contentType());
-        ps.setBytes(c++, r.payload());
-        ps.setString(c++, Headers.toJson(r.headers()));
+        c = bindBody(ps, c, r);
         ps.setLong(c++, created);
         ps.setLong(c++, sequenced);
         ps.setObject(c, EpochMicros.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
@@ -226,6 +221,33 @@ abstract class PollingSqlStore extends SqlStore {
       ps.executeBatch();
     }
     return seqs;
+  }
+
+  /**
+   * Binds one outbox row of the row-wise {@code append} statement from parameter {@code i}; returns
+   * the next index.
+   */
+  static int bindOutboxRow(PreparedStatement ps, int i, OutboxRecord r) throws SQLException {
+    ps.setString(i++, r.eventId().toString());
+    ps.setLong(i++, r.topicId());
+    ps.setObject(i++, r.partition() < 0 ? null : r.partition(), java.sql.Types.INTEGER);
+    i = bindBody(ps, i, r);
+    ps.setObject(i++, EpochMicros.microsOrNull(r.deliverAt()), java.sql.Types.BIGINT);
+    return i;
+  }
+
+  /**
+   * Binds key, type, source, content type, payload and headers, the columns every event statement
+   * has in this order, from parameter {@code i}; returns the next index.
+   */
+  static int bindBody(PreparedStatement ps, int i, OutboxRecord r) throws SQLException {
+    ps.setString(i++, r.key());
+    ps.setString(i++, r.type());
+    ps.setString(i++, r.source());
+    ps.setString(i++, r.contentType());
+    ps.setBytes(i++, r.payload());
+    ps.setString(i++, Headers.toJson(r.headers()));
+    return i;
   }
 
   @Override
@@ -267,7 +289,7 @@ abstract class PollingSqlStore extends SqlStore {
   // ------------------------------------------------------------------ publish
   /**
    * Nothing to add to the transaction: there is no NOTIFY. The sequencer's process finds the rows
-   * with its wake-up poll (see {@link MariaDbPoller}).
+   * with its wake-up poll (see {@link PollingWakeups}).
    */
   @Override
   public void notifyOutbox(Connection tx) {}
@@ -369,12 +391,6 @@ abstract class PollingSqlStore extends SqlStore {
   }
 
   /**
-   * One outbox row taken by the sequencer; {@code event} (without its sequence) only when the
-   * events are handed over, else the payload stays in the server.
-   */
-  private record Taken(long outboxId, long topicId, int partition, String key, StoredEvent event) {}
-
-  /**
    * With {@code returnEvents} the sequencer reads the whole outbox rows it moves (one read, on the
    * connection it holds anyway) and returns them with their sequences, so that consumers in this
    * process take them from memory; they commit such events with {@link #commitBatchIfLogHolds} or a
@@ -385,89 +401,93 @@ abstract class PollingSqlStore extends SqlStore {
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
     Step step = new Step("lock_sequencer");
     return onSequencerConnection(
-        ttl, step, c -> sequence(c, step, owner, ttl, maxEvents, assigner, returnEvents));
+        ttl,
+        step,
+        c -> sequencer.sequenceIn(c, step, owner, ttl, maxEvents, assigner, returnEvents));
   }
 
-  private SequencedBatch sequence(
-      Connection c,
-      Step step,
-      String owner,
-      Duration ttl,
-      int maxEvents,
-      PartitionAssigner assigner,
-      boolean returnEvents)
-      throws SQLException {
-    Long version = lockSequencer(c, step, owner, ttl);
-    if (version == null) {
-      return SequencedBatch.NOT_LEADER;
+  /**
+   * The sequencer's steps here: a plain read of the outbox rows (with their events, when they are
+   * handed over), partitions locked and read, then advanced at the lease's version, the log rows
+   * copied inside the database from {@code [outbox id, partition, sequence]} rows, the outbox rows
+   * deleted. Nothing wakes anyone in the transaction: pollers see the lease's new version.
+   */
+  private final class PollingSequencer extends SqlSequencer<StoredEvent> {
+    PollingSequencer() {
+      super(PollingSqlStore.this.db);
     }
-    step.at(returnEvents ? "take_outbox_events" : "take_outbox");
-    List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql(step.name()))) {
-      ps.setInt(1, maxEvents);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          int partition = rs.getInt(3);
-          if (rs.wasNull()) {
-            partition = -1;
-          }
-          StoredEvent event =
-              returnEvents
-                  ? Headers.storedEvent(
-                      uuid(rs, 5),
-                      0,
-                      rs.getString(4),
-                      rs.getString(6),
-                      rs.getString(7),
-                      rs.getString(8),
-                      rs.getBytes(9),
-                      rs.getString(10),
-                      instant(rs, 11),
-                      instant(rs, 12))
-                  : null;
-          taken.add(new Taken(rs.getLong(1), rs.getLong(2), partition, rs.getString(4), event));
-        }
+
+    @Override
+    Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
+      return PollingSqlStore.this.lockSequencer(c, step, owner, ttl);
+    }
+
+    /** {@code row} is the event (sequence 0) with {@code events}, else null. */
+    @Override
+    Taken<StoredEvent> taken(ResultSet rs, boolean events) throws SQLException {
+      return new Taken<>(
+          rs.getLong(1),
+          rs.getLong(2),
+          partitionOrNone(rs, 3),
+          rs.getString(4),
+          events
+              ? Headers.storedEvent(
+                  uuid(rs, 5),
+                  0,
+                  rs.getString(4),
+                  rs.getString(6),
+                  rs.getString(7),
+                  rs.getString(8),
+                  rs.getBytes(9),
+                  rs.getString(10),
+                  instant(rs, 11),
+                  instant(rs, 12))
+              : null);
+    }
+
+    @Override
+    void advancePartitions(Connection c, Step step, SequencePlan plan, long version)
+        throws SQLException {
+      plan.numberAfter(lockPartitions(c, step, plan.partitions()));
+      List<PartitionHead> heads = plan.heads();
+      List<long[]> advanced = new ArrayList<>(heads.size());
+      for (PartitionHead h : heads) {
+        advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
       }
+      PollingSqlStore.this.advancePartitions(c, step, advanced, version);
     }
-    if (taken.isEmpty()) {
-      return SequencedBatch.EMPTY;
-    }
-    // Outbox order is publish order (the read is ordered by id; the plan keeps it).
-    SequencePlan plan = new SequencePlan(assigner);
-    for (Taken t : taken) {
-      plan.add(t.topicId(), t.partition(), t.key());
-    }
-    plan.numberAfter(lockPartitions(c, step, plan.partitions()));
-    List<PartitionHead> heads = plan.heads();
-    List<long[]> advanced = new ArrayList<>(heads.size());
-    for (PartitionHead h : heads) {
-      advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
-    }
-    advancePartitions(c, step, advanced, version);
-    List<long[]> rows = new ArrayList<>(taken.size());
-    List<long[]> ids = new ArrayList<>(taken.size());
-    Map<PartitionKey, List<StoredEvent>> appended = returnEvents ? new HashMap<>() : Map.of();
-    for (int i = 0; i < taken.size(); i++) {
-      Taken t = taken.get(i);
-      PartitionKey k = plan.partition(i);
-      long seq = plan.sequence(i);
-      rows.add(new long[] {t.outboxId(), k.partition(), seq});
-      ids.add(new long[] {t.outboxId()});
-      if (returnEvents) {
-        appended.computeIfAbsent(k, x -> new ArrayList<>()).add(t.event().withSequence(seq));
+
+    @Override
+    int appendLog(Connection c, List<Taken<StoredEvent>> taken, SequencePlan plan)
+        throws SQLException {
+      List<long[]> rows = new ArrayList<>(taken.size());
+      for (int i = 0; i < taken.size(); i++) {
+        rows.add(
+            new long[] {taken.get(i).outboxId(), plan.partition(i).partition(), plan.sequence(i)});
       }
+      return PollingSqlStore.this.appendLog(c, rows);
     }
-    step.at("append_log");
-    int n = appendLog(c, rows);
-    if (n != rows.size()) {
-      throw new StoreException(
-          "the sequencer appended " + n + " of " + rows.size() + " outbox rows",
-          new SQLException("append_log count mismatch"));
+
+    @Override
+    void deleteOutbox(Connection c, Step step, List<Taken<StoredEvent>> taken) throws SQLException {
+      step.at("delete_outbox");
+      List<long[]> ids = new ArrayList<>(taken.size());
+      for (Taken<StoredEvent> t : taken) {
+        ids.add(new long[] {t.outboxId()});
+      }
+      PollingSqlStore.this.deleteOutbox(c, ids);
     }
-    step.at("delete_outbox");
-    deleteOutbox(c, ids);
-    step.at("commit");
-    return new SequencedBatch(true, taken.size(), heads, appended);
+
+    /** Pollers see the lease row's new version once the transaction commits. */
+    @Override
+    void wake(Connection c, Step step, List<PartitionHead> heads) {
+      step.at("commit");
+    }
+
+    @Override
+    StoredEvent event(StoredEvent row) {
+      return row;
+    }
   }
 
   // ------------------------------------------------------------------ consume
@@ -511,7 +531,7 @@ abstract class PollingSqlStore extends SqlStore {
   @Override
   public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
     int n = super.redriveDeadLetters(subscriptionId, q);
-    MariaDbPoller local;
+    PollingWakeups local;
     synchronized (this) {
       local = poller;
     }
@@ -527,7 +547,7 @@ abstract class PollingSqlStore extends SqlStore {
   public synchronized boolean listen(WakeupListener wakeups) {
     if (poller == null) {
       poller =
-          new MariaDbPoller(
+          new PollingWakeups(
               db, "boxline-listener-" + schema + prefix, wakeups, fastestPoll, slowestPoll);
       poller.start();
     }

@@ -21,28 +21,16 @@ import java.util.UUID;
 
 /**
  * The PostgreSQL sequencer's batch: in one auto-commit statement ({@code sequence_batch}) when the
- * rows need no placement from Java, else in steps in one transaction (take the rows, advance their
- * partitions, append them, notify). Its decisions come from {@link SequencePlan}.
+ * rows need no placement from Java, else in the steps every dialect runs ({@link SqlSequencer}:
+ * take the rows, advance their partitions, append them, notify) in one transaction. Its decisions
+ * come from {@link SequencePlan}.
  */
-final class PostgresSequencer {
-  private final JdbcSql db;
+final class PostgresSequencer extends SqlSequencer<PostgresSequencer.Row> {
   private final String logChannel;
 
   PostgresSequencer(JdbcSql db, String logChannel) {
-    this.db = db;
+    super(db);
     this.logChannel = logChannel;
-  }
-
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
-  private Connection connect() throws SQLException {
-    return db.connect();
   }
 
   /** A batch of up to {@code maxEvents} rows; see {@link io.boxline.spi.SequencerStore}. */
@@ -53,13 +41,9 @@ final class PostgresSequencer {
     return batch != null ? batch : sequenceInSteps(owner, ttl, maxEvents, assigner);
   }
 
-  /** One outbox row taken by the sequencer. */
-  private record Taken(
-      long outboxId,
+  /** What the steps keep of a taken outbox row besides its placement: the rest of the row. */
+  record Row(
       UUID eventId,
-      long topicId,
-      int partition,
-      String key,
       String type,
       String source,
       String contentType,
@@ -75,8 +59,8 @@ final class PostgresSequencer {
    */
   private SequencedBatch sequenceInOneStatement(
       String owner, Duration ttl, int maxEvents, boolean returnEvents, boolean placeUnassigned) {
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(sql("sequence_batch"))) {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(db.sql("sequence_batch"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
       ps.setString(2, owner);
       ps.setInt(3, maxEvents);
@@ -126,7 +110,7 @@ final class PostgresSequencer {
       }
       return new SequencedBatch(true, taken, heads(heads), appended);
     } catch (SQLException e) {
-      throw fail("sequence_batch", e);
+      throw db.fail("sequence_batch", e);
     }
   }
 
@@ -135,72 +119,59 @@ final class PostgresSequencer {
     return heads == null ? List.of() : heads;
   }
 
+  /**
+   * The batch in steps in one transaction ({@link SqlSequencer}): {@code take_outbox} deletes the
+   * rows it takes, {@code advance_partitions} advances and reads each partition in one statement,
+   * {@code append_log} writes the whole rows from arrays, and {@code notify} wakes the consumers.
+   * The steps hand no events over (only {@code sequence_batch} returns them).
+   */
   private SequencedBatch sequenceInSteps(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner) {
     Step step = new Step("lock_sequencer");
     try (Connection c = db.connect()) {
-      return JdbcSql.inTransaction(c, tx -> sequence(tx, step, owner, ttl, maxEvents, assigner));
+      return JdbcSql.inTransaction(
+          c, tx -> sequenceIn(tx, step, owner, ttl, maxEvents, assigner, false));
     } catch (SQLException e) {
-      throw fail(step.name(), e);
+      throw db.fail(step.name(), e);
     }
   }
 
-  private SequencedBatch sequence(
-      Connection c,
-      Step step,
-      String owner,
-      Duration ttl,
-      int maxEvents,
-      PartitionAssigner assigner)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("lock_sequencer"))) {
+  /** The lease carries no version here: partitions keep none. */
+  @Override
+  Long lockSequencer(Connection c, Step step, String owner, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("lock_sequencer"))) {
       ps.setDouble(1, ttl.toMillis() / 1000.0);
       ps.setString(2, owner);
       ps.setString(3, Long.toString(ttl.toMillis()));
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return SequencedBatch.NOT_LEADER;
-        }
+        return rs.next() ? 0L : null;
       }
     }
-    step.at("take_outbox");
-    List<Taken> taken = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("take_outbox"))) {
-      ps.setInt(1, maxEvents);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          long topicId = rs.getLong(3);
-          int partition = rs.getInt(4);
-          if (rs.wasNull()) {
-            partition = -1;
-          }
-          String key = rs.getString(5);
-          taken.add(
-              new Taken(
-                  rs.getLong(1),
-                  rs.getObject(2, UUID.class),
-                  topicId,
-                  partition,
-                  key,
-                  rs.getString(6),
-                  rs.getString(7),
-                  rs.getString(8),
-                  rs.getBytes(9),
-                  rs.getString(10),
-                  rs.getTimestamp(11),
-                  rs.getTimestamp(12)));
-        }
-      }
-    }
-    if (taken.isEmpty()) {
-      return SequencedBatch.EMPTY;
-    }
-    // Outbox order is publish order; DELETE ... RETURNING does not promise any order.
-    taken.sort((a, b) -> Long.compare(a.outboxId(), b.outboxId()));
-    SequencePlan plan = new SequencePlan(assigner);
-    for (Taken t : taken) {
-      plan.add(t.topicId(), t.partition(), t.key());
-    }
+  }
+
+  /** A row of {@code take_outbox}: its {@code DELETE ... RETURNING} the whole row. */
+  @Override
+  Taken<Row> taken(ResultSet rs, boolean events) throws SQLException {
+    return new Taken<>(
+        rs.getLong(1),
+        rs.getLong(3),
+        partitionOrNone(rs, 4),
+        rs.getString(5),
+        new Row(
+            rs.getObject(2, UUID.class),
+            rs.getString(6),
+            rs.getString(7),
+            rs.getString(8),
+            rs.getBytes(9),
+            rs.getString(10),
+            rs.getTimestamp(11),
+            rs.getTimestamp(12)));
+  }
+
+  /** One statement advances each partition by its rows and returns its new last sequence. */
+  @Override
+  void advancePartitions(Connection c, Step step, SequencePlan plan, long version)
+      throws SQLException {
     step.at("advance_partitions");
     List<PartitionKey> touched = plan.partitions();
     int groups = touched.size();
@@ -214,7 +185,7 @@ final class PostgresSequencer {
       gCounts[g] = (long) plan.count(k);
     }
     Map<PartitionKey, Long> lastAfter = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("advance_partitions"))) {
       ps.setArray(1, c.createArrayOf("bigint", gTopics));
       ps.setArray(2, c.createArrayOf("integer", gParts));
       ps.setArray(3, c.createArrayOf("bigint", gCounts));
@@ -225,30 +196,32 @@ final class PostgresSequencer {
       }
     }
     plan.numberUpTo(lastAfter);
-    List<PartitionHead> heads = plan.heads();
-    step.at("append_log");
+  }
+
+  @Override
+  int appendLog(Connection c, List<Taken<Row>> taken, SequencePlan plan) throws SQLException {
     int n = taken.size();
     EventArrays a = new EventArrays(n);
     Long[] seqs = new Long[n];
     for (int i = 0; i < n; i++) {
-      Taken t = taken.get(i);
-      int partition = plan.partition(i).partition();
+      Taken<Row> t = taken.get(i);
+      Row r = t.row();
       seqs[i] = plan.sequence(i);
       a.set(
           i,
           t.topicId(),
-          partition,
-          t.eventId(),
+          plan.partition(i).partition(),
+          r.eventId(),
           t.key(),
-          t.type(),
-          t.source(),
-          t.contentType(),
-          t.payload(),
-          t.headers(),
-          t.createdAt(),
-          t.deliverAt());
+          r.type(),
+          r.source(),
+          r.contentType(),
+          r.payload(),
+          r.headers(),
+          r.createdAt(),
+          r.deliverAt());
     }
-    try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("append_log"))) {
       ps.setArray(1, c.createArrayOf("bigint", a.topics));
       ps.setArray(2, c.createArrayOf("integer", a.partitions));
       ps.setArray(3, c.createArrayOf("bigint", seqs));
@@ -256,14 +229,22 @@ final class PostgresSequencer {
       a.bindBody(ps, c, 5);
       ps.setArray(11, c.createArrayOf("timestamptz", a.created));
       ps.setArray(12, c.createArrayOf("timestamptz", a.deliverAt));
-      ps.executeUpdate();
+      return ps.executeUpdate();
     }
+  }
+
+  /** {@code take_outbox} deleted them. */
+  @Override
+  void deleteOutbox(Connection c, Step step, List<Taken<Row>> taken) {}
+
+  /** NOTIFY with the new heads, delivered when the transaction commits. */
+  @Override
+  void wake(Connection c, Step step, List<PartitionHead> heads) throws SQLException {
     step.at("notify");
-    try (PreparedStatement ps = c.prepareStatement(sql("notify"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("notify"))) {
       ps.setString(1, logChannel);
       ps.setString(2, PostgresListener.encodeHeads(heads));
       ps.execute();
     }
-    return new SequencedBatch(true, n, heads);
   }
 }

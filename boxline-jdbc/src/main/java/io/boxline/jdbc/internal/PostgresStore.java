@@ -380,12 +380,7 @@ public final class PostgresStore extends SqlStore {
       ps.setArray(4, c.createArrayOf("bigint", eps));
       ps.setLong(5, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
-          if (i != null) {
-            positions[i] = rs.getLong(3);
-          }
-        }
+        readPositions(rs, index, positions);
       }
       return positions;
     } catch (SQLException e) {

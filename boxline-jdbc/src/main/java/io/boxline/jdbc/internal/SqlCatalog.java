@@ -36,14 +36,6 @@ final class SqlCatalog {
     this.dialect = dialect;
   }
 
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
   void createNamespace(NamespacePath namespace) {
     db.tx(
         "insert_namespace",
@@ -54,7 +46,7 @@ final class SqlCatalog {
           }
           Long parent = null;
           for (NamespacePath n : chain) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_namespace"))) {
+            try (PreparedStatement ps = c.prepareStatement(db.sql("insert_namespace"))) {
               ps.setString(1, n.toString());
               ps.setObject(2, parent, Types.BIGINT);
               dialect.insertUnlessPresent(ps);
@@ -66,7 +58,7 @@ final class SqlCatalog {
   }
 
   private Long namespaceId(Connection c, String path) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("namespace_id"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("namespace_id"))) {
       ps.setString(1, path);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : null;
@@ -95,7 +87,7 @@ final class SqlCatalog {
           Long id =
               dialect.insertReturningId(
                   c,
-                  sql("insert_topic"),
+                  db.sql("insert_topic"),
                   ps -> {
                     ps.setLong(1, ns);
                     ps.setString(2, topic.name());
@@ -103,7 +95,7 @@ final class SqlCatalog {
                     ps.setString(4, sequencing.name());
                   });
           if (id != null) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_partitions"))) {
+            try (PreparedStatement ps = c.prepareStatement(db.sql("insert_partitions"))) {
               ps.setLong(1, id);
               dialect.bindPartitionNumbers(ps, 2, partitions);
               ps.executeUpdate();
@@ -115,7 +107,7 @@ final class SqlCatalog {
   }
 
   private Optional<TopicInfo> topicByName(Connection c, TopicName topic) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("topic_by_name"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("topic_by_name"))) {
       ps.setString(1, topic.namespace().toString());
       ps.setString(2, topic.name());
       try (ResultSet rs = ps.executeQuery()) {
@@ -137,7 +129,7 @@ final class SqlCatalog {
     try (Connection c = db.connect()) {
       return topicByName(c, topic);
     } catch (SQLException e) {
-      throw fail("topic_by_name", e);
+      throw db.fail("topic_by_name", e);
     }
   }
 
@@ -169,7 +161,7 @@ final class SqlCatalog {
           Long id =
               dialect.insertReturningId(
                   c,
-                  sql("insert_subscription"),
+                  db.sql("insert_subscription"),
                   ps -> {
                     ps.setString(1, spec.name());
                     ps.setString(2, spec.start().kind().name());
@@ -181,7 +173,7 @@ final class SqlCatalog {
             return existing;
           }
           for (TopicInfo t : topics) {
-            try (PreparedStatement ps = c.prepareStatement(sql("insert_subscription_topic"))) {
+            try (PreparedStatement ps = c.prepareStatement(db.sql("insert_subscription_topic"))) {
               ps.setLong(1, id);
               ps.setLong(2, t.id());
               ps.executeUpdate();
@@ -192,7 +184,7 @@ final class SqlCatalog {
               case LATEST:
                 try (PreparedStatement ps =
                     c.prepareStatement(
-                        sql(
+                        db.sql(
                             start.kind() == StartPosition.Kind.EARLIEST
                                 ? "insert_cursors_earliest"
                                 : "insert_cursors_latest"))) {
@@ -202,7 +194,7 @@ final class SqlCatalog {
                 }
                 break;
               case TIMESTAMP:
-                try (PreparedStatement ps = c.prepareStatement(sql("insert_cursors_at"))) {
+                try (PreparedStatement ps = c.prepareStatement(db.sql("insert_cursors_at"))) {
                   ps.setLong(1, id);
                   dialect.bindInstant(ps, 2, start.timestamp());
                   ps.setLong(3, t.id());
@@ -228,7 +220,7 @@ final class SqlCatalog {
         statement,
         c -> {
           int cursors;
-          try (PreparedStatement ps = c.prepareStatement(sql(statement))) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql(statement))) {
             int at = 1;
             if (to.kind() == StartPosition.Kind.TIMESTAMP) {
               dialect.bindInstant(ps, at++, to.timestamp());
@@ -236,7 +228,7 @@ final class SqlCatalog {
             ps.setLong(at, subscriptionId);
             cursors = ps.executeUpdate();
           }
-          try (PreparedStatement ps = c.prepareStatement(sql("unpark_after_cursors"))) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("unpark_after_cursors"))) {
             ps.setLong(1, subscriptionId);
             ps.executeUpdate();
           }
@@ -249,7 +241,7 @@ final class SqlCatalog {
     Instant created;
     StartPosition start;
     Instant active;
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_by_name"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("subscription_by_name"))) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -262,7 +254,7 @@ final class SqlCatalog {
       }
     }
     List<TopicName> topics = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("subscription_topics"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("subscription_topics"))) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -289,7 +281,7 @@ final class SqlCatalog {
     db.tx(
         "mark_active",
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(sql("mark_active"))) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("mark_active"))) {
             for (long id : ids) {
               ps.setLong(1, id);
               ps.addBatch();
@@ -304,7 +296,7 @@ final class SqlCatalog {
     try (Connection c = db.connect()) {
       return subscription(c, name);
     } catch (SQLException e) {
-      throw fail("subscription_by_name", e);
+      throw db.fail("subscription_by_name", e);
     }
   }
 
@@ -409,7 +401,7 @@ final class SqlCatalog {
   private int deleteAll(Connection c, Object id, String... statements) throws SQLException {
     int last = 0;
     for (String name : statements) {
-      try (PreparedStatement ps = c.prepareStatement(sql(name))) {
+      try (PreparedStatement ps = c.prepareStatement(db.sql(name))) {
         ps.setObject(1, id);
         last = ps.executeUpdate();
       }
@@ -459,7 +451,7 @@ final class SqlCatalog {
     return db.tx(
         "delete_namespace",
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(sql("namespace_in_use"))) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("namespace_in_use"))) {
             ps.setString(1, path);
             ps.setString(2, path);
             try (ResultSet rs = ps.executeQuery()) {

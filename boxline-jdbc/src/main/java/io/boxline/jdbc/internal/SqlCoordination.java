@@ -111,11 +111,7 @@ final class SqlCoordination implements CoordinationStore {
       Connection c, String group, String member, double weight, Duration ttl, String status)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(db.sql("check_in"))) {
-      ps.setString(1, group);
-      ps.setString(2, member);
-      ps.setDouble(3, weight);
-      dialect.bindDuration(ps, 4, ttl);
-      ps.setString(5, status);
+      bindHeartbeat(ps, group, member, weight, ttl, status);
       ps.setString(6, group);
       ps.setString(7, group);
       ps.setString(8, group);
@@ -130,11 +126,7 @@ final class SqlCoordination implements CoordinationStore {
       Connection c, String group, String member, double weight, Duration ttl, String status)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(db.sql("check_in_call"))) {
-      ps.setString(1, group);
-      ps.setString(2, member);
-      ps.setDouble(3, weight);
-      dialect.bindDuration(ps, 4, ttl);
-      ps.setString(5, status);
+      bindHeartbeat(ps, group, member, weight, ttl, status);
       ps.execute();
       GroupView view;
       try (ResultSet rs = ps.getResultSet()) {
@@ -164,14 +156,21 @@ final class SqlCoordination implements CoordinationStore {
       }
     }
     try (PreparedStatement ps = c.prepareStatement(db.sql("heartbeat"))) {
-      ps.setString(1, group);
-      ps.setString(2, member);
-      ps.setDouble(3, weight);
-      dialect.bindDuration(ps, 4, ttl);
-      ps.setString(5, status);
+      bindHeartbeat(ps, group, member, weight, ttl, status);
       ps.executeUpdate();
     }
     return view;
+  }
+
+  /** Binds a member's heartbeat (group, member, weight, time to live, status) at parameters 1-5. */
+  private void bindHeartbeat(
+      PreparedStatement ps, String group, String member, double weight, Duration ttl, String status)
+      throws SQLException {
+    ps.setString(1, group);
+    ps.setString(2, member);
+    ps.setDouble(3, weight);
+    dialect.bindDuration(ps, 4, ttl);
+    ps.setString(5, status);
   }
 
   /**

@@ -37,14 +37,6 @@ final class SqlCursors {
     this.open = open;
   }
 
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
     return db.list(
         "read",
@@ -59,6 +51,16 @@ final class SqlCursors {
 
   /** A row of {@code read} or {@code read_filtered}. */
   private StoredEvent storedEvent(ResultSet rs) throws SQLException {
+    return logEvent(dialect, rs, 10);
+  }
+
+  /**
+   * The event of a log row whose columns 1-9 are sequence, id, key, type, source, content type,
+   * payload, headers and creation time, with its delivery time in {@code deliverAtColumn} (the
+   * reads, {@code due_parked}).
+   */
+  static StoredEvent logEvent(SqlDialect dialect, ResultSet rs, int deliverAtColumn)
+      throws SQLException {
     return Headers.storedEvent(
         dialect.uuid(rs, 2),
         rs.getLong(1),
@@ -69,7 +71,7 @@ final class SqlCursors {
         rs.getBytes(7),
         rs.getString(8),
         dialect.instant(rs, 9),
-        dialect.instant(rs, 10));
+        dialect.instant(rs, deliverAtColumn));
   }
 
   /**
@@ -101,7 +103,7 @@ final class SqlCursors {
       long position,
       long epoch)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("commit_cursor"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("commit_cursor"))) {
       bindCommitCursor(ps, subscriptionId, partition, expected, position, epoch);
       if (!ps.execute()) {
         return ps.getUpdateCount();
@@ -130,7 +132,7 @@ final class SqlCursors {
             ? CommitOutcome.COMMITTED
             : whyCursorStayed(c, subscriptionId, partition, epoch);
       } catch (SQLException e) {
-        throw fail("commit_cursor", e);
+        throw db.fail("commit_cursor", e);
       }
     }
     return db.tx(
@@ -189,7 +191,7 @@ final class SqlCursors {
   private boolean logHolds(Connection c, PartitionKey partition, long[] sequences, UUID[] eventIds)
       throws SQLException {
     Map<Long, String> held = new java.util.HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(sql("log_ids"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("log_ids"))) {
       ps.setLong(1, partition.topicId());
       ps.setInt(2, partition.partition());
       ps.setLong(3, sequences[0]);
@@ -242,7 +244,7 @@ final class SqlCursors {
   /** After a cursor move that matched no row: fenced (another epoch) or moved (lost commits). */
   CommitOutcome whyCursorStayed(
       Connection c, long subscriptionId, PartitionKey partition, long epoch) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql("cursor_epoch"))) {
+    try (PreparedStatement ps = c.prepareStatement(db.sql("cursor_epoch"))) {
       ps.setLong(1, subscriptionId);
       ps.setLong(2, partition.topicId());
       ps.setInt(3, partition.partition());
@@ -259,7 +261,7 @@ final class SqlCursors {
       long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
     Connection c = open.get();
     try {
-      try (PreparedStatement ps = c.prepareStatement(sql("lock_cursor"))) {
+      try (PreparedStatement ps = c.prepareStatement(db.sql("lock_cursor"))) {
         ps.setLong(1, subscriptionId);
         ps.setLong(2, partition.topicId());
         ps.setInt(3, partition.partition());
@@ -277,7 +279,7 @@ final class SqlCursors {
       return why == CommitOutcome.CURSOR_MOVED ? FencedTransaction.MOVED : FencedTransaction.FENCED;
     } catch (SQLException e) {
       JdbcSql.closeQuietly(c);
-      throw fail("lock_cursor", e);
+      throw db.fail("lock_cursor", e);
     }
   }
 
@@ -289,7 +291,7 @@ final class SqlCursors {
         parking.insertParks(tx, subscriptionId, partition, parks);
       }
       step = "advance_locked_cursor";
-      try (PreparedStatement ps = tx.prepareStatement(sql(step))) {
+      try (PreparedStatement ps = tx.prepareStatement(db.sql(step))) {
         ps.setLong(1, position);
         ps.setLong(2, subscriptionId);
         ps.setLong(3, partition.topicId());
@@ -300,7 +302,7 @@ final class SqlCursors {
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
-      throw fail(step, e);
+      throw db.fail(step, e);
     } finally {
       JdbcSql.closeQuietly(tx);
     }
@@ -308,7 +310,7 @@ final class SqlCursors {
 
   void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
     try {
-      try (PreparedStatement ps = tx.prepareStatement(sql("parked_done_locked"))) {
+      try (PreparedStatement ps = tx.prepareStatement(db.sql("parked_done_locked"))) {
         ps.setLong(1, subscriptionId);
         ps.setLong(2, partition.topicId());
         ps.setInt(3, partition.partition());
@@ -318,7 +320,7 @@ final class SqlCursors {
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
-      throw fail("parked_done_locked", e);
+      throw db.fail("parked_done_locked", e);
     } finally {
       JdbcSql.closeQuietly(tx);
     }

@@ -58,17 +58,9 @@ final class SqlParking {
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
   }
 
-  private String sql(String name) {
-    return db.sql(name);
-  }
-
-  private io.boxline.StoreException fail(String name, SQLException e) {
-    return db.fail(name, e);
-  }
-
   // ------------------------------------------------------------------ inbox
   boolean inboxClaim(Connection tx, long subscriptionId, String key) {
-    try (PreparedStatement ps = tx.prepareStatement(sql("inbox_claim"))) {
+    try (PreparedStatement ps = tx.prepareStatement(db.sql("inbox_claim"))) {
       ps.setLong(1, subscriptionId);
       ps.setString(2, dialect.inboxLookupKey(key));
       if (dialect.inboxKeepsKey()) {
@@ -76,7 +68,7 @@ final class SqlParking {
       }
       return dialect.insertUnlessPresent(ps) == 1;
     } catch (SQLException e) {
-      throw fail("inbox_claim", e);
+      throw db.fail("inbox_claim", e);
     }
   }
 
@@ -186,9 +178,9 @@ final class SqlParking {
   private void vacuumHotTables() {
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {
-      st.execute(sql("vacuum_hot_tables")); // auto-commit: VACUUM cannot run in a transaction
+      st.execute(db.sql("vacuum_hot_tables")); // auto-commit: VACUUM cannot run in a transaction
     } catch (SQLException e) {
-      throw fail("vacuum_hot_tables", e);
+      throw db.fail("vacuum_hot_tables", e);
     }
   }
 
@@ -203,8 +195,8 @@ final class SqlParking {
     long total = 0;
     String step = "purge_log_pick";
     try (Connection c = db.connect();
-        PreparedStatement pick = c.prepareStatement(sql("purge_log_pick"));
-        PreparedStatement delete = c.prepareStatement(sql("purge_log_delete"))) {
+        PreparedStatement pick = c.prepareStatement(db.sql("purge_log_pick"));
+        PreparedStatement delete = c.prepareStatement(db.sql("purge_log_delete"))) {
       while (true) {
         step = "purge_log_pick";
         pick.setInt(1, batch);
@@ -224,7 +216,7 @@ final class SqlParking {
         }
       }
     } catch (SQLException e) {
-      throw fail(step, e);
+      throw db.fail(step, e);
     }
   }
 
@@ -235,7 +227,7 @@ final class SqlParking {
   private long purgeAll(String name, Duration age, int batch) {
     long total = 0;
     try (Connection c = db.connect();
-        PreparedStatement ps = c.prepareStatement(sql(name))) {
+        PreparedStatement ps = c.prepareStatement(db.sql(name))) {
       while (true) {
         int i = 1;
         if (age != null) {
@@ -249,14 +241,14 @@ final class SqlParking {
         }
       }
     } catch (SQLException e) {
-      throw fail(name, e);
+      throw db.fail(name, e);
     }
   }
 
   // ------------------------------------------------------------------ parked events
   void insertParks(Connection tx, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException {
-    dialect.insertParks(tx, sql("park"), subscriptionId, partition, parks);
+    dialect.insertParks(tx, db.sql("park"), subscriptionId, partition, parks);
   }
 
   ParkedSummary parked(long subscriptionId, PartitionKey partition, boolean deadBlocks) {
@@ -298,19 +290,7 @@ final class SqlParking {
         },
         rs ->
             new ParkedEvent(
-                Headers.storedEvent(
-                    dialect.uuid(rs, 2),
-                    rs.getLong(1),
-                    rs.getString(3),
-                    rs.getString(4),
-                    rs.getString(5),
-                    rs.getString(6),
-                    rs.getBytes(7),
-                    rs.getString(8),
-                    dialect.instant(rs, 9),
-                    dialect.instant(rs, 12)),
-                rs.getInt(10),
-                dialect.instant(rs, 11)));
+                SqlCursors.logEvent(dialect, rs, 12), rs.getInt(10), dialect.instant(rs, 11)));
   }
 
   /**
@@ -325,8 +305,8 @@ final class SqlParking {
     }
     JdbcSql.Work<Boolean> work =
         c -> {
-          try (PreparedStatement done = c.prepareStatement(sql("parked_done"));
-              PreparedStatement retry = c.prepareStatement(sql("parked_retry"))) {
+          try (PreparedStatement done = c.prepareStatement(db.sql("parked_done"));
+              PreparedStatement retry = c.prepareStatement(db.sql("parked_retry"))) {
             int matched = 0;
             int batched = 0;
             for (Map.Entry<Long, Resolution> o : outcomes.entrySet()) {
@@ -356,7 +336,7 @@ final class SqlParking {
       try (Connection c = db.connect()) {
         return work.run(c); // one auto-commit statement: nothing to roll back when it misses
       } catch (SQLException e) {
-        throw fail("parked_done/parked_retry", e);
+        throw db.fail("parked_done/parked_retry", e);
       }
     }
     return db.tx("parked_done/parked_retry", work);
@@ -475,7 +455,7 @@ final class SqlParking {
         "redrive_dead",
         c -> {
           int n;
-          try (PreparedStatement ps = c.prepareStatement(sql("redrive_dead"))) {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("redrive_dead"))) {
             bindDeadLetterFilters(ps, 1, subscriptionId, q);
             n = ps.executeUpdate();
           }

@@ -114,30 +114,16 @@ public final class SqlScript {
 
   /** Full DDL of the newest schema version for PostgreSQL. */
   public static String exportPostgres(String schema, String prefix) {
-    Map<String, String> q = named("postgresql", schema, prefix);
-    StringBuilder out = new StringBuilder();
-    out.append("-- Boxline schema for PostgreSQL: schema ")
-        .append(schema)
-        .append(", table prefix '")
-        .append(prefix)
-        .append("'\n");
-    out.append("CREATE SCHEMA IF NOT EXISTS ").append(schema).append(";\n\n");
-    out.append(q.get("create_version_table")).append(";\n\n");
-    int version = 0;
-    for (String m : POSTGRES_MIGRATIONS) {
-      version++;
-      out.append(load("postgresql", m, schema, prefix)).append("\n");
-      out.append("INSERT INTO ")
-          .append(schema)
-          .append('.')
-          .append(prefix)
-          .append("schema_version (version, description) VALUES (")
-          .append(version)
-          .append(", '")
-          .append(m)
-          .append("');\n");
-    }
-    return out.toString();
+    return export(
+        "postgresql",
+        "PostgreSQL: schema",
+        "CREATE SCHEMA IF NOT EXISTS " + schema,
+        POSTGRES_MIGRATIONS,
+        "INSERT INTO ",
+        "schema_version (version, description) VALUES (",
+        "",
+        schema,
+        prefix);
   }
 
   /**
@@ -181,32 +167,16 @@ public final class SqlScript {
    * #statements}.
    */
   public static String exportMariaDb(String schema, String prefix) {
-    Map<String, String> q = named("mariadb", schema, prefix);
-    StringBuilder out = new StringBuilder();
-    out.append("-- Boxline schema for MariaDB 10.6+ / MySQL 8.0+: database ")
-        .append(schema)
-        .append(", table prefix '")
-        .append(prefix)
-        .append("'\n");
-    out.append("CREATE DATABASE IF NOT EXISTS ")
-        .append(schema)
-        .append(" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;\n\n");
-    out.append(q.get("create_version_table")).append(";\n\n");
-    int version = 0;
-    for (String m : MARIADB_MIGRATIONS) {
-      version++;
-      out.append(load("mariadb", m, schema, prefix)).append("\n");
-      out.append("INSERT IGNORE INTO ")
-          .append(schema)
-          .append('.')
-          .append(prefix)
-          .append("schema_version (version, description, applied_at) VALUES (")
-          .append(version)
-          .append(", '")
-          .append(m)
-          .append("', UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));\n");
-    }
-    return out.toString();
+    return export(
+        "mariadb",
+        "MariaDB 10.6+ / MySQL 8.0+: database",
+        "CREATE DATABASE IF NOT EXISTS " + schema + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+        MARIADB_MIGRATIONS,
+        "INSERT IGNORE INTO ",
+        "schema_version (version, description, applied_at) VALUES (",
+        ", UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))",
+        schema,
+        prefix);
   }
 
   /**
@@ -214,28 +184,60 @@ public final class SqlScript {
    * end of a line, so {@link #statements} or H2's {@code RUNSCRIPT} runs it.
    */
   public static String exportH2(String schema, String prefix) {
-    Map<String, String> q = named("h2", schema, prefix);
+    return export(
+        "h2",
+        "H2 2.2.224+: schema",
+        "CREATE SCHEMA IF NOT EXISTS " + schema,
+        H2_MIGRATIONS,
+        "MERGE INTO ",
+        "schema_version (version, description, applied_at) KEY (version) VALUES (",
+        ", CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)",
+        schema,
+        prefix);
+  }
+
+  /**
+   * A dialect's full DDL: a header naming {@code title} and the schema, {@code createSchema}, the
+   * version table, then each migration and the row that records it: {@code insert}, the version
+   * table, {@code columns}, the version and file name, then {@code appliedAt} (empty, or a further
+   * value with its leading comma).
+   */
+  private static String export(
+      String dialect,
+      String title,
+      String createSchema,
+      List<String> migrations,
+      String insert,
+      String columns,
+      String appliedAt,
+      String schema,
+      String prefix) {
+    Map<String, String> q = named(dialect, schema, prefix);
     StringBuilder out = new StringBuilder();
-    out.append("-- Boxline schema for H2 2.2.224+: schema ")
+    out.append("-- Boxline schema for ")
+        .append(title)
+        .append(' ')
         .append(schema)
         .append(", table prefix '")
         .append(prefix)
         .append("'\n");
-    out.append("CREATE SCHEMA IF NOT EXISTS ").append(schema).append(";\n\n");
+    out.append(createSchema).append(";\n\n");
     out.append(q.get("create_version_table")).append(";\n\n");
     int version = 0;
-    for (String m : H2_MIGRATIONS) {
+    for (String m : migrations) {
       version++;
-      out.append(load("h2", m, schema, prefix)).append("\n");
-      out.append("MERGE INTO ")
+      out.append(load(dialect, m, schema, prefix)).append("\n");
+      out.append(insert)
           .append(schema)
           .append('.')
           .append(prefix)
-          .append("schema_version (version, description, applied_at) KEY (version) VALUES (")
+          .append(columns)
           .append(version)
           .append(", '")
           .append(m)
-          .append("', CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT));\n");
+          .append('\'')
+          .append(appliedAt)
+          .append(");\n");
     }
     return out.toString();
   }

@@ -124,6 +124,20 @@ abstract class SqlStore implements Store {
   abstract long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
       throws SQLException;
 
+  /**
+   * Reads {@code [topic, partition, position]} rows of a fencing statement into {@code positions},
+   * each at its partition's {@code index}.
+   */
+  static void readPositions(ResultSet rs, Map<PartitionKey, Integer> index, long[] positions)
+      throws SQLException {
+    while (rs.next()) {
+      Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
+      if (i != null) {
+        positions[i] = rs.getLong(3);
+      }
+    }
+  }
+
   /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
   String ownerKey(OutboxRecord r) {
     return r.topicId() + "/" + r.idempotencyKey();

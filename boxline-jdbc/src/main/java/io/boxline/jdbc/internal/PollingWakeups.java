@@ -15,18 +15,18 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Cross-process wake-ups where the database has no LISTEN/NOTIFY (MariaDB, MySQL). One thread per
- * Boxline instance holds a pooled connection and reads one primary-key row ({@code poll_wakeups}):
- * the sequencer's batch counter, the redrive counter, and whether the outbox holds rows. When the
- * batch counter moved it reads the heads of the partitions those batches advanced ({@code
- * changed_heads}, by index) and hands them to the listener, as a NOTIFY payload would.
+ * Cross-process wake-ups where the database has no LISTEN/NOTIFY (MariaDB, MySQL, H2). One thread
+ * per Boxline instance holds a pooled connection and reads one primary-key row ({@code
+ * poll_wakeups}): the sequencer's batch counter, the redrive counter, and whether the outbox holds
+ * rows. When the batch counter moved it reads the heads of the partitions those batches advanced
+ * ({@code changed_heads}, by index) and hands them to the listener, as a NOTIFY payload would.
  *
  * <p>The interval adapts: right after something happened it polls at {@code fastest}, then doubles
  * the interval on every quiet poll up to {@code slowest}. An idle instance therefore costs one
  * statement per {@code slowest}; in-process signals (same JVM) never wait for it.
  */
-final class MariaDbPoller {
-  private static final System.Logger LOG = System.getLogger(MariaDbPoller.class.getName());
+final class PollingWakeups {
+  private static final System.Logger LOG = System.getLogger(PollingWakeups.class.getName());
   private static final int MAX_HEADS = 1000;
 
   private final JdbcSql db;
@@ -39,7 +39,7 @@ final class MariaDbPoller {
   private final AtomicLong statements = new AtomicLong();
   private volatile boolean running = true;
 
-  MariaDbPoller(
+  PollingWakeups(
       JdbcSql db, String name, WakeupListener listener, Duration fastest, Duration slowest) {
     this.db = db;
     this.listener = listener;
