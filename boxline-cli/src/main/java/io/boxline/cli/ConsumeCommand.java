@@ -4,6 +4,7 @@ import io.boxline.Consumer;
 import io.boxline.Event;
 import io.boxline.HandlerDecision;
 import io.boxline.RetryPolicy;
+import io.boxline.cli.http.HttpAdmin;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -99,6 +100,9 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (connection.overServer()) {
+      throw HttpAdmin.needsDatabase("'boxline consume'");
+    }
     PrintStream err = System.err;
     Program program = perEvent ? null : new Program(command);
     Connection.Session session = connection.open(b -> b.sequencer(sequencer));
@@ -106,7 +110,7 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
     try {
       consumer =
           session
-              .boxline
+              .boxline("'boxline consume'")
               .consumer(subscription)
               .id(
                   id != null
