@@ -117,6 +117,11 @@ final class Connection {
       return server != null;
     }
 
+    /** The server's client, or null over a database. */
+    ServerClient server() {
+      return server;
+    }
+
     Admin admin() {
       return admin != null ? admin : boxline.admin();
     }
