@@ -42,7 +42,7 @@ import picocli.CommandLine.Command;
       "  ~/.config/boxline/<profile>.properties (--profile or BOXLINE_PROFILE;",
       "  default 'default'). The password comes from BOXLINE_PASSWORD and the",
       "  server's token from BOXLINE_TOKEN, or --password / --token asks for it;",
-      "  neither is ever printed. consume and migrate need the database.",
+      "  neither is ever printed. migrate needs the database.",
       "",
       "Exit codes: 0 done, 1 failed, 2 bad usage, 3 not found, 4 refused (busy,",
       "  conflict, not confirmed), 5 cannot connect (URL, credentials, schema),",
