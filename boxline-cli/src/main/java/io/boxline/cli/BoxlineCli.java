@@ -4,9 +4,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code boxline} command. Every subcommand connects to the database with the options of {@link
- * Connection} (a flag, an environment variable or a profile file), does one thing and exits with a
- * code from {@link ExitCodes}.
+ * The {@code boxline} command. Every subcommand connects to the database, or to a Boxline server
+ * with a token, with the options of {@link Connection} (a flag, an environment variable or a
+ * profile file), does one thing and exits with a code from {@link ExitCodes}.
  */
 @Command(
     name = "boxline",
@@ -37,10 +37,12 @@ import picocli.CommandLine.Command;
       CommandLine.HelpCommand.class
     },
     footer = {
-      "%nConnection: --url, else BOXLINE_URL, else url= in the profile file",
+      "%nConnection: --url (a database) or --server (a Boxline server), else",
+      "  BOXLINE_URL or BOXLINE_SERVER, else url= or server= in the profile file",
       "  ~/.config/boxline/<profile>.properties (--profile or BOXLINE_PROFILE;",
-      "  default 'default'). The password comes from BOXLINE_PASSWORD, or is asked",
-      "  for with --password; it is never printed.",
+      "  default 'default'). The password comes from BOXLINE_PASSWORD and the",
+      "  server's token from BOXLINE_TOKEN, or --password / --token asks for it;",
+      "  neither is ever printed. migrate needs the database.",
       "",
       "Exit codes: 0 done, 1 failed, 2 bad usage, 3 not found, 4 refused (busy,",
       "  conflict, not confirmed), 5 cannot connect (URL, credentials, schema),",

@@ -11,6 +11,7 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
+import io.boxline.cli.http.HttpAdmin;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -389,9 +390,12 @@ final class ChangeCommands {
   static final class Migrate extends InspectCommands.Base {
     @Override
     public Integer call() {
+      if (connection.overServer()) {
+        throw HttpAdmin.needsDatabase("'boxline migrate'");
+      }
       Connection.Session s = connection.openForMigration();
       try (s) {
-        s.boxline.start();
+        s.boxline("'boxline migrate'").start();
       }
       out().println("schema is up to date");
       out().flush();

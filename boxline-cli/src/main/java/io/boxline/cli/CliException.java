@@ -1,10 +1,13 @@
 package io.boxline.cli;
 
 /** A failure the command explains itself: printed as one line, exits with {@link #code}. */
-final class CliException extends RuntimeException {
-  final int code;
+public class CliException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
 
-  CliException(int code, String message) {
+  /** The exit code, one of {@link ExitCodes}. */
+  public final int code;
+
+  public CliException(int code, String message) {
     super(message);
     this.code = code;
   }

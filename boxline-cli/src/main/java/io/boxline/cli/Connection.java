@@ -3,21 +3,33 @@ package io.boxline.cli;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
+import io.boxline.Admin;
 import io.boxline.Boxline;
+import io.boxline.DeadLetterQuery;
+import io.boxline.DeadLetters;
+import io.boxline.OutgoingEvent;
+import io.boxline.PublishResult;
 import io.boxline.StoreException;
+import io.boxline.cli.http.HttpAdmin;
+import io.boxline.cli.http.HttpDeadLetters;
+import io.boxline.cli.http.HttpPublisher;
+import io.boxline.cli.http.ServerClient;
 import io.boxline.jdbc.JdbcStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Properties;
 import picocli.CommandLine.Option;
 
 /**
- * Where the database is, as every subcommand takes it: a flag, else an environment variable, else
- * the profile file {@code ~/.config/boxline/<profile>.properties} (keys {@code url}, {@code user},
- * {@code schema}, {@code tablePrefix}). The password never comes from a flag value or a file: it is
- * {@code BOXLINE_PASSWORD}, or typed at the prompt of {@code --password} (not echoed).
+ * Where Boxline is, as every subcommand takes it: a database ({@code --url}) or a Boxline server
+ * ({@code --server}), from a flag, else an environment variable, else the profile file {@code
+ * ~/.config/boxline/<profile>.properties} (keys {@code url}, {@code user}, {@code schema}, {@code
+ * tablePrefix}, {@code server}). Secrets never come from a flag value or a file: the password is
+ * {@code BOXLINE_PASSWORD} or typed at the prompt of {@code --password}, the server's token {@code
+ * BOXLINE_TOKEN} or typed at the prompt of {@code --token} (neither echoed).
  */
 final class Connection {
   @Option(
@@ -26,6 +38,22 @@ final class Connection {
       description =
           "JDBC URL of the database (env BOXLINE_URL), e.g. jdbc:postgresql://db:5432/app")
   String url;
+
+  @Option(
+      names = "--server",
+      paramLabel = "URL",
+      description =
+          "a Boxline server instead of the database (env BOXLINE_SERVER), e.g."
+              + " https://boxline.internal:8080")
+  String server;
+
+  @Option(
+      names = "--token",
+      interactive = true,
+      arity = "0",
+      prompt = "Token: ",
+      description = "ask for the server's bearer token (not echoed); else env BOXLINE_TOKEN")
+  char[] token;
 
   @Option(names = "--user", description = "database user (env BOXLINE_USER)")
   String user;
@@ -55,26 +83,89 @@ final class Connection {
               + " 'default' when that file exists)")
   String profile;
 
-  /** A database session of one command: closed at the end of it. */
+  /**
+   * What one command works with, over a database or a server: closed at the end of the command.
+   * {@link #admin()}, {@link #deadLetters()} and {@link #publish} work over both; {@link
+   * #boxline()} (consumers, migrations) only over a database.
+   */
   static final class Session implements AutoCloseable {
-    final HikariDataSource pool;
-    final Boxline boxline;
+    private final HikariDataSource pool;
+    private final Boxline boxline;
+    private final ServerClient server;
+    private final Admin admin;
+    private final DeadLetters deadLetters;
 
+    /** Over a database. */
     Session(HikariDataSource pool, Boxline boxline) {
       this.pool = pool;
       this.boxline = boxline;
+      this.server = null;
+      this.admin = null; // boxline.admin() once started
+      this.deadLetters = null;
+    }
+
+    /** Over a server. */
+    Session(ServerClient server) {
+      this.pool = null;
+      this.boxline = null;
+      this.server = server;
+      this.admin = new HttpAdmin(server);
+      this.deadLetters = new HttpDeadLetters(server);
+    }
+
+    boolean overServer() {
+      return server != null;
+    }
+
+    /** The server's client, or null over a database. */
+    ServerClient server() {
+      return server;
+    }
+
+    Admin admin() {
+      return admin != null ? admin : boxline.admin();
+    }
+
+    DeadLetters deadLetters() {
+      return deadLetters != null ? deadLetters : boxline.deadLetters();
+    }
+
+    /** How many dead letters match: over a server one dry-run request, not the list. */
+    int countDeadLetters(DeadLetterQuery q) {
+      return deadLetters instanceof HttpDeadLetters h ? h.count(q) : deadLetters().list(q).size();
+    }
+
+    /** Publishes {@code events} (one topic) in one transaction: all or none. */
+    List<PublishResult> publish(List<OutgoingEvent> events) {
+      if (server != null) {
+        return new HttpPublisher(server).publishAll(events);
+      }
+      return boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    }
+
+    /** The Boxline of a database session; over a server, a refusal naming {@code what}. */
+    Boxline boxline(String what) {
+      if (boxline == null) {
+        throw HttpAdmin.needsDatabase(what);
+      }
+      return boxline;
     }
 
     @Override
     public void close() {
-      boxline.close();
-      pool.close();
+      if (boxline != null) {
+        boxline.close();
+      }
+      if (pool != null) {
+        pool.close();
+      }
     }
   }
 
   /**
-   * Connects, starts Boxline (sequencer off unless {@code configure} turns it on) and checks that
-   * its schema is there; the schema is never migrated except by {@code boxline migrate}.
+   * Connects to the server (checking the token), or to the database: starts Boxline (sequencer off
+   * unless {@code configure} turns it on) and checks that its schema is there; the schema is never
+   * migrated except by {@code boxline migrate}.
    */
   Session open(java.util.function.UnaryOperator<Boxline.Builder> configure) {
     return connect(configure, false);
@@ -85,23 +176,72 @@ final class Connection {
     return connect(b -> b.migrate(true), true);
   }
 
+  /** Whether the command talks to a server: a flag, else the environment, else the profile. */
+  boolean overServer() {
+    return target(profileFile()).server;
+  }
+
+  private record Target(boolean server, String url) {}
+
+  /**
+   * The database's JDBC URL or the server's URL: the first of flags, environment and profile that
+   * names either decides; naming both at one level is refused.
+   */
+  private Target target(Properties file) {
+    String[][] levels = {
+      {url, server, "--url and --server"},
+      {
+        System.getenv("BOXLINE_URL"),
+        System.getenv("BOXLINE_SERVER"),
+        "BOXLINE_URL and BOXLINE_SERVER"
+      },
+      {
+        file.getProperty("url"),
+        file.getProperty("server"),
+        "url= and server= in " + profilePath(profileName())
+      }
+    };
+    for (String[] level : levels) {
+      String db = first(level[0]);
+      String srv = first(level[1]);
+      if (db != null && srv != null) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "both "
+                + level[2]
+                + " are given; name either the database (--url) or a Boxline server (--server)");
+      }
+      if (srv != null) {
+        return new Target(true, srv);
+      }
+      if (db != null) {
+        return new Target(false, db);
+      }
+    }
+    throw new CliException(
+        ExitCodes.CANNOT_CONNECT,
+        "no database or server given: pass --url jdbc:postgresql://host:5432/db or --server"
+            + " https://host:8080, set BOXLINE_URL or BOXLINE_SERVER, or write url= or server= in "
+            + profilePath(profileName()));
+  }
+
   private Session connect(
       java.util.function.UnaryOperator<Boxline.Builder> configure, boolean migrating) {
     Properties file = profileFile();
-    String jdbcUrl = first(url, System.getenv("BOXLINE_URL"), file.getProperty("url"));
-    if (jdbcUrl == null) {
-      throw new CliException(
-          ExitCodes.CANNOT_CONNECT,
-          "no database given: pass --url jdbc:postgresql://host:5432/db, set BOXLINE_URL, or write"
-              + " url= in "
-              + profilePath(profileName()));
+    Target target = target(file);
+    if (target.server) {
+      return connectServer(target.url);
     }
+    String jdbcUrl = target.url;
     if (!jdbcUrl.startsWith("jdbc:")) {
       throw new CliException(
           ExitCodes.CANNOT_CONNECT,
           "'"
               + jdbcUrl
-              + "' is not a JDBC URL; it starts with jdbc:, e.g. jdbc:postgresql://host:5432/db");
+              + "' is not a JDBC URL; it starts with jdbc:, e.g. jdbc:postgresql://host:5432/db"
+              + (jdbcUrl.startsWith("http://") || jdbcUrl.startsWith("https://")
+                  ? " (for a Boxline server, pass --server)"
+                  : ""));
     }
     String who = first(user, System.getenv("BOXLINE_USER"), file.getProperty("user"));
     String secret = password != null ? new String(password) : System.getenv("BOXLINE_PASSWORD");
@@ -181,6 +321,38 @@ final class Connection {
     return open(b -> b);
   }
 
+  /**
+   * A server session: the URL must be http(s); {@code GET /v1/whoami} checks that the server
+   * answers and knows the token, so that a wrong token or a server that is down fails here, in one
+   * line, whatever the command.
+   */
+  private Session connectServer(String serverUrl) {
+    if (!(serverUrl.startsWith("http://") || serverUrl.startsWith("https://"))) {
+      throw new CliException(
+          ExitCodes.CANNOT_CONNECT,
+          "'"
+              + serverUrl
+              + "' is not a server URL; it starts with http:// or https://, e.g."
+              + " https://boxline.internal:8080"
+              + (serverUrl.startsWith("jdbc:") ? " (for a database, pass --url)" : ""));
+    }
+    String secret = token != null ? new String(token) : System.getenv("BOXLINE_TOKEN");
+    ServerClient client = new ServerClient(serverUrl, secret);
+    try {
+      client.get("/v1/whoami");
+    } catch (ServerClient.Failure f) {
+      if (f.status == 404) {
+        throw new CliException(
+            ExitCodes.CANNOT_CONNECT,
+            client.url()
+                + " has no Boxline API (GET /v1/whoami answered 404): pass the server's base URL,"
+                + " e.g. https://boxline.internal:8080");
+      }
+      throw f;
+    }
+    return new Session(client);
+  }
+
   private String profileName() {
     return first(profile, System.getenv("BOXLINE_PROFILE"), "default");
   }
@@ -216,6 +388,11 @@ final class Connection {
           "profile "
               + path
               + " holds a password; remove it and set BOXLINE_PASSWORD or pass --password");
+    }
+    if (p.containsKey("token")) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "profile " + path + " holds a token; remove it and set BOXLINE_TOKEN or pass --token");
     }
     return p;
   }

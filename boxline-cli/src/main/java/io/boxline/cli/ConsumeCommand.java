@@ -3,7 +3,10 @@ package io.boxline.cli;
 import io.boxline.Consumer;
 import io.boxline.Event;
 import io.boxline.HandlerDecision;
+import io.boxline.RemoteConsumers;
 import io.boxline.RetryPolicy;
+import io.boxline.cli.http.HttpMembers;
+import io.boxline.cli.http.ServerClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -11,10 +14,15 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,6 +44,10 @@ import picocli.CommandLine.Parameters;
  * </ul>
  *
  * <p>Ctrl-C (SIGINT) or SIGTERM finishes the call in progress, commits, leaves the group and exits.
+ *
+ * <p>Over a server ({@code --server}) the member goes through the server's fetch and settle routes
+ * instead of a {@link Consumer}: same group, leases, per-key order, retries and dead letters, with
+ * the limits of an HTTP member (its check-in is each fetch; no in-place attempts).
  */
 @Command(
     name = "consume",
@@ -99,6 +111,9 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (connection.overServer()) {
+      return overServer();
+    }
     PrintStream err = System.err;
     Program program = perEvent ? null : new Program(command);
     Connection.Session session = connection.open(b -> b.sequencer(sequencer));
@@ -106,15 +121,9 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
     try {
       consumer =
           session
-              .boxline
+              .boxline("'boxline consume'")
               .consumer(subscription)
-              .id(
-                  id != null
-                      ? id
-                      : "cli-"
-                          + io.boxline.internal.ProcessInfo.HOST
-                          + "-"
-                          + ProcessHandle.current().pid())
+              .id(memberId())
               .weight(weight)
               .concurrency(1)
               .shutdownTimeout(replyTimeout.plusSeconds(5))
@@ -158,6 +167,188 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
     return ExitCodes.OK;
   }
 
+  private String memberId() {
+    return id != null
+        ? id
+        : "cli-" + io.boxline.internal.ProcessInfo.HOST + "-" + ProcessHandle.current().pid();
+  }
+
+  /** Events per fetch over a server; each fetch's events are handled within its check-in time. */
+  static final int FETCH_MAX = 50;
+
+  /** How long a fetch waits for events over a server (a stop waits for it at most this long). */
+  static final int FETCH_WAIT_MILLIS = 2000;
+
+  /**
+   * Over a server: a group member through its fetch and settle routes. Each fetch checks the member
+   * in; its events are handled one at a time, in order, for at most the check-in time the server
+   * gives, then settled together (the rest come again at the next fetch). A retried event holds
+   * back the later events of its key in that fetch; the server parks them behind it. Attempts are
+   * counted by the server; the last one, or a "dead" answer, settles the event as dead.
+   */
+  private Integer overServer() throws InterruptedException {
+    PrintStream err = System.err;
+    Connection.Session session = connection.open();
+    HttpMembers members = new HttpMembers(session.server());
+    String member = memberId();
+    Program program = perEvent ? null : new Program(command);
+    AtomicBoolean stopping = new AtomicBoolean();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  stopping.set(true); // the loop finishes the event in progress, settles, leaves
+                  try {
+                    stopped.await(
+                        replyTimeout.toMillis() + FETCH_WAIT_MILLIS + 15_000,
+                        TimeUnit.MILLISECONDS);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "boxline-cli-shutdown"));
+    boolean joined = false;
+    try {
+      while (!stopping.get()) {
+        RemoteConsumers.Batch batch;
+        try {
+          batch = members.fetch(subscription, member, weight, FETCH_MAX, FETCH_WAIT_MILLIS);
+        } catch (ServerClient.Failure f) {
+          if (f.status != 0 && f.status < 500) {
+            throw f; // the token, the subscription, a full group: nothing to wait for
+          }
+          warn(err, f.getMessage() + "; fetching again in 1 s");
+          Thread.sleep(1000); // the server restarts or another one takes over
+          continue;
+        }
+        if (!joined) {
+          joined = true; // the first fetch checked the token, the subscription and the group
+          if (!quiet) {
+            err.println(
+                "consuming "
+                    + subscription
+                    + " as "
+                    + member
+                    + " through "
+                    + session.server().url()
+                    + " with '"
+                    + command
+                    + "'; Ctrl-C to stop");
+          }
+        }
+        long until = System.nanoTime() + batch.checkInWithin().toNanos();
+        List<RemoteConsumers.Settlement> settle = new ArrayList<>();
+        Set<String> held = new HashSet<>();
+        int ok = 0;
+        int retried = 0; // failed attempts, the last ones included
+        int deadLettered = 0;
+        for (RemoteConsumers.Delivery d : batch.deliveries()) {
+          if (stopping.get() || System.nanoTime() > until) {
+            break; // not handled: the next fetch (here or at the partition's next owner) has it
+          }
+          String key = d.event().key();
+          if (key != null && held.contains(key)) {
+            continue; // behind its key's retry: the server parks it
+          }
+          Answer a = answer(d.event(), program);
+          if (a.word.equals("ok")) {
+            settle.add(RemoteConsumers.Settlement.done(d.ackId()));
+            ok++;
+          } else if (a.word.equals("dead") || d.attempt() >= maxAttempts) {
+            String why =
+                a.word.equals("dead")
+                    ? a.reason
+                    : "after " + d.attempt() + " attempt(s): " + a.reason;
+            settle.add(
+                new RemoteConsumers.Settlement(d.ackId(), RemoteConsumers.Outcome.DEAD, null, why));
+            deadLettered++;
+            retried += a.word.equals("dead") ? 0 : 1;
+          } else {
+            settle.add(
+                new RemoteConsumers.Settlement(
+                    d.ackId(), RemoteConsumers.Outcome.RETRY, backoff(d.attempt()), a.reason));
+            retried++;
+            if (key != null) {
+              held.add(key);
+            }
+          }
+        }
+        if (settle.isEmpty()) {
+          continue;
+        }
+        try {
+          members.settle(subscription, member, settle);
+        } catch (ServerClient.Failure f) {
+          if (f.status != 409 && f.status != 0 && f.status < 500) {
+            throw f;
+          }
+          // The partition moved on (or the answer was lost): its events come again.
+          warn(err, f.getMessage() + "; fetching again");
+          continue;
+        }
+        done.addAndGet(ok);
+        failed.addAndGet(retried);
+        dead.addAndGet(deadLettered);
+      }
+    } finally {
+      if (joined) {
+        try {
+          members.leave(subscription, member);
+        } catch (RuntimeException e) {
+          // it counts as gone once its deadline has passed
+        }
+      }
+      if (program != null) {
+        program.stop();
+      }
+      session.close();
+      if (joined && !quiet) {
+        err.println(summary("stopped"));
+      }
+      stopped.countDown();
+    }
+    return ExitCodes.OK;
+  }
+
+  private void warn(PrintStream err, String message) {
+    if (!quiet) {
+      err.println("boxline: warning: " + Failures.oneLine(message));
+    }
+  }
+
+  /** The delay before attempt {@code attempt + 1}: --backoff, doubling, at most 10 minutes. */
+  private Duration backoff(int attempt) {
+    Duration d = backoff.multipliedBy(1L << Math.min(attempt - 1, 20));
+    return d.compareTo(Duration.ofMinutes(10)) > 0 ? Duration.ofMinutes(10) : d;
+  }
+
+  /** The program's answer to one event: its word (ok, retry, dead) and reason. */
+  record Answer(String word, String reason) {}
+
+  /** Asks the program; anything but ok, retry or dead counts as a failed attempt. */
+  private Answer answer(Event e, Program program) {
+    String line = Output.json(Output.event(e));
+    String reply = perEvent ? runOnce(line) : program.ask(line, replyTimeout);
+    String word = reply.strip();
+    String reason = word.contains(" ") ? word.substring(word.indexOf(' ') + 1) : null;
+    word = word.contains(" ") ? word.substring(0, word.indexOf(' ')) : word;
+    switch (word) {
+      case "ok":
+        return new Answer("ok", null);
+      case "dead":
+        return new Answer("dead", reason == null ? "the program said dead" : reason);
+      case "retry":
+        return new Answer("retry", reason == null ? "the program said retry" : reason);
+      default:
+        return new Answer(
+            "retry",
+            "the program answered '"
+                + Failures.oneLine(reply)
+                + "'; answers are ok, retry or dead");
+    }
+  }
+
   private String summary(String what) {
     return what
         + ": "
@@ -170,27 +361,16 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
   }
 
   private void handle(Event e, Program program) {
-    String line = Output.json(Output.event(e));
-    String reply = perEvent ? runOnce(line) : program.ask(line, replyTimeout);
-    String word = reply.strip();
-    String reason = word.contains(" ") ? word.substring(word.indexOf(' ') + 1) : null;
-    word = word.contains(" ") ? word.substring(0, word.indexOf(' ')) : word;
-    switch (word) {
+    Answer a = answer(e, program);
+    switch (a.word) {
       case "ok" -> done.incrementAndGet();
       case "dead" -> {
         dead.incrementAndGet();
-        throw HandlerDecision.deadLetter(reason == null ? "the program said dead" : reason);
-      }
-      case "retry" -> {
-        failed.incrementAndGet();
-        throw new IllegalStateException(reason == null ? "the program said retry" : reason);
+        throw HandlerDecision.deadLetter(a.reason);
       }
       default -> {
         failed.incrementAndGet();
-        throw new IllegalStateException(
-            "the program answered '"
-                + Failures.oneLine(reply)
-                + "'; answers are ok, retry or dead");
+        throw new IllegalStateException(a.reason);
       }
     }
   }

@@ -86,7 +86,7 @@ final class DeadLetterCommands {
 
     @Override
     void run(Admin admin, Connection.Session session) {
-      List<DeadLetter> list = session.boxline.deadLetters().list(filter.query(limit));
+      List<DeadLetter> list = session.deadLetters().list(filter.query(limit));
       if (output.json()) {
         List<Object> rows = new ArrayList<>();
         for (DeadLetter d : list) {
@@ -136,7 +136,7 @@ final class DeadLetterCommands {
     @Override
     void run(Admin admin, Connection.Session session) {
       DeadLetterQuery q = filter.query(limit);
-      int matching = session.boxline.deadLetters().list(q).size();
+      int matching = session.countDeadLetters(q);
       if (matching == 0) {
         report(0);
         return;
@@ -171,7 +171,7 @@ final class DeadLetterCommands {
 
     @Override
     int act(Connection.Session session, DeadLetterQuery q) {
-      return session.boxline.deadLetters().redrive(q);
+      return session.deadLetters().redrive(q);
     }
   }
 
@@ -189,7 +189,7 @@ final class DeadLetterCommands {
 
     @Override
     int act(Connection.Session session, DeadLetterQuery q) {
-      return session.boxline.deadLetters().discard(q);
+      return session.deadLetters().discard(q);
     }
   }
 }

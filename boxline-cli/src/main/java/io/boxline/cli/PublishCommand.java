@@ -5,6 +5,8 @@ import io.boxline.Admin;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
 import io.boxline.TopicName;
+import io.boxline.cli.http.HttpPublisher;
+import io.boxline.cli.http.ServerClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -76,16 +78,21 @@ final class PublishCommand extends InspectCommands.Base {
   @Override
   void run(Admin admin, Connection.Session session) throws IOException {
     TopicName name = TopicName.parse(topic);
-    if (admin.topic(name).isEmpty()) {
-      throw new io.boxline.NotFoundException(
-          "topic '"
-              + name
-              + "' does not exist; create it with 'boxline create topic "
-              + name
-              + " --partitions N'");
+    // Over a server the publish request itself answers 404 for a missing topic: a producer's
+    // token may publish but not read the admin API.
+    if (!session.overServer() && admin.topic(name).isEmpty()) {
+      throw new io.boxline.NotFoundException(missing(name));
     }
     if (batch < 1 || batch > 10_000) {
       throw new CliException(ExitCodes.USAGE, "--batch must be between 1 and 10000, got " + batch);
+    }
+    if (session.overServer() && batch > HttpPublisher.MAX_BATCH) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--batch over a server is at most "
+              + HttpPublisher.MAX_BATCH
+              + " (one request per batch), got "
+              + batch);
     }
     if (stdin == (payload != null)) {
       throw new CliException(
@@ -98,8 +105,7 @@ final class PublishCommand extends InspectCommands.Base {
       apply(b, key, type, source, contentType, headers, idempotencyKey);
       b.payload(payload.getBytes(StandardCharsets.UTF_8));
       OutgoingEvent e = b.build();
-      PublishResult r =
-          session.boxline.inTransaction(tx -> session.boxline.publisher().publish(tx, e));
+      PublishResult r = publish(session, name, List.of(e)).get(0);
       print(r);
       return;
     }
@@ -131,8 +137,7 @@ final class PublishCommand extends InspectCommands.Base {
       if (pending.size() >= batch || (text == null && !pending.isEmpty())) {
         List<OutgoingEvent> chunk = List.copyOf(pending);
         pending.clear();
-        List<PublishResult> results =
-            session.boxline.inTransaction(tx -> session.boxline.publisher().publishAll(tx, chunk));
+        List<PublishResult> results = publish(session, name, chunk);
         for (PublishResult r : results) {
           print(r);
           published++;
@@ -147,6 +152,27 @@ final class PublishCommand extends InspectCommands.Base {
       out().println("published " + published + " event(s), " + duplicates + " duplicate(s)");
     }
     out().flush();
+  }
+
+  /** One transaction; over a server, a missing topic is named as over a database. */
+  private static List<PublishResult> publish(
+      Connection.Session session, TopicName name, List<OutgoingEvent> events) {
+    try {
+      return session.publish(events);
+    } catch (ServerClient.Failure f) {
+      if (f.status == 404) {
+        throw new CliException(ExitCodes.NOT_FOUND, missing(name));
+      }
+      throw f;
+    }
+  }
+
+  private static String missing(TopicName name) {
+    return "topic '"
+        + name
+        + "' does not exist; create it with 'boxline create topic "
+        + name
+        + " --partitions N'";
   }
 
   private void print(PublishResult r) {

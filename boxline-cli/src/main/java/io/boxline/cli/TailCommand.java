@@ -29,6 +29,8 @@ import picocli.CommandLine.Parameters;
       "  boxline tail acme/billing/invoices --from 3:120   (partition 3, after sequence 120)"
     })
 final class TailCommand extends InspectCommands.Base {
+  private static final int PAGE = 500;
+
   @Parameters(paramLabel = "TOPIC", description = "namespace/topic, e.g. acme/billing/invoices")
   String topic;
 
@@ -107,8 +109,14 @@ final class TailCommand extends InspectCommands.Base {
     long printed = 0;
     while (true) {
       boolean any = false;
+      // One read of the heads, then only the partitions with something new (over a server: one
+      // request per round plus one per such partition).
+      List<Long> heads = admin.topicState(name).heads();
       for (int p = 0; p < partitions; p++) {
-        EventQuery q = EventQuery.of(name, p).after(after[p]).limit(500);
+        if (heads.get(p) <= after[p]) {
+          continue;
+        }
+        EventQuery q = EventQuery.of(name, p).after(after[p]).limit(PAGE);
         if (key != null) {
           q = q.key(key);
         }
@@ -129,6 +137,11 @@ final class TailCommand extends InspectCommands.Base {
         if (!page.isEmpty()) {
           any = true;
           after[p] = Math.max(after[p], page.get(page.size() - 1).sequence());
+        }
+        if (page.size() < PAGE) {
+          // Every event up to the head read above was visible to the query: with --key, the
+          // events of other keys up to it need not be read again.
+          after[p] = Math.max(after[p], heads.get(p));
         }
       }
       out().flush();
