@@ -475,70 +475,16 @@ class CliServerTest {
     String topic = "acme/exec/jobs";
     ok("create", "topic", topic, "--partitions", "3");
     ok("create", "subscription", "workers", "--topic", topic, "--start", "earliest");
-    Path dir = Files.createTempDirectory("boxline-exec-server");
-    Path log = dir.resolve("handled.log");
-    Path healed = dir.resolve("healed");
-    // "dead" for key "poison" until the file "healed" exists, "retry" for key "never" always and
-    // once for the first event of "flaky", "ok" for everything else, logging what it accepted.
-    Path script = dir.resolve("handle.py");
-    Files.writeString(
-        script,
-        String.join(
-            "\n",
-            "import sys, json, os",
-            "tried = set()",
-            "for line in sys.stdin:",
-            "    e = json.loads(line)",
-            "    if e['key'] == 'poison' and not os.path.exists(" + py(healed) + "):",
-            "        print('dead cannot parse', flush=True)",
-            "        continue",
-            "    if e['key'] == 'never':",
-            "        print('retry still failing', flush=True)",
-            "        continue",
-            "    if e['key'] == 'flaky' and e['id'] not in tried:",
-            "        tried.add(e['id'])",
-            "        print('retry not yet', flush=True)",
-            "        continue",
-            "    with open(" + py(log) + ", 'a') as f:",
-            "        f.write('%s %s\\n' % (e['key'], e['payload']))",
-            "    print('ok', flush=True)",
-            ""));
-    StringBuilder lines = new StringBuilder();
-    for (int i = 1; i <= 10; i++) {
-      for (String key : List.of("a", "b", "flaky")) {
-        lines.append(
-            String.format("{\"key\":\"%s\",\"type\":\"job\",\"payload\":\"%d\"}%n", key, i));
-      }
-    }
-    lines.append("{\"key\":\"poison\",\"type\":\"job\",\"payload\":\"1\"}\n");
-    lines.append("{\"key\":\"never\",\"type\":\"job\",\"payload\":\"1\"}\n");
-    Cli.Result pub = cli.input(lines.toString(), "publish", topic, "--stdin");
+    ExecScenario exec = ExecScenario.create();
+    Cli.Result pub = cli.input(exec.events(), "publish", topic, "--stdin");
     assertThat(pub.exit()).as(pub.err()).isZero();
 
-    Cli.Running consumer =
-        cli.start(
-            "consume",
-            "workers",
-            "--exec",
-            "python3 " + script,
-            "--backoff",
-            "PT0.05S",
-            "--max-attempts",
-            "3",
-            "--id",
-            "exec-member");
+    Cli.Running consumer = cli.start(exec.consume("workers"));
     await(
         Duration.ofSeconds(90),
         "30 events handled, the poison and the never-ending one dead-lettered",
-        () -> lines(log).size() == 30 && app.admin().failures("workers").deadLetters() == 2);
-    Map<String, List<Integer>> byKey = new HashMap<>();
-    for (String l : lines(log)) {
-      String[] f = l.split(" ");
-      byKey.computeIfAbsent(f[0], k -> new ArrayList<>()).add(Integer.parseInt(f[1]));
-    }
-    List<Integer> inOrder = List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
-    assertThat(byKey).containsOnlyKeys("a", "b", "flaky");
-    byKey.values().forEach(seen -> assertThat(seen).isEqualTo(inOrder));
+        () -> exec.handled().size() == 30 && app.admin().failures("workers").deadLetters() == 2);
+    exec.assertEachKeyInOrder();
     List<GroupState.Member> members = app.admin().group("workers").members();
     assertThat(members).extracting(GroupState.Member::id).containsExactly("exec-member");
 
@@ -546,11 +492,11 @@ class CliServerTest {
     assertThat(dead.out())
         .contains("poison", "cannot parse")
         .contains("never", "3", "after 3 attempt(s): still failing");
-    Files.writeString(healed, "");
+    exec.heal();
     assertThat(ok("dead-letters", "redrive", "workers", "--key", "poison", "--yes").out())
         .contains("Redrive: 1 dead letter(s) of workers");
-    await(Duration.ofSeconds(60), "the redriven event handled", () -> lines(log).size() == 31);
-    assertThat(lines(log).get(30)).isEqualTo("poison 1");
+    await(Duration.ofSeconds(60), "the redriven event handled", () -> exec.handled().size() == 31);
+    assertThat(exec.handled().get(30)).isEqualTo("poison 1");
 
     consumer.signal("TERM");
     Cli.Result end = consumer.await(Duration.ofSeconds(60));
@@ -561,10 +507,6 @@ class CliServerTest {
 
     Cli.Result missing = fails(cli, 3, "consume", "nobody", "--exec", "cat");
     assertThat(missing.err()).contains("subscription 'nobody' does not exist");
-  }
-
-  private static String py(Path p) {
-    return "'" + p.toString().replace("'", "\\'") + "'";
   }
 
   private static List<String> lines(Path p) {

@@ -314,84 +314,31 @@ class CliTest {
   void consumeExecFeedsAProgramInKeyOrderAndItsAnswersRetryAndDeadLetter() throws Exception {
     String topic = "acme/exec/jobs";
     topicAndSubscription("acme/exec", topic, 3, "workers");
-    Path dir = Files.createTempDirectory("boxline-exec");
-    Path log = dir.resolve("handled.log");
-    Path healed = dir.resolve("healed");
-    // Answers "dead" for key "poison" until the file "healed" exists, "retry" once for the first
-    // event of key "flaky", "ok" for everything else, and logs what it accepted.
-    Path script = dir.resolve("handle.py");
-    Files.writeString(
-        script,
-        String.join(
-            "\n",
-            "import sys, json, os",
-            "tried = set()",
-            "for line in sys.stdin:",
-            "    e = json.loads(line)",
-            "    if e['key'] == 'poison' and not os.path.exists(" + py(healed) + "):",
-            "        print('dead cannot parse', flush=True)",
-            "        continue",
-            "    if e['key'] == 'flaky' and e['id'] not in tried:",
-            "        tried.add(e['id'])",
-            "        print('retry not yet', flush=True)",
-            "        continue",
-            "    with open(" + py(log) + ", 'a') as f:",
-            "        f.write('%s %s\\n' % (e['key'], e['payload']))",
-            "    print('ok', flush=True)",
-            ""));
-    StringBuilder lines = new StringBuilder();
-    for (int i = 1; i <= 10; i++) {
-      for (String key : List.of("a", "b", "flaky")) {
-        lines.append(
-            String.format("{\"key\":\"%s\",\"type\":\"job\",\"payload\":\"%d\"}%n", key, i));
-      }
-    }
-    lines.append("{\"key\":\"poison\",\"type\":\"job\",\"payload\":\"1\"}\n");
-    Cli.Result pub = cli.input(lines.toString(), "publish", topic, "--stdin");
+    ExecScenario exec = ExecScenario.create();
+    Cli.Result pub = cli.input(exec.events(), "publish", topic, "--stdin");
     assertThat(pub.exit()).as(pub.err()).isZero();
 
-    Cli.Running consumer =
-        cli.start(
-            "consume",
-            "workers",
-            "--exec",
-            "python3 " + script,
-            "--backoff",
-            "PT0.05S",
-            "--max-attempts",
-            "3",
-            "--id",
-            "exec-member");
+    Cli.Running consumer = cli.start(exec.consume("workers"));
     await(
-        Duration.ofSeconds(60),
-        "30 events handled and the poison dead-lettered",
-        () -> lines(log).size() == 30 && app.admin().failures("workers").deadLetters() == 1);
-    Map<String, List<Integer>> byKey = new HashMap<>();
-    for (String l : lines(log)) {
-      String[] f = l.split(" ");
-      byKey.computeIfAbsent(f[0], k -> new ArrayList<>()).add(Integer.parseInt(f[1]));
-    }
-    List<Integer> inOrder = List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
-    assertThat(byKey).containsOnlyKeys("a", "b", "flaky");
-    byKey.values().forEach(seen -> assertThat(seen).isEqualTo(inOrder));
+        Duration.ofSeconds(90),
+        "30 events handled, the poison and the never-ending one dead-lettered",
+        () -> exec.handled().size() == 30 && app.admin().failures("workers").deadLetters() == 2);
+    exec.assertEachKeyInOrder();
 
     Cli.Result dead = ok("dead-letters", "list", "workers");
     assertThat(dead.out()).contains("poison", "dead-lettered by the handler: cannot parse");
-    Files.writeString(healed, "");
+    assertThat(dead.out()).contains("never", "still failing");
+    exec.heal();
     assertThat(ok("dead-letters", "redrive", "workers", "--key", "poison", "--yes").out())
         .contains("Redrive: 1 dead letter(s) of workers");
-    await(Duration.ofSeconds(60), "the redriven event handled", () -> lines(log).size() == 31);
-    assertThat(lines(log).get(30)).isEqualTo("poison 1");
+    await(Duration.ofSeconds(60), "the redriven event handled", () -> exec.handled().size() == 31);
+    assertThat(exec.handled().get(30)).isEqualTo("poison 1");
 
     consumer.signal("TERM");
     Cli.Result end = consumer.await(Duration.ofSeconds(60));
     assertThat(end.err()).contains("consuming workers as exec-member");
     assertThat(end.err()).contains("stopped: 31 done");
     assertThat(app.admin().group("workers").members()).as("it left the group").isEmpty();
-  }
-
-  private static String py(Path p) {
-    return "'" + p.toString().replace("'", "\\'") + "'";
   }
 
   private static List<String> lines(Path p) {
@@ -493,6 +440,70 @@ class CliTest {
     watch.process.descendants().forEach(ProcessHandle::destroy);
     watch.process.destroy();
     watch.await(Duration.ofSeconds(30));
+  }
+
+  @Test
+  @Timeout(120)
+  void migrateCreatesASchemaAndDiscardAndNamespaceDeletesAreConfirmedAndIdempotent()
+      throws Exception {
+    String fresh = "bxcli_m" + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffff, 36);
+    try {
+      Cli.Result missing = cli.run("topics", "--schema", fresh);
+      assertThat(missing.exit()).isEqualTo(5);
+      assertThat(ok("migrate", "--schema", fresh).out()).contains("schema is up to date");
+      assertThat(ok("migrate", "--schema", fresh).out())
+          .as("again: nothing to do")
+          .contains("up to date");
+      assertThat(ok("topics", "--schema", fresh).outLines()).hasSize(1); // the header only
+    } finally {
+      try (Connection c = DriverManager.getConnection(PG_URL, "postgres", "");
+          Statement st = c.createStatement()) {
+        st.execute("DROP SCHEMA IF EXISTS " + fresh + " CASCADE");
+      }
+    }
+
+    String topic = "acme/discard/in";
+    topicAndSubscription("acme/discard", topic, 2, "discarder");
+    for (String key : List.of("x", "y", "z")) {
+      ok("publish", topic, "--key", key, "--type", "t", "--payload", key);
+    }
+    Consumer dying =
+        app.consumer("discarder")
+            .retryPolicy(io.boxline.RetryPolicy.DEFAULT.inPlaceAttempts(1).maxAttempts(1))
+            .handler(
+                e -> {
+                  throw new IllegalStateException("no " + e.key());
+                })
+            .start();
+    await(
+        Duration.ofSeconds(30),
+        "three dead letters",
+        () -> app.admin().failures("discarder").deadLetters() == 3);
+    dying.close();
+    Cli.Result unconfirmed = cli.run("dead-letters", "discard", "discarder", "--key", "x");
+    assertThat(unconfirmed.exit()).isEqualTo(4);
+    assertThat(unconfirmed.err()).contains("1 dead letter(s) of discarder match", "pass --yes");
+    assertThat(app.admin().failures("discarder").deadLetters()).isEqualTo(3);
+    assertThat(ok("dead-letters", "discard", "discarder", "--key", "x", "--yes").out())
+        .contains("Discard: 1 dead letter(s) of discarder");
+    JsonNode rest = json("dead-letters", "list", "discarder", "-o", "json");
+    assertThat(rest).hasSize(2);
+    assertThat(rest.findValuesAsText("key")).containsExactlyInAnyOrder("y", "z");
+    assertThat(
+            json("dead-letters", "discard", "discarder", "--yes", "-o", "json")
+                .get("count")
+                .asInt())
+        .isEqualTo(2);
+    assertThat(ok("dead-letters", "discard", "discarder", "--yes").out())
+        .contains("Discard: 0 dead letter(s)");
+
+    Cli.Result notEmpty = cli.run("delete", "namespace", "acme/discard");
+    assertThat(notEmpty.exit()).as("a namespace with a topic").isNotZero();
+    assertThat(notEmpty.err()).startsWith("boxline: error:");
+    ok("delete", "subscription", "discarder", "--yes");
+    ok("delete", "topic", topic, "--yes");
+    assertThat(ok("delete", "namespace", "acme/discard").out()).contains("deleted namespace");
+    assertThat(ok("delete", "namespace", "acme/discard").out()).contains("no namespace");
   }
 
   @Test
