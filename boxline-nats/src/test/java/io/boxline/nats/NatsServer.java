@@ -26,6 +26,11 @@ final class NatsServer {
           "--start",
           "--oknodo",
           "--background",
+          // Matched by this pid file, not by the executable alone: another nats-server on another
+          // port (a benchmark's own) must not make this start a no-op.
+          "--pidfile",
+          "/run/nats-server-4222.pid",
+          "--make-pidfile",
           "--exec",
           BINARY,
           "--",
