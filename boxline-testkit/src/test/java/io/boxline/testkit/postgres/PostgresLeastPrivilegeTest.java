@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
+import io.boxline.NamespacePath;
 import io.boxline.OutgoingEvent;
 import io.boxline.StoreException;
 import io.boxline.SubscriptionSpec;
@@ -159,6 +160,8 @@ class PostgresLeastPrivilegeTest {
   void theApplicationRoleRunsEverythingWithDataPrivilegesOnly() throws Exception {
     Tenant t = tenant("run");
     migrateAsOwner(t);
+    // The application never reads the migrations' record (only migrate() does).
+    execute(admin, "REVOKE ALL ON " + t.schema + ".schema_version FROM " + t.app);
     // Whatever the server's setting: autovacuum off for the outbox, so the retention loop vacuums.
     execute(t.ownerPool, "ALTER TABLE " + t.schema + ".outbox SET (autovacuum_enabled = false)");
     try (StoreLog log = new StoreLog()) {
@@ -210,6 +213,72 @@ class PostgresLeastPrivilegeTest {
           .as("nobody vacuumed the outbox")
           .isZero();
     }
+  }
+
+  /**
+   * The grants are needed as they are: without SELECT or UPDATE on the {@code publish_woken}
+   * sequence or EXECUTE on the function the SQL publish fails; without the id sequence's USAGE and
+   * UPDATE, or INSERT on a table, the admin calls do. Nothing on {@code schema_version} is needed.
+   */
+  @Test
+  void eachGrantIsNeeded() throws Exception {
+    Tenant t = tenant("need");
+    migrateAsOwner(t);
+    String s = t.schema;
+    execute(admin, "REVOKE ALL ON " + s + ".schema_version FROM " + t.app);
+    Boxline boxline =
+        LeastPrivilegeWorkload.settings(Boxline.builder())
+            .sequencer(false)
+            .store(JdbcStore.builder(t.appPool).schema(s).build())
+            .build();
+    closeFirst.add(boxline);
+    boxline.start();
+    TopicName topic = TopicName.parse("acme/need/events");
+    boxline.admin().createNamespace(topic.namespace());
+    boxline.admin().createTopic(topic, 2);
+    LeastPrivilegeWorkload.SqlPublish publish = sqlPublish(s);
+    for (String[] privilege :
+        new String[][] {
+          {"SELECT ON SEQUENCE " + s + ".publish_woken", "sequence publish_woken"},
+          {"UPDATE ON SEQUENCE " + s + ".publish_woken", "sequence publish_woken"},
+          {
+            "EXECUTE ON FUNCTION " + s + ".publish(text, text, jsonb, text, jsonb, text, text)",
+            "function publish"
+          }
+        }) {
+      execute(admin, "REVOKE " + privilege[0] + " FROM " + t.app);
+      assertThatThrownBy(
+              () -> {
+                try (Connection c = t.appPool.getConnection()) {
+                  publish.publish(c, topic.toString(), "k", "{}");
+                }
+              })
+          .as("without " + privilege[0])
+          .isInstanceOfSatisfying(
+              SQLException.class,
+              e ->
+                  assertThat(e.getSQLState() + " " + e.getMessage())
+                      .startsWith("42501")
+                      .contains("permission denied for " + privilege[1]));
+      execute(admin, "GRANT " + privilege[0] + " TO " + t.app);
+    }
+    try (Connection c = t.appPool.getConnection()) {
+      publish.publish(c, topic.toString(), "k", "{}");
+    }
+    assertThat(count(t.appPool, "SELECT count(*) FROM " + s + ".outbox")).isEqualTo(1);
+
+    execute(admin, "REVOKE USAGE, UPDATE ON SEQUENCE " + s + ".namespace_id_seq FROM " + t.app);
+    assertThatThrownBy(() -> boxline.admin().createNamespace(NamespacePath.of("other")))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("permission denied for sequence namespace_id_seq");
+    execute(admin, "GRANT USAGE, UPDATE ON SEQUENCE " + s + ".namespace_id_seq TO " + t.app);
+    boxline.admin().createNamespace(NamespacePath.of("other"));
+
+    execute(admin, "REVOKE INSERT ON " + s + ".subscription FROM " + t.app);
+    assertThatThrownBy(
+            () -> boxline.admin().createSubscription(SubscriptionSpec.of("billing", topic)))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("permission denied for table subscription");
   }
 
   @Test
