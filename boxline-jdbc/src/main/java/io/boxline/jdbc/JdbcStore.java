@@ -89,8 +89,8 @@ public final class JdbcStore {
     }
 
     /**
-     * Schema holding Boxline's tables (default {@value JdbcStore#DEFAULT_SCHEMA}); created if
-     * missing.
+     * Schema holding Boxline's tables (default {@value JdbcStore#DEFAULT_SCHEMA}); created by
+     * {@code migrate()} if missing.
      */
     public Builder schema(String schema) {
       this.schema = Names.requireSchema(schema);
@@ -107,7 +107,9 @@ public final class JdbcStore {
      * Whether the retention loop (which runs on one instance) vacuums Boxline's tables after each
      * run when the server's {@code autovacuum} is off (default true). Without any vacuum the
      * outbox, the log and the coordination tables grow without bound; turn this off only if you
-     * vacuum them yourself.
+     * vacuum them yourself. Only the tables' owner (or a superuser, or on PostgreSQL 17+ a user
+     * with the MAINTAIN privilege) may vacuum them: for any other user the server skips them, and
+     * Boxline logs a warning once and goes on.
      */
     public Builder vacuumWhenAutovacuumOff(boolean vacuum) {
       this.vacuumWhenAutovacuumOff = vacuum;
@@ -119,7 +121,8 @@ public final class JdbcStore {
      * never). Each batch scans the outbox's primary key from its start, and the index keeps the
      * entries of sequenced (deleted) rows until a vacuum, so without it every batch gets slower
      * until autovacuum comes by (once a minute at best). One such vacuum costs about 1 µs per
-     * event; the table owner must run it (anyone else gets a warning in the log).
+     * event; the table owner must run it (anyone else gets a warning in the log, once, and counts a
+     * failure in {@code StoreStats.outboxVacuumFailures()}).
      */
     public Builder outboxVacuumEvery(int events) {
       if (events < 0) {

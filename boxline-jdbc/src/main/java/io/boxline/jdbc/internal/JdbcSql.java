@@ -157,6 +157,24 @@ final class JdbcSql {
     return anyCause(e, s -> "40P01".equals(s.getSQLState()) || "40001".equals(s.getSQLState()));
   }
 
+  /**
+   * Whether the database refused {@code e}'s statement for want of a privilege: PostgreSQL's
+   * SQLSTATE 42501; MariaDB/MySQL's access-denied errors on a database (1044), a table (1142), a
+   * column (1143), a privilege (1227) or a routine (1370); H2's 90096.
+   */
+  static boolean isPermissionDenied(SQLException e) {
+    return anyCause(
+        e,
+        s -> {
+          int code = s.getErrorCode();
+          return "42501".equals(s.getSQLState())
+              || (s.getSQLState() != null
+                  && s.getSQLState().startsWith("42")
+                  && (code == 1044 || code == 1142 || code == 1143 || code == 1227 || code == 1370))
+              || code == 90096;
+        });
+  }
+
   /** Whether {@code e} or an {@link SQLException} among its causes matches {@code test}. */
   static boolean anyCause(SQLException e, java.util.function.Predicate<SQLException> test) {
     for (Throwable t = e; t != null; t = t.getCause()) {

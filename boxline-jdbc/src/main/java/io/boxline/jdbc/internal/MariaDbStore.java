@@ -61,7 +61,9 @@ public final class MariaDbStore extends PollingSqlStore {
   public void migrate() {
     String lockName = "boxline:" + MariaDbSql.sha256(schema + "." + prefix).substring(0, 40);
     Step step = new Step("lock_migrations");
+    String user = "?";
     try (Connection c = db.connect()) {
+      user = c.getMetaData().getUserName();
       try (PreparedStatement lock = c.prepareStatement(sql(step.name()))) {
         lock.setString(1, lockName);
         try (ResultSet rs = lock.executeQuery()) {
@@ -89,6 +91,9 @@ public final class MariaDbStore extends PollingSqlStore {
         }
       }
     } catch (SQLException e) {
+      if (JdbcSql.isPermissionDenied(e)) {
+        throw migrationDenied("database", user, e);
+      }
       throw new StoreException("migrate: " + step.name(), step.name(), e);
     }
   }

@@ -1,5 +1,6 @@
 package io.boxline.jdbc.internal;
 
+import io.boxline.StoreException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
@@ -131,15 +132,40 @@ public final class PostgresStore extends SqlStore {
   // ------------------------------------------------------------------ migrations
   @Override
   public void migrate() {
+    String[] user = {"?"};
+    try {
+      migrate(user);
+    } catch (StoreException e) {
+      if (e.getCause() instanceof SQLException s && JdbcSql.isPermissionDenied(s)) {
+        throw migrationDenied("schema", user[0], s);
+      }
+      throw e;
+    }
+    if (!parking.autovacuumOn()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "autovacuum is off on this PostgreSQL server: Boxline's outbox, log and coordination"
+              + " tables only shrink when vacuumed. "
+              + (vacuumWhenAutovacuumOff
+                  ? "Boxline's retention loop vacuums them after each run; turn autovacuum on for"
+                      + " steadier sizes."
+                  : "vacuumWhenAutovacuumOff is false, so vacuum them yourself or turn autovacuum"
+                      + " on."));
+    }
+  }
+
+  /** Applies the missing migrations; sets {@code user[0]} to the database user first. */
+  private void migrate(String[] user) {
     tx(
         "migrate",
         c -> {
+          user[0] = c.getMetaData().getUserName();
           try (PreparedStatement lock = c.prepareStatement(sql("lock_migrations"))) {
             lock.setLong(1, ("boxline:" + schema + "." + prefix).hashCode());
             lock.execute();
           }
           try (Statement st = c.createStatement()) {
-            st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+            st.execute(sql("create_schema"));
             st.execute(sql("create_version_table"));
           }
           int current;
@@ -165,17 +191,6 @@ public final class PostgresStore extends SqlStore {
           }
           return null;
         });
-    if (!parking.autovacuumOn()) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "autovacuum is off on this PostgreSQL server: Boxline's outbox, log and coordination"
-              + " tables only shrink when vacuumed. "
-              + (vacuumWhenAutovacuumOff
-                  ? "Boxline's retention loop vacuums them after each run; turn autovacuum on for"
-                      + " steadier sizes."
-                  : "vacuumWhenAutovacuumOff is false, so vacuum them yourself or turn autovacuum"
-                      + " on."));
-    }
   }
 
   // ------------------------------------------------------------------ publish

@@ -41,6 +41,7 @@ final class SqlParking {
   private final SqlDialect dialect;
   private final ToLongFunction<TopicName> topicIds;
   private final boolean vacuumWhenAutovacuumOff;
+  private final VacuumSkips vacuumSkips = new VacuumSkips();
 
   /**
    * @param topicIds a topic's id by name, -1 when it does not exist
@@ -175,10 +176,27 @@ final class SqlParking {
     return db.one("autovacuum_on", ps -> {}, rs -> rs.getBoolean(1)).orElse(false);
   }
 
+  /**
+   * A user who may not vacuum a table (the application role of least-privilege.md) gets a warning
+   * from the server, not an error: say so once, and go on without the vacuum.
+   */
   private void vacuumHotTables() {
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {
       st.execute(db.sql("vacuum_hot_tables")); // auto-commit: VACUUM cannot run in a transaction
+      String skipped = VacuumSkips.skipped(st);
+      if (skipped != null) {
+        vacuumSkips.warnOnce(
+            "autovacuum is off for Boxline's tables and the retention loop cannot vacuum them as"
+                + " database user '"
+                + c.getMetaData().getUserName()
+                + "' ("
+                + skipped
+                + "): they only shrink when someone else does. Turn autovacuum on, vacuum them as"
+                + " their owner, or (PostgreSQL 17+) GRANT MAINTAIN on them to this user;"
+                + " JdbcStore.builder(..).vacuumWhenAutovacuumOff(false) stops the attempts."
+                + " Retention goes on without it");
+      }
     } catch (SQLException e) {
       throw db.fail("vacuum_hot_tables", e);
     }

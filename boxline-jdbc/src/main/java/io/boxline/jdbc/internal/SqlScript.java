@@ -112,12 +112,16 @@ public final class SqlScript {
     return queries;
   }
 
-  /** Full DDL of the newest schema version for PostgreSQL. */
+  /**
+   * Full DDL of the newest schema version for PostgreSQL. The schema is created only when missing
+   * (a {@code DO} block), so the owner of a schema an administrator created runs it without the
+   * CREATE privilege on the database.
+   */
   public static String exportPostgres(String schema, String prefix) {
     return export(
         "postgresql",
         "PostgreSQL: schema",
-        "CREATE SCHEMA IF NOT EXISTS " + schema,
+        named("postgresql", schema, prefix).get("create_schema"),
         POSTGRES_MIGRATIONS,
         "INSERT INTO ",
         "schema_version (version, description) VALUES (",

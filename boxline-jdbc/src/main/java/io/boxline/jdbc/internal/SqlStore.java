@@ -161,6 +161,29 @@ abstract class SqlStore implements Store {
             + "; upgrade Boxline");
   }
 
+  /**
+   * A migration the database user may not run: says how to set the schema up instead ({@code kind}
+   * is what the dialect calls a schema).
+   */
+  StoreException migrationDenied(String kind, String user, SQLException e) {
+    return new StoreException(
+        "cannot migrate Boxline's "
+            + kind
+            + " "
+            + schema
+            + ": database user '"
+            + user
+            + "' may not change it ("
+            + e.getMessage()
+            + "). Run the migrations with the owner (migrator) role instead:"
+            + " JdbcStore.builder(ownerDataSource).schema(\""
+            + schema
+            + "\").build().migrate(), or the DDL from JdbcStore.exportDdl; then start Boxline as"
+            + " this user with Boxline.builder().migrate(false). See"
+            + " docs/guide/least-privilege.md",
+        e);
+  }
+
   @Override
   public String describe() {
     return description;

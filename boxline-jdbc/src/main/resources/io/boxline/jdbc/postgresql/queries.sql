@@ -4,6 +4,13 @@
 -- name: lock_migrations
 SELECT pg_advisory_xact_lock(?)
 
+-- The schema only when it is missing: CREATE SCHEMA needs the CREATE privilege on the database even with IF NOT
+-- EXISTS, which the owner of a schema an administrator made for it does not have (least-privilege.md).
+-- name: create_schema
+DO $$ BEGIN
+  IF to_regnamespace('${schema}') IS NULL THEN CREATE SCHEMA ${schema}; END IF;
+END $$
+
 -- name: create_version_table
 CREATE TABLE IF NOT EXISTS ${schema}.${p}schema_version (
   version      integer      PRIMARY KEY,
