@@ -83,9 +83,16 @@ public record ServerConfig(
    * @param password password (from the environment; never logged)
    * @param schema schema (PostgreSQL, H2) or database (MariaDB) for Boxline's tables
    * @param poolSize connections at most (default 16)
+   * @param migrate whether the server applies Boxline's migrations at start (default true); false
+   *     for a database user with data privileges only, the schema migrated by its owner
    */
   public record Database(
-      Optional<String> url, String user, String password, String schema, int poolSize) {
+      Optional<String> url,
+      String user,
+      String password,
+      String schema,
+      int poolSize,
+      boolean migrate) {
     @Override
     public String toString() {
       return "Database[url=" + url.orElse("(embedded PostgreSQL)") + ", user=" + user + "]";

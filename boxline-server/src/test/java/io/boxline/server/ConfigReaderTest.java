@@ -40,6 +40,12 @@ class ConfigReaderTest {
     assertThat(c.database().user()).isEqualTo("app");
     assertThat(c.database().password()).isEmpty();
     assertThat(c.database().toString()).doesNotContain("password");
+    assertThat(c.database().migrate()).as("migrations on by default").isTrue();
+    assertThat(
+            parse("database: {url: 'jdbc:postgresql://db/app', migrate: false}\n" + TOKEN, Map.of())
+                .database()
+                .migrate())
+        .isFalse();
     assertThat(c.topics().get(0).sequencing()).isEqualTo(Sequencing.IN_TRANSACTION);
     assertThat(c.topics().get(0).retention().get().maxAge()).isEqualTo(Duration.ofDays(7));
     assertThat(c.subscriptions().get(0).groupPolicy().get().maxMembers()).isEqualTo(4);

@@ -250,7 +250,7 @@ public final class ConfigReader {
   }
 
   private ServerConfig.Database database(Node n) {
-    n.only("url", "user", "password", "schema", "poolSize");
+    n.only("url", "user", "password", "schema", "poolSize", "migrate");
     Optional<String> url = n.optionalText("url");
     if (url.isPresent() && !url.get().startsWith("jdbc:")) {
       throw n.get("url")
@@ -264,7 +264,12 @@ public final class ConfigReader {
       n.get("schema").parse(io.boxline.Names::requireSchema);
     }
     return new ServerConfig.Database(
-        url, n.text("user", ""), n.text("password", ""), schema, n.integer("poolSize", 16, 2, 500));
+        url,
+        n.text("user", ""),
+        n.text("password", ""),
+        schema,
+        n.integer("poolSize", 16, 2, 500),
+        n.bool("migrate", true));
   }
 
   private ServerConfig.Token token(Node n) {

@@ -78,6 +78,7 @@ public final class ServerRuntime implements AutoCloseable {
                 JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build())
             .observer(metrics)
             .observer(wakeups)
+            .migrate(config.database().migrate())
             .build()
             .start();
     applyCatalog();
