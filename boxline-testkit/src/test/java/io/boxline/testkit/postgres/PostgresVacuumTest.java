@@ -80,16 +80,17 @@ class PostgresVacuumTest {
         () -> query("SELECT count(*) FROM " + db.schema() + ".outbox") == 0);
     String stats =
         "FROM pg_stat_user_tables WHERE schemaname = '" + db.schema() + "' AND relname = 'outbox'";
+    // An empty, vacuumed outbox is truncated back to (almost) nothing. Truncating needs a moment
+    // when nobody touches the table, which a vacuum of a busy moment does not get: a later run of
+    // the retention loop (every 300 ms here) does it.
     Await.until(
         Duration.ofSeconds(30),
-        "the outbox vacuumed by Boxline and its 10,000 dead rows gone",
+        "the outbox vacuumed by Boxline, its 10,000 dead rows gone and its pages truncated",
         () ->
             query("SELECT vacuum_count " + stats) > 0
                 && query("SELECT n_dead_tup " + stats) == 0
-                && query("SELECT autovacuum_count " + stats) == 0);
-    // An empty, vacuumed outbox is truncated back to (almost) nothing.
-    assertThat(query("SELECT pg_relation_size('" + db.schema() + ".outbox')"))
-        .isLessThan(64 * 1024);
+                && query("SELECT pg_relation_size('" + db.schema() + ".outbox')") < 64 * 1024);
+    assertThat(query("SELECT autovacuum_count " + stats)).as("not autovacuum's work").isZero();
   }
 
   /**
