@@ -47,6 +47,17 @@ public interface Boxline extends AutoCloseable {
   <T> T inTransaction(TransactionWork<T> work);
 
   /**
+   * Joins a transaction that the application's framework runs on {@code tx} (auto-commit off), so
+   * that publishing on it behaves as inside {@link #inTransaction}; the framework reports the
+   * transaction's course to the returned object. Framework integrations (boxline-spring) call this;
+   * applications publish through them.
+   *
+   * @throws ConnectionStateException when {@code tx} is closed, in auto-commit mode, or joined
+   *     already
+   */
+  JoinedTransaction join(java.sql.Connection tx);
+
+  /**
    * Group members that fetch and settle events through an API instead of running a Java handler
    * (the server's HTTP consumers).
    */

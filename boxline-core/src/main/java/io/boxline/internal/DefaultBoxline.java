@@ -14,6 +14,7 @@ import io.boxline.DeadLetterQuery;
 import io.boxline.DeadLetters;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
+import io.boxline.JoinedTransaction;
 import io.boxline.Names;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionListener;
@@ -31,6 +32,7 @@ import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoreStats;
 import java.lang.System.Logger.Level;
+import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -237,6 +239,13 @@ public final class DefaultBoxline implements Boxline {
   public <T> T inTransaction(TransactionWork<T> work) {
     requireStarted();
     return TransactionScope.run(store::openTransaction, publisher, work);
+  }
+
+  @Override
+  public JoinedTransaction join(Connection tx) {
+    requireStarted();
+    DefaultPublisher.checkConnection(tx);
+    return new JoinedScope(TransactionScope.join(tx), publisher);
   }
 
   @Override

@@ -442,7 +442,7 @@ final class DefaultPublisher implements Publisher, TransactionScope.Participant 
     }
   }
 
-  private static void checkConnection(Connection tx) {
+  static void checkConnection(Connection tx) {
     Objects.requireNonNull(tx, "connection");
     try {
       if (tx.isClosed()) {

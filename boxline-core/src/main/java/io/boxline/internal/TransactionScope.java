@@ -50,6 +50,12 @@ final class TransactionScope {
   private static final ThreadLocal<TransactionScope> CURRENT = new ThreadLocal<>();
 
   /**
+   * Transactions a framework runs on this thread and Boxline joined ({@link #join}); a framework
+   * may suspend one and run another (Spring's REQUIRES_NEW), so there can be several.
+   */
+  private static final ThreadLocal<List<TransactionScope>> JOINED = new ThreadLocal<>();
+
+  /**
    * Runs {@code work} in a new transaction on a connection from {@code open}: commits when it
    * returns, rolls back when it throws.
    */
@@ -102,7 +108,49 @@ final class TransactionScope {
    */
   static TransactionScope of(Connection tx) {
     TransactionScope s = CURRENT.get();
-    return s != null && s.tx == tx ? s : null;
+    if (s != null && s.tx == tx) {
+      return s;
+    }
+    List<TransactionScope> joined = JOINED.get();
+    if (joined != null) {
+      for (TransactionScope j : joined) {
+        if (j.tx == tx) {
+          return j;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A scope for a transaction that a framework runs on {@code tx} on this thread: its connection is
+   * the framework's own (not watched: the framework commits), and it lives until {@link #leave}.
+   * Transactions this thread runs already, joined or not, count as outer ones for the nested-key
+   * check.
+   */
+  static TransactionScope join(Connection tx) {
+    if (of(tx) != null) {
+      throw new ConnectionStateException(
+          "this transaction is joined already (or is an inTransaction's); join it once and report"
+              + " its course to that JoinedTransaction");
+    }
+    List<TransactionScope> joined = JOINED.get();
+    if (joined == null) {
+      joined = new ArrayList<>(2);
+      JOINED.set(joined);
+    }
+    TransactionScope outer = !joined.isEmpty() ? joined.get(joined.size() - 1) : CURRENT.get();
+    TransactionScope scope = new TransactionScope(tx, outer, false);
+    joined.add(scope);
+    return scope;
+  }
+
+  /** The framework's transaction ended: forgets {@code scope}. Idempotent. */
+  static void leave(TransactionScope scope) {
+    List<TransactionScope> joined = JOINED.get();
+    if (joined != null && joined.remove(scope) && joined.isEmpty()) {
+      JOINED.remove(); // nothing left behind on pooled threads
+    }
   }
 
   /** The connection the work gets: the pooled one, watched (see ManagedConnection). */
@@ -123,23 +171,28 @@ final class TransactionScope {
   /** Idempotency keys this transaction claimed ("topic id/key"), in publish order. */
   private final List<String> claimed = new ArrayList<>();
 
+  /** A savepoint (a {@link java.sql.Savepoint}, or what a framework names it by). */
   private record Mark(
-      java.sql.Savepoint savepoint, int heldBack, int claimed, Map<TopicName, Integer> published) {}
+      Object savepoint, int heldBack, int claimed, Map<TopicName, Integer> published) {}
 
   /** The {@code inTransaction} whose work started this one, if any. */
   final TransactionScope outer;
 
   private TransactionScope(Connection pooled, TransactionScope outer) {
-    this.tx = ManagedConnection.wrap(pooled, this);
+    this(pooled, outer, true);
+  }
+
+  private TransactionScope(Connection connection, TransactionScope outer, boolean watched) {
+    this.tx = watched ? ManagedConnection.wrap(connection, this) : connection;
     this.outer = outer;
   }
 
-  void savepoint(java.sql.Savepoint s) {
+  void savepoint(Object s) {
     marks.add(new Mark(s, heldBack.size(), claimed.size(), new LinkedHashMap<>(published)));
   }
 
   /** Releasing a savepoint releases those set after it too. */
-  void released(java.sql.Savepoint s) {
+  void released(Object s) {
     int i = indexOf(s);
     if (i >= 0) {
       marks.subList(i, marks.size()).clear();
@@ -147,14 +200,15 @@ final class TransactionScope {
   }
 
   /** The database undid everything since {@code s}; so does the publisher (s stays valid). */
-  void rolledBackTo(java.sql.Savepoint s) {
+  void rolledBackTo(Object s) {
     int i = indexOf(s);
     if (i < 0) {
       throw new ConnectionStateException(
           "the work rolled back to a savepoint it did not set on inTransaction's connection"
-              + " (an unwrapped one?), so Boxline cannot tell which of the events it holds back"
-              + " were undone; set savepoints on the connection inTransaction handed over. The"
-              + " transaction is rolled back when this exception leaves the work.");
+              + " (an unwrapped one?), or that was never reported to the joined transaction, so"
+              + " Boxline cannot tell which of the events it holds back were undone; set"
+              + " savepoints on the connection inTransaction handed over, or report each with"
+              + " JoinedTransaction.savepoint. The transaction must be rolled back.");
     }
     Mark m = marks.get(i);
     heldBack.subList(m.heldBack, heldBack.size()).clear();
@@ -210,7 +264,7 @@ final class TransactionScope {
     }
   }
 
-  private int indexOf(java.sql.Savepoint s) {
+  private int indexOf(Object s) {
     for (int i = 0; i < marks.size(); i++) {
       if (marks.get(i).savepoint == s) {
         return i;

@@ -214,4 +214,48 @@ class DefaultPublisherTest {
             org.assertj.core.groups.Tuple.tuple(2L, "2"));
     assertThat(store.outboxBacklog().events()).as("no outbox for such topics").isZero();
   }
+
+  @Test
+  void aJoinedTransactionHoldsInTransactionTopicsBackToItsCommitAndForgetsWhatASavepointUndid()
+      throws SQLException {
+    TopicInfo direct = store.findTopic(DIRECT).orElseThrow();
+    PartitionKey p0 = PartitionKey.of(direct.id(), 0);
+    try (Connection tx = store.openTransaction()) {
+      TransactionScope scope = TransactionScope.join(tx);
+      JoinedScope joined = new JoinedScope(scope, publisher);
+      publisher.publish(tx, event(DIRECT, "k", "1"));
+      Object savepoint = new Object();
+      joined.savepoint(savepoint);
+      publisher.publish(tx, event(DIRECT, "k", "undone"));
+      joined.rolledBackTo(savepoint);
+      publisher.publish(tx, event(DIRECT, "k", "2"));
+      assertThat(store.read(direct.id(), 0, 0, 10)).as("held back until the commit").isEmpty();
+      joined.beforeCommit();
+      tx.commit();
+      joined.afterCommit();
+      joined.completed();
+      joined.completed(); // idempotent
+    }
+    assertThat(store.heads(List.of(p0)).get(0).lastSequence()).isEqualTo(2);
+    assertThat(store.read(direct.id(), 0, 0, 10))
+        .extracting(DefaultPublisherTest::body)
+        .containsExactly("1", "2");
+  }
+
+  @Test
+  void aTransactionIsJoinedOnceAndForgottenWhenItCompletes() throws SQLException {
+    try (Connection tx = store.openTransaction()) {
+      JoinedScope joined = new JoinedScope(TransactionScope.join(tx), publisher);
+      assertThat(TransactionScope.of(tx)).isNotNull();
+      assertThatThrownBy(() -> TransactionScope.join(tx))
+          .isInstanceOf(ConnectionStateException.class)
+          .hasMessageContaining("joined already");
+      assertThatThrownBy(() -> joined.rolledBackTo("never set"))
+          .isInstanceOf(ConnectionStateException.class)
+          .hasMessageContaining("never reported");
+      joined.completed();
+      assertThat(TransactionScope.of(tx)).as("forgotten").isNull();
+      tx.rollback();
+    }
+  }
 }
