@@ -37,23 +37,22 @@ import java.util.concurrent.atomic.AtomicReference;
 final class F1RetryCost {
   private F1RetryCost() {}
 
-  static final Opt<Integer> EVENTS = Opt.integer("f1.events", 50_000, "events per run");
-  static final Opt<Integer> KEYS = Opt.integer("f1.keys", 1000, "keys");
-  static final Opt<Integer> PARTITIONS = Opt.integer("f1.partitions", 4, "topic partitions");
+  private static final Workload.Definition DEF = Workload.define("f1", Bench.Suite.FAILURES);
+
+  static final Opt<Integer> EVENTS = DEF.integer("events", 50_000, "events per run");
+  static final Opt<Integer> KEYS = DEF.integer("keys", 1000, "keys");
+  static final Opt<Integer> PARTITIONS = DEF.partitions(4);
   static final Opt<Integer> RUNS =
-      Opt.integer("f1.runs", 3, "healthy/poisoned pairs, after a warm-up pair");
-  static final Opt<Integer> PRODUCERS = Opt.integer("f1.producers", 2, "producer threads");
-  static final Opt<Integer> TXN = Opt.integer("f1.txn", 100, "events per transaction");
-  static final Opt<Integer> POOL = Opt.integer("f1.pool", 16, "pool size");
+      DEF.integer("runs", 3, "healthy/poisoned pairs, after a warm-up pair");
+  static final Opt<Integer> PRODUCERS = DEF.producers(2);
+  static final Opt<Integer> TXN = DEF.txn(100);
+  static final Opt<Integer> POOL = DEF.pool(16);
   static final Opt<Boolean> TRACE =
-      Opt.flag("f1.trace", false, "print statements per thread and the due-parked plans");
+      DEF.flag("trace", false, "print statements per thread and the due-parked plans");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "f1",
-          Bench.Suite.FAILURES,
+      DEF.runs(
           "what the retry store costs: healthy keys with and without 1 % of the keys poisoned",
-          List.of(EVENTS, KEYS, PARTITIONS, RUNS, PRODUCERS, TXN, POOL, TRACE),
           F1RetryCost::run);
 
   /** One measured run, healthy or with 1 % of the keys poisoned. */

@@ -33,42 +33,28 @@ import java.util.concurrent.atomic.AtomicReference;
 final class F2Bloat {
   private F2Bloat() {}
 
+  private static final Workload.Definition DEF = Workload.define("f2", Bench.Suite.FAILURES);
+
   static final Opt<int[]> VACUUM =
-      Opt.ints(
-          "f2.vacuum",
+      DEF.ints(
+          "vacuum",
           "0,60",
           "a run per value: VACUUM every n s, 0 = leave it to the server (a list)");
-  static final Opt<Integer> RATE = Opt.integer("f2.rate", 1000, "events/s");
-  static final Opt<Integer> TXN = Opt.integer("f2.txn", 10, "events per transaction");
-  static final Opt<Integer> SECONDS = Opt.integer("f2.seconds", 120, "s of load");
-  static final Opt<Integer> TAIL = Opt.integer("f2.tail", 35, "s after the load");
-  static final Opt<Integer> SAMPLE = Opt.integer("f2.sample", 15, "s between samples");
-  static final Opt<Integer> PARTITIONS = Opt.integer("f2.partitions", 8, "topic partitions");
-  static final Opt<Integer> RETENTION = Opt.integer("f2.retention", 30, "topic retention, s");
-  static final Opt<Integer> INTERVAL = Opt.integer("f2.interval", 5, "retention interval, s");
-  static final Opt<Integer> POOL = Opt.integer("f2.pool", 16, "pool size");
-  static final Opt<Integer> CONCURRENCY = Opt.integer("f2.concurrency", 8, "consumer concurrency");
-  static final Opt<Integer> PRODUCERS = Opt.integer("f2.producers", 4, "producer threads");
+  static final Opt<Integer> RATE = DEF.integer("rate", 1000, "events/s");
+  static final Opt<Integer> TXN = DEF.txn(10);
+  static final Opt<Integer> SECONDS = DEF.integer("seconds", 120, "s of load");
+  static final Opt<Integer> TAIL = DEF.integer("tail", 35, "s after the load");
+  static final Opt<Integer> SAMPLE = DEF.integer("sample", 15, "s between samples");
+  static final Opt<Integer> PARTITIONS = DEF.partitions(8);
+  static final Opt<Integer> RETENTION = DEF.integer("retention", 30, "topic retention, s");
+  static final Opt<Integer> INTERVAL = DEF.integer("interval", 5, "retention interval, s");
+  static final Opt<Integer> POOL = DEF.pool(16);
+  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> PRODUCERS = DEF.producers(4);
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "f2",
-          Bench.Suite.FAILURES,
-          "bloat under retention: a steady load for minutes, table sizes sampled",
-          List.of(
-              VACUUM,
-              RATE,
-              TXN,
-              SECONDS,
-              TAIL,
-              SAMPLE,
-              PARTITIONS,
-              RETENTION,
-              INTERVAL,
-              POOL,
-              CONCURRENCY,
-              PRODUCERS),
-          F2Bloat::run);
+      DEF.runs(
+          "bloat under retention: a steady load for minutes, table sizes sampled", F2Bloat::run);
 
   record Sample(
       double t,

@@ -26,29 +26,25 @@ import java.util.Map;
 final class G1IdleLoad {
   private G1IdleLoad() {}
 
+  private static final Workload.Definition DEF = Workload.define("g1", Bench.Suite.GROUPS);
+
   static final Opt<int[]> CONSUMERS =
-      Opt.ints(
-          "g1.consumers",
+      DEF.ints(
+          "consumers",
           "1,10,100",
           "consumers of one Boxline instance, one window per count (a list; empty for none)");
   static final Opt<int[]> INSTANCES =
-      Opt.ints(
-          "g1.instances",
+      DEF.ints(
+          "instances",
           "",
           "N Boxline instances with one consumer each, one window per count (a list)");
-  static final Opt<Integer> SECONDS = Opt.integer("g1.seconds", 60, "least window length, s");
-  static final Opt<Integer> PARTITIONS = Opt.integer("g1.partitions", 64, "topic partitions");
-  static final Opt<Integer> POOL = Opt.integer("g1.pool", 16, "pool size");
-  static final Opt<Integer> WARMUP =
-      Opt.integer("g1.warmup", 10, "least warm-up before a window, s");
+  static final Opt<Integer> SECONDS = DEF.integer("seconds", 60, "least window length, s");
+  static final Opt<Integer> PARTITIONS = DEF.partitions(64);
+  static final Opt<Integer> POOL = DEF.pool(16);
+  static final Opt<Integer> WARMUP = DEF.integer("warmup", 10, "least warm-up before a window, s");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "g1",
-          Bench.Suite.GROUPS,
-          "idle coordination load of N consumers of one subscription",
-          List.of(CONSUMERS, INSTANCES, SECONDS, PARTITIONS, POOL, WARMUP),
-          G1IdleLoad::run);
+      DEF.runs("idle coordination load of N consumers of one subscription", G1IdleLoad::run);
 
   /** What one G1 window counted. */
   record Row(

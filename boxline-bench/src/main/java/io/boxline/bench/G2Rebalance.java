@@ -32,48 +32,31 @@ import java.util.concurrent.atomic.AtomicReference;
 final class G2Rebalance {
   private G2Rebalance() {}
 
-  static final Opt<Integer> PARTITIONS =
-      Opt.integer("g2.partitions", 1024, "backlogged partitions");
-  static final Opt<Integer> CONSUMERS =
-      Opt.integer("g2.consumers", 50, "consumers that join at once");
-  static final Opt<Integer> EVENTS = Opt.integer("g2.events", 3, "events per partition");
-  static final Opt<Integer> REPS = Opt.integer("g2.reps", 3, "repetitions with the fast policy");
+  private static final Workload.Definition DEF = Workload.define("g2", Bench.Suite.GROUPS);
+
+  static final Opt<Integer> PARTITIONS = DEF.integer("partitions", 1024, "backlogged partitions");
+  static final Opt<Integer> CONSUMERS = DEF.integer("consumers", 50, "consumers that join at once");
+  static final Opt<Integer> EVENTS = DEF.integer("events", 3, "events per partition");
+  static final Opt<Integer> REPS = DEF.integer("reps", 3, "repetitions with the fast policy");
   static final Opt<Integer> TIMEOUT =
-      Opt.integer("g2.timeout", 45, "s to wait for balance (fast policy)");
+      DEF.integer("timeout", 45, "s to wait for balance (fast policy)");
   static final Opt<Boolean> DEFAULT =
-      Opt.flag("g2.default", true, "also one repetition with the default policy");
+      DEF.flag("default", true, "also one repetition with the default policy");
   static final Opt<Integer> MIN_INTERVAL_MS =
-      Opt.integer("g2.min-interval-ms", 250, "fast policy: minCheckInInterval, ms");
-  static final Opt<Double> RATE = Opt.decimal("g2.rate", 200, "fast policy: checkInRate, /s");
+      DEF.integer("min-interval-ms", 250, "fast policy: minCheckInInterval, ms");
+  static final Opt<Double> RATE = DEF.decimal("rate", 200, "fast policy: checkInRate, /s");
   static final Opt<Double> DEADLINE_MULTIPLIER =
-      Opt.decimal("g2.deadline-multiplier", 8, "fast policy: deadlineMultiplier");
-  static final Opt<Integer> POOL = Opt.integer("g2.pool", 40, "pool size");
+      DEF.decimal("deadline-multiplier", 8, "fast policy: deadlineMultiplier");
+  static final Opt<Integer> POOL = DEF.pool(40);
   static final Opt<Integer> DEFAULT_TIMEOUT =
-      Opt.integer("g2.default-timeout", 40, "s to wait for balance (default policy)");
+      DEF.integer("default-timeout", 40, "s to wait for balance (default policy)");
   static final Opt<Boolean> TRACE =
-      Opt.flag("g2.trace", true, "log the group every --g2.trace-every s");
-  static final Opt<Double> TRACE_EVERY = Opt.decimal("g2.trace-every", 5, "s between trace lines");
+      DEF.flag("trace", true, "log the group every --g2.trace-every s");
+  static final Opt<Double> TRACE_EVERY = DEF.decimal("trace-every", 5, "s between trace lines");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "g2",
-          Bench.Suite.GROUPS,
-          "rebalance: consumers join a group over backlogged partitions at once",
-          List.of(
-              PARTITIONS,
-              CONSUMERS,
-              EVENTS,
-              REPS,
-              TIMEOUT,
-              DEFAULT,
-              MIN_INTERVAL_MS,
-              RATE,
-              DEADLINE_MULTIPLIER,
-              POOL,
-              DEFAULT_TIMEOUT,
-              TRACE,
-              TRACE_EVERY),
-          G2Rebalance::run);
+      DEF.runs(
+          "rebalance: consumers join a group over backlogged partitions at once", G2Rebalance::run);
 
   record Rep(
       String policy,

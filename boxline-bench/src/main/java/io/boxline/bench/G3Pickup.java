@@ -31,27 +31,23 @@ import java.util.concurrent.atomic.AtomicReference;
 final class G3Pickup {
   private G3Pickup() {}
 
-  static final Opt<Integer> PARTITIONS = Opt.integer("g3.partitions", 64, "topic partitions");
-  static final Opt<Integer> CONSUMERS = Opt.integer("g3.consumers", 3, "idle consumers");
-  static final Opt<Integer> SAMPLES = Opt.integer("g3.samples", 200, "cold samples");
+  private static final Workload.Definition DEF = Workload.define("g3", Bench.Suite.GROUPS);
+
+  static final Opt<Integer> PARTITIONS = DEF.partitions(64);
+  static final Opt<Integer> CONSUMERS = DEF.integer("consumers", 3, "idle consumers");
+  static final Opt<Integer> SAMPLES = DEF.integer("samples", 200, "cold samples");
   static final Opt<Integer> WARM_EVERY =
-      Opt.integer("g3.warm-every", 4, "every n-th sample also a warm one (0: none)");
-  static final Opt<Integer> GAP_MS = Opt.integer("g3.gap-ms", 300, "ms between samples");
+      DEF.integer("warm-every", 4, "every n-th sample also a warm one (0: none)");
+  static final Opt<Integer> GAP_MS = DEF.integer("gap-ms", 300, "ms between samples");
   static final Opt<Integer> COLD_AFTER_MS =
-      Opt.integer(
-          "g3.cold-after-ms",
+      DEF.integer(
+          "cold-after-ms",
           14_000,
           "a partition is cold when nothing was published to it for this long, ms");
-  static final Opt<Integer> POOL = Opt.integer("g3.pool", 12, "pool size");
-  static final Opt<Integer> WARMUP = Opt.integer("g3.warmup", 5, "s before the first sample");
+  static final Opt<Integer> POOL = DEF.pool(12);
+  static final Opt<Integer> WARMUP = DEF.integer("warmup", 5, "s before the first sample");
 
-  static final Workload WORKLOAD =
-      Workload.of(
-          "g3",
-          Bench.Suite.GROUPS,
-          "cold-partition pickup latency",
-          List.of(PARTITIONS, CONSUMERS, SAMPLES, WARM_EVERY, GAP_MS, COLD_AFTER_MS, POOL, WARMUP),
-          G3Pickup::run);
+  static final Workload WORKLOAD = DEF.runs("cold-partition pickup latency", G3Pickup::run);
 
   static String run(Run run) throws Exception {
     Options o = run.o();

@@ -28,20 +28,19 @@ import java.util.concurrent.atomic.AtomicReference;
 final class K1ParallelByKey {
   private K1ParallelByKey() {}
 
-  static final Opt<Integer> EVENTS = Opt.integer("k1.events", 4000, "events per trial");
-  static final Opt<Integer> PARTITIONS = Opt.integer("k1.partitions", 4, "topic partitions");
-  static final Opt<Integer> KEYS = Opt.integer("k1.keys", 256, "distinct keys");
-  static final Opt<Integer> HANDLER_MS = Opt.integer("k1.handler-ms", 1, "handler time, ms");
-  static final Opt<Integer> THREADS = Opt.integer("k1.threads", 32, "parallelByKey threads");
-  static final Opt<Integer> ROUNDS = Opt.integer("k1.rounds", 2, "rounds of both modes");
-  static final Opt<Integer> POOL = Opt.integer("k1.pool", 24, "pool size");
+  private static final Workload.Definition DEF = Workload.define("k1", Bench.Suite.GROUPS);
+
+  static final Opt<Integer> EVENTS = DEF.integer("events", 4000, "events per trial");
+  static final Opt<Integer> PARTITIONS = DEF.partitions(4);
+  static final Opt<Integer> KEYS = DEF.integer("keys", 256, "distinct keys");
+  static final Opt<Integer> HANDLER_MS = DEF.integer("handler-ms", 1, "handler time, ms");
+  static final Opt<Integer> THREADS = DEF.integer("threads", 32, "parallelByKey threads");
+  static final Opt<Integer> ROUNDS = DEF.integer("rounds", 2, "rounds of both modes");
+  static final Opt<Integer> POOL = DEF.pool(24);
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "k1",
-          Bench.Suite.GROUPS,
+      DEF.runs(
           "parallel by key against one event of a partition at a time, slow handler",
-          List.of(EVENTS, PARTITIONS, KEYS, HANDLER_MS, THREADS, ROUNDS, POOL),
           K1ParallelByKey::run);
 
   static String run(Run run) throws Exception {

@@ -2,9 +2,7 @@ package io.boxline.bench;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.mariadb.jdbc.MariaDbDataSource;
@@ -15,7 +13,7 @@ import org.mariadb.jdbc.MariaDbDataSource;
  * one event, one multi-row INSERT for several); W3's server figure is the delta of {@code SHOW
  * GLOBAL STATUS}'s {@code Questions}, which counts the whole server.
  */
-final class MariaDbDatabase implements BenchDatabase {
+final class MariaDbDatabase extends BenchDatabase {
   static final MariaDbDatabase INSTANCE = new MariaDbDatabase();
 
   /** Boxline's own expression for "now" on MariaDB: microseconds since the epoch, server clock. */
@@ -39,26 +37,14 @@ final class MariaDbDatabase implements BenchDatabase {
           + " content_type, payload, headers, created_at) VALUES ";
   static final String PLAIN_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, " + NOW_MICROS + ")";
 
-  private MariaDbDatabase() {}
-
-  @Override
-  public String option() {
-    return "mariadb";
-  }
-
-  @Override
-  public String product() {
-    return "MariaDB";
-  }
-
-  @Override
-  public String defaultUrl() {
-    return "jdbc:mariadb://127.0.0.1:3306/?sslMode=disable";
-  }
-
-  @Override
-  public String defaultUser() {
-    return "root";
+  private MariaDbDatabase() {
+    super(
+        "mariadb",
+        "MariaDB",
+        "jdbc:mariadb://127.0.0.1:3306/?sslMode=disable",
+        "root",
+        BUSINESS_DDL,
+        PLAIN_EVENT_DDL);
   }
 
   @Override
@@ -94,29 +80,17 @@ final class MariaDbDatabase implements BenchDatabase {
     env.put("MariaDB", db.queryString("SELECT VERSION()"));
     env.put(
         "durability",
-        "innodb_flush_log_at_trx_commit="
-            + db.queryString("SELECT @@innodb_flush_log_at_trx_commit")
-            + ", sync_binlog="
-            + db.queryString("SELECT @@sync_binlog")
-            + ", log_bin="
-            + db.queryString("SELECT @@log_bin")
-            + ", innodb_flush_method="
-            + db.queryString("SELECT @@innodb_flush_method")
-            + ", innodb_doublewrite="
-            + db.queryString("SELECT @@innodb_doublewrite"));
+        BenchDatabase.settings(
+            db,
+            "SELECT @@%s",
+            "innodb_flush_log_at_trx_commit",
+            "sync_binlog",
+            "log_bin",
+            "innodb_flush_method",
+            "innodb_doublewrite"));
     env.put(
         "innodb_buffer_pool_size",
         db.queryLong("SELECT @@innodb_buffer_pool_size") / (1024 * 1024) + "MB");
-  }
-
-  @Override
-  public String businessDdl(String schema) {
-    return String.format(BUSINESS_DDL, schema);
-  }
-
-  @Override
-  public String plainEventDdl(String schema) {
-    return String.format(PLAIN_EVENT_DDL, schema);
   }
 
   @Override
@@ -151,24 +125,22 @@ final class MariaDbDatabase implements BenchDatabase {
   /** Questions (statements clients sent, the reading one included) and COMMITs + ROLLBACKs. */
   @Override
   public long[] counters(Connection monitor) {
-    try (Statement st = monitor.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SHOW GLOBAL STATUS WHERE Variable_name IN"
-                    + " ('Questions', 'Com_commit', 'Com_rollback')")) {
-      long[] v = new long[2];
-      while (rs.next()) {
-        long n = rs.getLong(2);
-        if (rs.getString(1).equalsIgnoreCase("Questions")) {
-          v[0] = n;
-        } else {
-          v[1] += n;
-        }
-      }
-      return v;
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot read SHOW GLOBAL STATUS: " + e.getMessage(), e);
-    }
+    return BenchDatabase.readCounters(
+        monitor,
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_commit', 'Com_rollback')",
+        "SHOW GLOBAL STATUS",
+        rs -> {
+          long[] v = new long[2];
+          while (rs.next()) {
+            long n = rs.getLong(2);
+            if (rs.getString(1).equalsIgnoreCase("Questions")) {
+              v[0] = n;
+            } else {
+              v[1] += n;
+            }
+          }
+          return v;
+        });
   }
 
   @Override

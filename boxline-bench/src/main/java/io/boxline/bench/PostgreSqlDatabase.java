@@ -2,16 +2,14 @@ package io.boxline.bench;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** PostgreSQL: schemas, unnest-array baseline inserts, pg_stat_database counters. */
-final class PostgreSqlDatabase implements BenchDatabase {
+final class PostgreSqlDatabase extends BenchDatabase {
   static final PostgreSqlDatabase INSTANCE = new PostgreSqlDatabase();
 
   static final String BUSINESS_DDL =
@@ -31,26 +29,14 @@ final class PostgreSqlDatabase implements BenchDatabase {
           + " content_type, payload, headers) SELECT * FROM unnest(?::uuid[], ?::bigint[],"
           + " ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bytea[], ?::jsonb[])";
 
-  private PostgreSqlDatabase() {}
-
-  @Override
-  public String option() {
-    return "postgresql";
-  }
-
-  @Override
-  public String product() {
-    return "PostgreSQL";
-  }
-
-  @Override
-  public String defaultUrl() {
-    return "jdbc:postgresql://127.0.0.1:5432/postgres";
-  }
-
-  @Override
-  public String defaultUser() {
-    return "postgres";
+  private PostgreSqlDatabase() {
+    super(
+        "postgresql",
+        "PostgreSQL",
+        "jdbc:postgresql://127.0.0.1:5432/postgres",
+        "postgres",
+        BUSINESS_DDL,
+        PLAIN_EVENT_DDL);
   }
 
   @Override
@@ -83,23 +69,8 @@ final class PostgreSqlDatabase implements BenchDatabase {
     env.put("PostgreSQL", db.queryString("SHOW server_version"));
     env.put(
         "durability",
-        "fsync="
-            + db.queryString("SHOW fsync")
-            + ", synchronous_commit="
-            + db.queryString("SHOW synchronous_commit")
-            + ", wal_sync_method="
-            + db.queryString("SHOW wal_sync_method"));
+        BenchDatabase.settings(db, "SHOW %s", "fsync", "synchronous_commit", "wal_sync_method"));
     env.put("shared_buffers", db.queryString("SHOW shared_buffers"));
-  }
-
-  @Override
-  public String businessDdl(String schema) {
-    return String.format(BUSINESS_DDL, schema);
-  }
-
-  @Override
-  public String plainEventDdl(String schema) {
-    return String.format(PLAIN_EVENT_DDL, schema);
   }
 
   @Override
@@ -163,21 +134,19 @@ final class PostgreSqlDatabase implements BenchDatabase {
    */
   @Override
   public long[] counters(Connection monitor) {
-    try (Statement st = monitor.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted,"
-                    + " tup_updated, tup_deleted FROM pg_stat_database WHERE datname ="
-                    + " current_database()")) {
-      rs.next();
-      long[] v = new long[6];
-      for (int i = 0; i < 6; i++) {
-        v[i] = rs.getLong(i + 1);
-      }
-      return v;
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot read pg_stat_database: " + e.getMessage(), e);
-    }
+    return BenchDatabase.readCounters(
+        monitor,
+        "SELECT xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted, tup_updated,"
+            + " tup_deleted FROM pg_stat_database WHERE datname = current_database()",
+        "pg_stat_database",
+        rs -> {
+          rs.next();
+          long[] v = new long[6];
+          for (int i = 0; i < 6; i++) {
+            v[i] = rs.getLong(i + 1);
+          }
+          return v;
+        });
   }
 
   @Override

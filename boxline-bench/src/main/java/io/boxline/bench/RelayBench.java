@@ -78,42 +78,29 @@ public final class RelayBench {
       long expected,
       String noise) {}
 
-  static final Opt<Integer> PARTITIONS = Opt.integer("partitions", 8, "topic partitions");
-  static final Opt<Integer> BATCH = Opt.integer("batch", 100, "relay and consumer batch size");
-  static final Opt<Integer> CONCURRENCY =
-      Opt.integer("concurrency", 4, "relay and consumer concurrency");
-  static final Opt<Integer> KEYS = Opt.integer("keys", 100, "keys");
-  static final Opt<Integer> POOL = Opt.integer("pool", 16, "pool size");
-  static final Opt<Integer> WARMUP =
-      Opt.integer("warmup", 1_000, "throughput: warm-up events, not counted");
-  static final Opt<Integer> EVENTS = Opt.integer("events", 20_000, "throughput: events");
-  static final Opt<Integer> TXN = Opt.integer("txn", 10, "throughput: events per transaction");
-  static final Opt<Integer> THREADS = Opt.integer("threads", 4, "throughput: producer threads");
-  static final Opt<Integer> RATE = Opt.integer("rate", 200, "latency: events/s");
-  static final Opt<Double> WARMUP_S = Opt.decimal("warmup-s", 2, "latency: warm-up s");
-  static final Opt<Double> SECONDS = Opt.decimal("seconds", 10, "latency: measured s");
+  private static final Workload.Definition DEF =
+      new Workload.Definition("relays", Bench.Suite.RELAYS, "");
+
   static final Opt<List<String>> SINKS =
-      Opt.words("sinks", String.join(",", ALL), "the sinks to relay to", ALL);
+      DEF.words("sinks", String.join(",", ALL), "the sinks to relay to", ALL);
+  static final Opt<Integer> PARTITIONS = DEF.partitions(8);
+  static final Opt<Integer> BATCH = DEF.integer("batch", 100, "relay and consumer batch size");
+  static final Opt<Integer> CONCURRENCY =
+      DEF.integer("concurrency", 4, "relay and consumer concurrency");
+  static final Opt<Integer> KEYS = DEF.integer("keys", 100, "keys");
+  static final Opt<Integer> POOL = DEF.pool(16);
+  static final Opt<Integer> WARMUP =
+      DEF.integer("warmup", 1_000, "throughput: warm-up events, not counted");
+  static final Opt<Integer> EVENTS = DEF.integer("events", 20_000, "throughput: events");
+  static final Opt<Integer> TXN = DEF.integer("txn", 10, "throughput: events per transaction");
+  static final Opt<Integer> THREADS = DEF.integer("threads", 4, "throughput: producer threads");
+  static final Opt<Integer> RATE = DEF.integer("rate", 200, "latency: events/s");
+  static final Opt<Double> WARMUP_S = DEF.decimal("warmup-s", 2, "latency: warm-up s");
+  static final Opt<Double> SECONDS = DEF.decimal("seconds", 10, "latency: measured s");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "relays",
-          Bench.Suite.RELAYS,
+      DEF.runs(
           "what a Relay adds on the way to a broker: throughput and added latency per sink",
-          List.of(
-              SINKS,
-              PARTITIONS,
-              BATCH,
-              CONCURRENCY,
-              KEYS,
-              POOL,
-              WARMUP,
-              EVENTS,
-              TXN,
-              THREADS,
-              RATE,
-              WARMUP_S,
-              SECONDS),
           RelayBench::relays);
 
   private final Options o;
@@ -483,9 +470,7 @@ public final class RelayBench {
           Stats.ms(Stats.percentile(r.plain(), 99)),
           Stats.ms(Stats.percentile(r.plain(), 100)),
           Stats.ms(Stats.percentile(r.relay(), 50) - Stats.percentile(r.plain(), 50)),
-          Stats.ms(Stats.percentile(r.commit(), 50))
-              + " / "
-              + Stats.ms(Stats.percentile(r.commit(), 99)),
+          Stats.p50p99(r.commit()),
           Stats.ms(Stats.percentile(r.late(), 99)),
           r.noise());
     }

@@ -286,11 +286,7 @@ final class RelayTargets {
 
     @Override
     public void close() {
-      try {
-        connection.close();
-      } catch (IOException e) {
-        // best effort
-      }
+      closeQuietly(connection);
     }
   }
 
@@ -344,11 +340,20 @@ final class RelayTargets {
 
     @Override
     public void close() {
-      try {
-        connection.close();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      closeQuietly(connection);
+    }
+  }
+
+  /** Closes a broker connection at the end, best effort (an interrupt is kept). */
+  static void closeQuietly(AutoCloseable connection) {
+    try {
+      connection.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      // best effort
     }
   }
 

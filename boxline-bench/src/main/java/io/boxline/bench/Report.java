@@ -9,18 +9,18 @@ final class Report {
   private Report() {}
 
   static String w1(Options o, List<W1Throughput.Trial> trials) {
-    StringBuilder sb = new StringBuilder();
-    sb.append(
-        Stats.f(
+    StringBuilder sb =
+        section(
+            o,
             "## W1 throughput%n%n%d producer threads, %,d events per run, %d partitions, consumer"
                 + " concurrency %d, batch %d, %d runs per configuration (baseline and Boxline"
                 + " alternating).%n%n",
-            o.get(W1Throughput.THREADS),
-            o.get(W1Throughput.EVENTS),
-            o.get(Bench.PARTITIONS),
-            o.get(W1Throughput.CONCURRENCY),
-            o.get(W1Throughput.BATCH),
-            o.get(W1Throughput.RUNS)));
+            W1Throughput.THREADS,
+            W1Throughput.EVENTS,
+            Bench.PARTITIONS,
+            W1Throughput.CONCURRENCY,
+            W1Throughput.BATCH,
+            W1Throughput.RUNS);
     Table summary =
         new Table(
             "Events/txn",
@@ -90,19 +90,19 @@ final class Report {
   }
 
   static String w2(Options o, List<W2Latency.Result> results) {
-    StringBuilder sb = new StringBuilder();
-    sb.append(
-        Stats.f(
+    StringBuilder sb =
+        section(
+            o,
             "## W2 latency (commit returned → handler entered)%n%n1 event per transaction, paced"
                 + " open-loop by %d sender threads, %.0f s warm-up at max(rate, %d/s) so the JIT has"
                 + " compiled the hot paths, a 1 s pause, then %.0f s measured at the rate; %d"
                 + " partitions, consumer concurrency %d.%n%n",
-            o.get(W2Latency.THREADS),
-            o.get(W2Latency.WARMUP),
-            o.get(W2Latency.WARMUP_RATE),
-            o.get(W2Latency.SECONDS),
-            o.get(Bench.PARTITIONS),
-            o.get(W2Latency.CONCURRENCY)));
+            W2Latency.THREADS,
+            W2Latency.WARMUP,
+            W2Latency.WARMUP_RATE,
+            W2Latency.SECONDS,
+            Bench.PARTITIONS,
+            W2Latency.CONCURRENCY);
     Table t =
         new Table(
             "Producer",
@@ -134,9 +134,7 @@ final class Report {
           Stats.ms(Stats.percentile(r.latency(), 90)),
           Stats.ms(p99),
           Stats.ms(Stats.percentile(r.latency(), 100)),
-          Stats.ms(Stats.percentile(r.commit(), 50))
-              + " / "
-              + Stats.ms(Stats.percentile(r.commit(), 99)),
+          Stats.p50p99(r.commit()),
           Stats.ms(Stats.percentile(r.late(), 99)),
           target,
           r.noise());
@@ -188,19 +186,19 @@ final class Report {
   }
 
   static String w1Parts(Options o, List<W1Parts.Part> parts) {
-    StringBuilder sb = new StringBuilder();
-    sb.append(
-        Stats.f(
+    StringBuilder sb =
+        section(
+            o,
             "## W1 taken apart%n%n%d producer threads, %d events per mode, one event per"
                 + " transaction, %d partitions; raw = plain tables, outbox = publish only (no"
                 + " sequencer), sequencer = plus sequencing, full = plus a no-op consumer"
                 + " (concurrency %d, batch %d). CPU from /proc (whole machine; this JVM is the"
                 + " producers and Boxline, the rest mostly the database).%n%n",
-            o.get(W1Throughput.THREADS),
-            o.get(W1Throughput.EVENTS),
-            o.get(Bench.PARTITIONS),
-            o.get(W1Throughput.CONCURRENCY),
-            o.get(W1Throughput.BATCH)));
+            W1Throughput.THREADS,
+            W1Throughput.EVENTS,
+            Bench.PARTITIONS,
+            W1Throughput.CONCURRENCY,
+            W1Throughput.BATCH);
     Table t =
         new Table(
             "Round",
@@ -237,15 +235,17 @@ final class Report {
   }
 
   static String w3(Options o, BenchDatabase kind, List<W3Idle.Result> results) {
-    StringBuilder sb = new StringBuilder();
-    sb.append(
-        Stats.f(
+    StringBuilder sb =
+        section(
+            o,
             "## W3 idle cost%n%nOne Boxline with default settings (sequencer leader, wake-up"
                 + " listener) and N consumers, each on a subscription of its own over one"
                 + " %d-partition topic; nothing published; %d s settle, then %d s counted. Statements"
                 + " counted on the client under the pool (every execute, COMMIT/ROLLBACK sent, and"
                 + " pool validation ping).%n%n",
-            o.get(Bench.PARTITIONS), o.get(W3Idle.SETTLE), o.get(W3Idle.SECONDS)));
+            Bench.PARTITIONS,
+            W3Idle.SETTLE,
+            W3Idle.SECONDS);
     Table t =
         new Table(
             "Idle consumers",
@@ -301,6 +301,15 @@ final class Report {
       sb.append(b).append('\n');
     }
     return sb.toString();
+  }
+
+  /** A section's heading and opening paragraph: {@code format} filled with the options' values. */
+  private static StringBuilder section(Options o, String format, Opt<?>... options) {
+    Object[] values = new Object[options.length];
+    for (int i = 0; i < options.length; i++) {
+      values[i] = o.get(options[i]);
+    }
+    return new StringBuilder(Stats.f(format, values));
   }
 
   private static double[] unbox(List<Double> list) {

@@ -40,20 +40,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class S1Server {
   private S1Server() {}
 
-  static final Opt<Integer> EVENTS =
-      Opt.integer("s1.events", 20_000, "events per throughput trial");
-  static final Opt<Integer> PRODUCERS = Opt.integer("s1.producers", 4, "producer threads");
+  private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.GROUPS);
+
+  static final Opt<Integer> EVENTS = DEF.integer("events", 20_000, "events per throughput trial");
+  static final Opt<Integer> PRODUCERS = DEF.producers(4);
   static final Opt<String> RATES =
-      Opt.text("s1.rates", "200,1000", "paced rates for latency, events/s");
-  static final Opt<Integer> SECONDS = Opt.integer("s1.seconds", 10, "seconds per latency trial");
+      DEF.text("rates", "200,1000", "paced rates for latency, events/s");
+  static final Opt<Integer> SECONDS = DEF.integer("seconds", 10, "seconds per latency trial");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "s1",
-          Bench.Suite.GROUPS,
-          "the server's HTTP publish and tail against the in-process Java paths",
-          List.of(EVENTS, PRODUCERS, RATES, SECONDS),
-          S1Server::run);
+      DEF.runs(
+          "the server's HTTP publish and tail against the in-process Java paths", S1Server::run);
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP =

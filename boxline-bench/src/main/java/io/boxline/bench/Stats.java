@@ -45,6 +45,11 @@ final class Stats {
     return String.format(Locale.ROOT, "%.2f", nanos / 1e6);
   }
 
+  /** "p50 / p99" of sorted nanoseconds, in milliseconds. */
+  static String p50p99(long[] sorted) {
+    return ms(percentile(sorted, 50)) + " / " + ms(percentile(sorted, 99));
+  }
+
   static String us(long nanos) {
     return String.format(Locale.ROOT, "%.0f", nanos / 1e3);
   }

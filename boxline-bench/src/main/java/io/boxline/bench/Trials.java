@@ -1,6 +1,9 @@
 package io.boxline.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
+import io.boxline.ConsumerBuilder;
+import io.boxline.EventHandler;
 import io.boxline.NamespacePath;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
@@ -11,6 +14,9 @@ import javax.sql.DataSource;
  * schema of its own for each trial ({@code <run schema>_<kind>_<n>}).
  */
 abstract class Trials {
+  /** The subscription {@link #start} makes. */
+  static final String SUBSCRIPTION = "bench-sub";
+
   final Run run;
   final Options o;
   final Db db;
@@ -36,9 +42,27 @@ abstract class Trials {
     Boxline boxline = builder.build().start();
     boxline.admin().createNamespace(NamespacePath.of("bench"));
     boxline.admin().createTopic(topic, partitions, o.get(Bench.SEQUENCING));
-    boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
+    boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
     Bench.awaitLeader(boxline);
     return boxline;
+  }
+
+  /** A consumer of {@link #SUBSCRIPTION}, to be given the rest of its settings and started. */
+  static ConsumerBuilder consumer(Boxline boxline, EventHandler handler, int concurrency) {
+    return boxline.consumer(SUBSCRIPTION).handler(handler).concurrency(concurrency);
+  }
+
+  /** The body of a W workload, given the pool its trials share. */
+  @FunctionalInterface
+  interface OnPool {
+    String run(HikariDataSource pool) throws Exception;
+  }
+
+  /** Runs {@code body} on a pool of {@code --pool} connections of its own, closed afterwards. */
+  static String onPool(Run run, String poolName, OnPool body) throws Exception {
+    try (HikariDataSource pool = run.db().pool(poolName, run.o().get(Bench.POOL), null)) {
+      return body.run(pool);
+    }
   }
 
   /**

@@ -1,6 +1,5 @@
 package io.boxline.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.BoxlineStats;
 import io.boxline.Consumer;
@@ -65,12 +64,11 @@ final class W1Parts extends Trials {
               W1Throughput.RUNS,
               W1Throughput.CONCURRENCY,
               W1Throughput.BATCH),
-          run -> {
-            try (HikariDataSource pool =
-                run.db().pool("bench-w1-parts", run.o().get(Bench.POOL), null)) {
-              return Report.w1Parts(run.o(), new W1Parts(run, pool).run());
-            }
-          });
+          run ->
+              onPool(
+                  run,
+                  "bench-w1-parts",
+                  pool -> Report.w1Parts(run.o(), new W1Parts(run, pool).run())));
 
   W1Parts(Run run, DataSource pool) {
     super(run, pool, "parts");
@@ -125,16 +123,13 @@ final class W1Parts extends Trials {
                 .start();
         boxline.admin().createNamespace(NamespacePath.of("bench"));
         boxline.admin().createTopic(topic, partitions);
-        boxline.admin().createSubscription(SubscriptionSpec.of("bench-sub", topic));
+        boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
         if (!mode.equals("outbox")) {
           Bench.awaitLeader(boxline);
         }
         if (mode.equals("full")) {
           consumer =
-              boxline
-                  .consumer("bench-sub")
-                  .handler(e -> handled.countDown())
-                  .concurrency(o.get(W1Throughput.CONCURRENCY))
+              consumer(boxline, e -> handled.countDown(), o.get(W1Throughput.CONCURRENCY))
                   .batchSize(o.get(W1Throughput.BATCH))
                   .start();
         }

@@ -1,6 +1,5 @@
 package io.boxline.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.OutgoingEvent;
@@ -45,34 +44,31 @@ final class W1Throughput extends Trials {
     }
   }
 
-  static final Opt<Integer> EVENTS = Opt.integer("w1.events", 50_000, "events per measured run");
+  private static final Workload.Definition DEF = Workload.define("w1", Bench.Suite.W);
+
+  static final Opt<Integer> EVENTS = DEF.integer("events", 50_000, "events per measured run");
   static final Opt<Integer> WARMUP =
-      Opt.integer("w1.warmup", 5_000, "events of the warm-up run (not reported)");
-  static final Opt<Integer> THREADS = Opt.integer("w1.threads", 4, "producer threads");
-  static final Opt<Integer> RUNS = Opt.integer("w1.runs", 3, "runs per configuration");
-  static final Opt<int[]> TXN = Opt.ints("w1.txn", "1,10", "events per transaction (a list)");
-  static final Opt<Integer> CONCURRENCY = Opt.integer("w1.concurrency", 8, "consumer concurrency");
-  static final Opt<Integer> BATCH = Opt.integer("w1.batch", 100, "consumer batch size");
+      DEF.integer("warmup", 5_000, "events of the warm-up run (not reported)");
+  static final Opt<Integer> THREADS = DEF.integer("threads", 4, "producer threads");
+  static final Opt<Integer> RUNS = DEF.integer("runs", 3, "runs per configuration");
+  static final Opt<int[]> TXN = DEF.ints("txn", "1,10", "events per transaction (a list)");
+  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> BATCH = DEF.integer("batch", 100, "consumer batch size");
   static final Opt<Boolean> MANAGED =
-      Opt.flag(
-          "w1.managed",
+      DEF.flag(
+          "managed",
           false,
           "Boxline's producers run through inTransaction instead of committing their own"
               + " connections");
   static final Opt<Boolean> TRACE =
-      Opt.flag("w1.trace", false, "count and time every JDBC call (slower; for diagnosis)");
+      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "w1",
-          Bench.Suite.W,
+      DEF.runs(
           "producer throughput, Boxline end to end against raw inserts of the same rows",
-          List.of(EVENTS, WARMUP, THREADS, RUNS, TXN, CONCURRENCY, BATCH, MANAGED, TRACE),
-          run -> {
-            try (HikariDataSource pool = run.db().pool("bench-w1", run.o().get(Bench.POOL), null)) {
-              return Report.w1(run.o(), new W1Throughput(run, pool).run());
-            }
-          });
+          run ->
+              onPool(
+                  run, "bench-w1", pool -> Report.w1(run.o(), new W1Throughput(run, pool).run())));
 
   W1Throughput(Run run, DataSource pool) {
     super(run, pool, "w1");
@@ -157,12 +153,7 @@ final class W1Throughput extends Trials {
     try {
       db.exec(db.kind.businessDdl(schema));
       Consumer consumer =
-          boxline
-              .consumer("bench-sub")
-              .handler(check)
-              .concurrency(o.get(CONCURRENCY))
-              .batchSize(o.get(BATCH))
-              .start();
+          consumer(boxline, check, o.get(CONCURRENCY)).batchSize(o.get(BATCH)).start();
       Publisher publisher = boxline.publisher();
       if (probe != null) {
         probe.reset();

@@ -1,6 +1,5 @@
 package io.boxline.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.TopicName;
@@ -47,24 +46,26 @@ final class W2Latency extends Trials {
       Map<String, Probe.Series> trace,
       Stages.Split stages) {}
 
-  static final Opt<int[]> RATES = Opt.ints("w2.rates", "200,1000", "events/s (a list)");
+  private static final Workload.Definition DEF = Workload.define("w2", Bench.Suite.W);
+
+  static final Opt<int[]> RATES = DEF.ints("rates", "200,1000", "events/s (a list)");
   static final Opt<List<String>> WHERE =
-      Opt.words(
-          "w2.where",
+      DEF.words(
+          "where",
           "same-jvm,other-jvm",
           "where the producer runs: same-jvm, other-jvm, sql (the SQL publish() function in"
               + " another process) and/or floor (no Boxline: a commit, then a hand-off to another"
               + " thread)",
           List.of("same-jvm", "other-jvm", "sql", "floor"));
-  static final Opt<Double> WARMUP = Opt.decimal("w2.warmup", 15, "warm-up seconds");
+  static final Opt<Double> WARMUP = DEF.decimal("warmup", 15, "warm-up seconds");
   static final Opt<Integer> WARMUP_RATE =
-      Opt.integer("w2.warmup-rate", 1000, "warm-up events/s (at least the rate)");
-  static final Opt<Double> SECONDS = Opt.decimal("w2.seconds", 10, "measured seconds");
-  static final Opt<Integer> THREADS = Opt.integer("w2.threads", 8, "sender threads");
-  static final Opt<Integer> CONCURRENCY = Opt.integer("w2.concurrency", 8, "consumer concurrency");
+      DEF.integer("warmup-rate", 1000, "warm-up events/s (at least the rate)");
+  static final Opt<Double> SECONDS = DEF.decimal("seconds", 10, "measured seconds");
+  static final Opt<Integer> THREADS = DEF.integer("threads", 8, "sender threads");
+  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
   static final Opt<Boolean> ON_COMMITTING_THREAD =
-      new Opt<>(
-          "w2.handler-thread",
+      DEF.option(
+          "handler-thread",
           "worker",
           "worker or committing: the same-JVM consumer's handleOnCommittingThread",
           v ->
@@ -76,37 +77,20 @@ final class W2Latency extends Trials {
                         "--w2.handler-thread must be worker or committing, got " + v);
               });
   static final Opt<Boolean> TRACE =
-      Opt.flag("w2.trace", false, "count and time every JDBC call (slower; for diagnosis)");
+      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
   static final Opt<String> DUMP =
-      Opt.text("w2.dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
+      DEF.text("dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
   static final Opt<Integer> REMOTE_NOTIFY_MS =
-      Opt.integer(
-          "w2.remote-notify-ms",
+      DEF.integer(
+          "remote-notify-ms",
           (int) Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis(),
           "the other-JVM producer's producerNotifyInterval");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "w2",
-          Bench.Suite.W,
+      DEF.runs(
           "latency from the producer's commit to the handler, one event per transaction, paced",
-          List.of(
-              RATES,
-              WHERE,
-              WARMUP,
-              WARMUP_RATE,
-              SECONDS,
-              THREADS,
-              CONCURRENCY,
-              ON_COMMITTING_THREAD,
-              TRACE,
-              DUMP,
-              REMOTE_NOTIFY_MS),
-          run -> {
-            try (HikariDataSource pool = run.db().pool("bench-w2", run.o().get(Bench.POOL), null)) {
-              return Report.w2(run.o(), new W2Latency(run, pool).run());
-            }
-          });
+          run ->
+              onPool(run, "bench-w2", pool -> Report.w2(run.o(), new W2Latency(run, pool).run())));
 
   private final double warmupSeconds;
   private final double seconds;
@@ -241,10 +225,7 @@ final class W2Latency extends Trials {
     Boxline boxline = start(builder, topic);
     try {
       Consumer consumer =
-          boxline
-              .consumer("bench-sub")
-              .handler(check)
-              .concurrency(o.get(CONCURRENCY))
+          consumer(boxline, check, o.get(CONCURRENCY))
               .handleOnCommittingThread(o.get(ON_COMMITTING_THREAD))
               .batchSize(100)
               .start();

@@ -43,20 +43,19 @@ final class W3Idle {
     }
   }
 
+  private static final Workload.Definition DEF = Workload.define("w3", Bench.Suite.W);
+
   static final Opt<int[]> CONSUMERS =
-      Opt.ints("w3.consumers", "0,1,2,10", "idle consumers, one window per count (a list)");
-  static final Opt<Integer> SECONDS = Opt.integer("w3.seconds", 30, "counted seconds per window");
+      DEF.ints("consumers", "0,1,2,10", "idle consumers, one window per count (a list)");
+  static final Opt<Integer> SECONDS = DEF.integer("seconds", 30, "counted seconds per window");
   static final Opt<Integer> SETTLE =
-      Opt.integer("w3.settle", 3, "seconds after the consumers start, not counted");
+      DEF.integer("settle", 3, "seconds after the consumers start, not counted");
   static final Opt<Integer> CONTROL =
-      Opt.integer("w3.control", 10, "seconds of the control window with no Boxline");
+      DEF.integer("control", 10, "seconds of the control window with no Boxline");
 
   static final Workload WORKLOAD =
-      Workload.of(
-          "w3",
-          Bench.Suite.W,
+      DEF.runs(
           "what an idle Boxline with N consumers costs the database",
-          List.of(CONSUMERS, SECONDS, SETTLE, CONTROL),
           run -> Report.w3(run.o(), run.db().kind, new W3Idle(run).run()));
 
   private final Options o;
