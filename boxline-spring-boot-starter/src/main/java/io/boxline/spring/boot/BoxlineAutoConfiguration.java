@@ -1,0 +1,131 @@
+package io.boxline.spring.boot;
+
+import io.boxline.Boxline;
+import io.boxline.BoxlineObserver;
+import io.boxline.EventType;
+import io.boxline.EventTypes;
+import io.boxline.jdbc.JdbcStore;
+import io.boxline.spring.BoxlineListenerRegistrar;
+import io.boxline.spring.BoxlineOutbox;
+import io.boxline.spring.ListenerDefaults;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * Boxline on the application's {@link DataSource}: a started {@link Boxline} (closed after the
+ * listeners stopped and before the data source), the {@link BoxlineOutbox} for publishing in
+ * {@code @Transactional} methods, {@code @BoxlineListener} / {@code @BoxlineTask} beans, the
+ * namespaces, topics and subscriptions declared under {@code boxline.*}, and Micrometer metrics
+ * when a {@code MeterRegistry} is present. Every bean backs off when the application defines its
+ * own.
+ *
+ * <p>Ordered by name after the data source and transaction manager configurations of Boot 3 and
+ * Boot 4 (whose packages differ), so one class serves both.
+ */
+@AutoConfiguration(
+    afterName = {
+      "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+      "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+      "org.springframework.boot.autoconfigure.orm.jpa.HibernateJpaAutoConfiguration",
+      "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+      "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+      "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+    })
+@ConditionalOnClass({Boxline.class, JdbcStore.class})
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnProperty(prefix = "boxline", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(BoxlineProperties.class)
+public class BoxlineAutoConfiguration {
+
+  /** Every {@link EventType} bean of the context, registered together. */
+  @Bean
+  @ConditionalOnMissingBean
+  public EventTypes boxlineEventTypes(ObjectProvider<EventType<?>> types) {
+    EventTypes.Builder b = EventTypes.builder();
+    types.orderedStream().forEach(b::register);
+    return b.build();
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public Boxline boxline(
+      DataSource dataSource,
+      BoxlineProperties properties,
+      EventTypes eventTypes,
+      ObjectProvider<BoxlineObserver> observers,
+      ObjectProvider<BoxlineBuilderCustomizer> customizers) {
+    return BoxlineStarter.start(dataSource, properties, eventTypes, observers, customizers);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public BoxlineOutbox boxlineOutbox(
+      Boxline boxline,
+      DataSource dataSource,
+      ObjectProvider<PlatformTransactionManager> transactionManager) {
+    return new BoxlineOutbox(boxline, dataSource, transactionManager.getIfUnique());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public ListenerDefaults boxlineListenerDefaults(BoxlineProperties properties) {
+    BoxlineProperties.Listener l = properties.getListener();
+    return new ListenerDefaults(
+        l.getBatchSize(),
+        l.getConcurrency(),
+        l.getShutdownTimeout(),
+        l.getHandlerTimeout(),
+        l.getMaxAttempts(),
+        l.getTaskConcurrency());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "boxline", name = "auto-start", matchIfMissing = true)
+  public static BoxlineListenerRegistrar boxlineListenerRegistrar() {
+    return new BoxlineListenerRegistrar();
+  }
+
+  /** Health as a plain object both Boot lines' indicators report. */
+  @Bean
+  @ConditionalOnMissingBean
+  public BoxlineHealth boxlineHealth(Boxline boxline, BoxlineProperties properties) {
+    return new BoxlineHealth(boxline, properties.getHealth().getMaxLagAge());
+  }
+
+  /**
+   * Binds Boxline's meters to the application's MeterRegistry when there is one (looked up when
+   * Boxline is built, so the registry's own configuration order does not matter).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {
+        "io.micrometer.core.instrument.MeterRegistry",
+        "io.boxline.micrometer.BoxlineMetrics"
+      })
+  static class Metrics {
+    @Bean
+    BoxlineBuilderCustomizer boxlineMetrics(
+        ObjectProvider<io.micrometer.core.instrument.MeterRegistry> registry) {
+      return b -> {
+        io.micrometer.core.instrument.MeterRegistry r = registry.getIfUnique();
+        if (r != null) {
+          b.observer(io.boxline.micrometer.BoxlineMetrics.builder(r).build());
+        }
+      };
+    }
+  }
+}

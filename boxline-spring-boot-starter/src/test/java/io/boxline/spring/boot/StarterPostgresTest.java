@@ -1,0 +1,115 @@
+package io.boxline.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.boxline.Boxline;
+import io.boxline.ConnectionStateException;
+import io.boxline.PartitionLag;
+import io.boxline.testkit.Await;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The starter in a Boot application on PostgreSQL: JPA writes and events in one
+ * {@code @Transactional} method, declared topics and subscriptions, listener and task beans,
+ * Micrometer, health and the actuator endpoint.
+ */
+@SpringBootTest(classes = ShopApp.class)
+class StarterPostgresTest {
+  static final String SCHEMA =
+      "bxboot_" + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
+
+  @DynamicPropertySource
+  static void properties(DynamicPropertyRegistry r) {
+    r.add(
+        "spring.datasource.url",
+        () -> "jdbc:postgresql://127.0.0.1:5432/postgres?currentSchema=" + SCHEMA);
+    r.add("spring.datasource.username", () -> "postgres");
+    r.add("spring.jpa.hibernate.ddl-auto", () -> "create");
+    r.add("spring.jpa.properties.hibernate.default_schema", () -> SCHEMA);
+    r.add("spring.jpa.properties.hibernate.hbm2ddl.create_namespaces", () -> "true");
+    r.add("boxline.schema", () -> SCHEMA);
+    r.add("boxline.namespaces[0]", () -> "acme/shop");
+    r.add("boxline.topics[acme/shop/orders].partitions", () -> "4");
+    r.add("boxline.subscriptions.shipping.topics[0]", () -> "acme/shop/orders");
+    r.add("boxline.subscriptions.audit.topics[0]", () -> "acme/shop/orders");
+    r.add("management.endpoints.web.exposure.include", () -> "health,boxline");
+  }
+
+  @Autowired ShopApp.OrderService service;
+  @Autowired ShopApp.Listeners listeners;
+  @Autowired Boxline boxline;
+  @Autowired JdbcTemplate jdbc;
+  @Autowired BoxlineEndpoint endpoint;
+  @Autowired io.micrometer.core.instrument.MeterRegistry meters;
+
+  @Autowired
+  @org.springframework.beans.factory.annotation.Qualifier("boxlineHealthIndicator")
+  HealthIndicator health;
+
+  @AfterAll
+  static void dropSchema() throws Exception {
+    try (var c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+        var s = c.createStatement()) {
+      s.execute("drop schema if exists " + SCHEMA + " cascade");
+    }
+  }
+
+  private int count(String table) {
+    return jdbc.queryForObject("select count(*) from " + SCHEMA + "." + table, Integer.class);
+  }
+
+  @Test
+  void jpaWritesAndEventsCommitTogetherAndReachListenersAndTasks() {
+    jdbc.execute(
+        "create table if not exists "
+            + SCHEMA
+            + ".shipment (event_id varchar(40) primary key, order_id varchar(40))");
+    for (int i = 0; i < 30; i++) {
+      service.place("order-" + i, "customer-" + (i % 5));
+    }
+    assertThatThrownBy(() -> service.placeAndFail("declined")).hasMessage("payment declined");
+    assertThatThrownBy(() -> service.placeWithoutTransaction("loose"))
+        .isInstanceOf(ConnectionStateException.class)
+        .hasMessageContaining("no Spring transaction is active");
+
+    Await.until(Duration.ofSeconds(30), "30 shipments", () -> count("shipment") == 30);
+    Await.until(Duration.ofSeconds(30), "30 audited", () -> listeners.audit.size() == 30);
+    Await.until(Duration.ofSeconds(30), "30 invoices", () -> listeners.invoices.size() == 30);
+    assertThat(count("purchase_order")).isEqualTo(30);
+    assertThat(listeners.audit).doesNotContain("declined", "loose");
+    assertThat(listeners.invoices).doesNotContain("declined");
+    Await.until(
+        Duration.ofSeconds(30),
+        "shipping caught up",
+        () -> boxline.admin().lag("shipping").stream().mapToLong(PartitionLag::backlog).sum() == 0);
+
+    // Actuator: health, the endpoint's view, Micrometer meters.
+    assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+    Map<String, Object> overview = endpoint.overview();
+    assertThat(overview.get("topics").toString()).contains("acme/shop/orders");
+    assertThat(overview.get("subscriptions").toString()).contains("shipping", "audit");
+    Map<String, Object> shipping = endpoint.subscription("shipping");
+    assertThat((List<?>) shipping.get("lag")).hasSize(4);
+    assertThat(shipping.get("deadLetters")).isEqualTo(0L);
+    assertThatThrownBy(() -> endpoint.deadLetters("shipping", "redrive", null, null))
+        .hasMessageContaining("boxline.endpoint.write-enabled=true");
+    assertThat(meters.getMeters().stream().map(m -> m.getId().getName()).distinct())
+        .as("Boxline's meters on the application's registry")
+        .contains("boxline.events.published", "boxline.sequencer.events");
+  }
+}
