@@ -1,0 +1,154 @@
+package io.boxline.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * Start-up against an H2 database of the test's own: what {@code boxline.*} declares, the errors a
+ * wrong property gives (the property and the fix), switching Boxline off, and health through the
+ * application's life.
+ */
+class StarterConfigurationTest {
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  DataSourceAutoConfiguration.class,
+                  DataSourceTransactionManagerAutoConfiguration.class,
+                  BoxlineAutoConfiguration.class,
+                  BoxlineActuatorAutoConfiguration.class))
+          .withPropertyValues(
+              "spring.datasource.url=jdbc:h2:mem:boot_"
+                  + UUID.randomUUID().toString().replace("-", "")
+                  + ";DB_CLOSE_DELAY=-1",
+              "boxline.namespaces[0]=acme/shop");
+
+  private static Throwable rootOf(Throwable t) {
+    while (t.getCause() != null && !(t instanceof InvalidBoxlinePropertyException)) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private static FailureAnalysis analysis(Throwable startup) {
+    Throwable t = rootOf(startup);
+    assertThat(t).isInstanceOf(InvalidBoxlinePropertyException.class);
+    return new InvalidBoxlinePropertyFailureAnalyzer().analyze(startup);
+  }
+
+  @Test
+  void declaredTopicsAndSubscriptionsAreCreatedAndStartingTwiceChangesNothing() {
+    String[] props = {
+      "boxline.topics[acme/shop/orders].partitions=3",
+      "boxline.topics[acme/shop/ledger].sequencing=IN_TRANSACTION",
+      "boxline.topics[acme/shop/ledger].retention=7d",
+      "boxline.subscriptions.billing.topics=acme/shop/orders,acme/shop/ledger",
+      "boxline.subscriptions.billing.start=latest"
+    };
+    runner
+        .withPropertyValues(props)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              Boxline b = ctx.getBean(Boxline.class);
+              assertThat(
+                      b.admin()
+                          .topic(TopicName.parse("acme/shop/orders"))
+                          .orElseThrow()
+                          .partitions())
+                  .isEqualTo(3);
+              assertThat(
+                      b.admin()
+                          .topic(TopicName.parse("acme/shop/ledger"))
+                          .orElseThrow()
+                          .partitions())
+                  .isEqualTo(16);
+              assertThat(b.admin().subscription("billing").orElseThrow().topics()).hasSize(2);
+            });
+  }
+
+  @Test
+  void aWrongPropertyStopsStartUpNamingThePropertyAndTheFix() {
+    runner
+        .withPropertyValues("boxline.topics[acme/shop/orders].partitions=0")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              FailureAnalysis a = analysis(ctx.getStartupFailure());
+              assertThat(a.getDescription())
+                  .contains("boxline.topics[acme/shop/orders].partitions");
+              assertThat(a.getAction()).contains("1 to 65536");
+            });
+    runner
+        .withPropertyValues("boxline.topics[no-namespace].partitions=2")
+        .run(
+            ctx ->
+                assertThat(analysis(ctx.getStartupFailure()).getDescription())
+                    .contains("boxline.topics[no-namespace]"));
+    runner
+        .withPropertyValues("boxline.subscriptions.billing.topics=acme/shop/missing")
+        .run(
+            ctx -> {
+              FailureAnalysis a = analysis(ctx.getStartupFailure());
+              assertThat(a.getDescription()).contains("boxline.subscriptions[billing]", "missing");
+            });
+    runner
+        .withPropertyValues("boxline.schema=bad schema;")
+        .run(
+            ctx ->
+                assertThat(analysis(ctx.getStartupFailure()).getDescription())
+                    .contains("boxline.schema"));
+  }
+
+  @Test
+  void boxlineCanBeSwitchedOff() {
+    runner
+        .withPropertyValues("boxline.enabled=false")
+        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(Boxline.class));
+  }
+
+  @Test
+  void healthIsUpWhileRunningDownWhenLaggingAndOutOfServiceOnceStopping() {
+    runner
+        .withPropertyValues(
+            "boxline.topics[acme/shop/orders].partitions=1",
+            "boxline.subscriptions.nobody-reads.topics=acme/shop/orders",
+            "boxline.health.max-lag-age=50ms")
+        .run(
+            ctx -> {
+              BoxlineHealth health = ctx.getBean(BoxlineHealth.class);
+              health.start(); // a runner's context is refreshed without lifecycle start
+              assertThat(health.check().status()).isEqualTo("UP");
+              Boxline b = ctx.getBean(Boxline.class);
+              b.inTransaction(
+                  tx ->
+                      b.publisher()
+                          .publish(
+                              tx,
+                              io.boxline.OutgoingEvent.builder(TopicName.parse("acme/shop/orders"))
+                                  .type("t")
+                                  .payload(new byte[] {'{', '}'})
+                                  .contentType("application/json")
+                                  .build()));
+              Await.until(
+                  Duration.ofSeconds(30),
+                  "health DOWN for the lag",
+                  () -> health.check().status().equals("DOWN"));
+              assertThat(health.check().details().get("lagging").toString())
+                  .contains("nobody-reads");
+              health.stop();
+              assertThat(health.check().status()).isEqualTo("OUT_OF_SERVICE");
+            });
+  }
+}
