@@ -31,6 +31,14 @@ public interface ConsumerBuilder {
    */
   ConsumerBuilder transactionalHandler(TransactionalHandler handler);
 
+  /**
+   * Like {@link #transactionalHandler(TransactionalHandler)}, in transactions {@code runner} runs
+   * (an application framework's) instead of Boxline's own: Boxline locks the cursor, calls the
+   * handler and moves the cursor on the runner's connection, and the runner commits. Writes the
+   * framework makes in that transaction (JPA, say) commit with the cursor, exactly once.
+   */
+  ConsumerBuilder transactionalHandler(TransactionalHandler handler, TransactionRunner runner);
+
   /** Events per batch, 1 to 10,000 (default {@value #DEFAULT_BATCH_SIZE}). */
   ConsumerBuilder batchSize(int batchSize);
 

@@ -360,6 +360,7 @@ public final class DefaultBoxline implements Boxline {
     private EventHandler handler;
     private BatchHandler batchHandler;
     private TransactionalHandler txHandler;
+    private io.boxline.TransactionRunner txRunner;
     private int batchSize = DEFAULT_BATCH_SIZE;
     private int concurrency = DEFAULT_CONCURRENCY;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
@@ -394,6 +395,15 @@ public final class DefaultBoxline implements Boxline {
     @Override
     public ConsumerBuilder transactionalHandler(TransactionalHandler handler) {
       this.txHandler = Objects.requireNonNull(handler, "handler");
+      this.txRunner = null;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder transactionalHandler(
+        TransactionalHandler handler, io.boxline.TransactionRunner runner) {
+      this.txHandler = Objects.requireNonNull(handler, "handler");
+      this.txRunner = Objects.requireNonNull(runner, "runner");
       return this;
     }
 
@@ -549,6 +559,7 @@ public final class DefaultBoxline implements Boxline {
                   handler,
                   batchHandler,
                   txHandler,
+                  txRunner,
                   observers.listener(subscription.name(), consumerId, listener),
                   batchSize,
                   concurrency,

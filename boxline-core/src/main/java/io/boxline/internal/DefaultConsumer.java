@@ -59,6 +59,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       EventHandler handler,
       BatchHandler batchHandler,
       TransactionalHandler txHandler,
+      io.boxline.TransactionRunner txRunner,
       PartitionListener listener,
       int batchSize,
       int concurrency,

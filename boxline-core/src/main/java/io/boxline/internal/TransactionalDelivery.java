@@ -61,39 +61,123 @@ final class TransactionalDelivery {
    * consumer commits nothing.
    */
   TxResult attemptTransactional(LeasedPartition p, Event e, int attempt, boolean parked) {
+    long[] took = new long[1];
+    TxResult r =
+        fenced(
+            p,
+            tx -> {
+              c.requireWellFormed(p, e);
+              c.hook(() -> s.hooks().beforeEvent(e, attempt));
+              long start = System.nanoTime();
+              if (claimInbox(tx, e)) {
+                c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
+              }
+              took[0] = System.nanoTime() - start;
+              return parked ? Finish.parkedDone(e.sequence()) : Finish.at(e.sequence(), List.of());
+            });
+    if (r.committed) {
+      if (!parked) {
+        p.position = e.sequence();
+      }
+      c.hook(() -> s.hooks().afterEvent(e, Duration.ofNanos(took[0])));
+    } else if (r.failure != null && !(r.failure instanceof HandlerDecision)) {
+      c.hook(() -> s.hooks().onError(e, r.failure, attempt));
+    }
+    return r;
+  }
+
+  /**
+   * The bookkeeping a fenced transaction ends with: a cursor move (with parks), or a parked event
+   * done.
+   */
+  private record Finish(long position, List<Park> parks, long parkedDone) {
+    static Finish at(long position, List<Park> parks) {
+      return new Finish(position, parks, -1);
+    }
+
+    static Finish parkedDone(long seq) {
+      return new Finish(-1, List.of(), seq);
+    }
+  }
+
+  /** The work of a fenced transaction, on its connection. */
+  @FunctionalInterface
+  private interface FencedWork {
+    Finish run(java.sql.Connection tx) throws java.sql.SQLException;
+  }
+
+  /** Thrown inside a runner's transaction when the cursor is not this consumer's to move. */
+  private static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient TxResult result;
+
+    Refused(TxResult result) {
+      super(null, null, false, false);
+      this.result = result;
+    }
+  }
+
+  /**
+   * Runs {@code work} in a transaction that holds the partition's cursor at this consumer's epoch
+   * and position, then ends it as {@code work} says: Boxline's own transaction, or the {@link
+   * io.boxline.TransactionRunner}'s when the consumer has one (which commits it). A failure of
+   * {@code work} or of the commit rolls everything back and is returned.
+   */
+  private TxResult fenced(LeasedPartition p, FencedWork work) {
+    io.boxline.TransactionRunner runner = s.txRunner();
+    if (runner != null) {
+      try {
+        return runner.inNewTransaction(
+            tx -> {
+              CommitOutcome refused =
+                  store.lockCursor(tx, subscription.id(), p.key, p.epoch, p.position);
+              if (refused != null) {
+                throw new Refused(
+                    refused == CommitOutcome.CURSOR_MOVED ? TxResult.MOVED : TxResult.FENCED);
+              }
+              Finish f = work.run(tx);
+              if (f.parkedDone >= 0) {
+                store.finishParkedLocked(tx, subscription.id(), p.key, f.parkedDone);
+              } else {
+                store.advanceLockedCursor(tx, subscription.id(), p.key, f.position, f.parks);
+              }
+              return TxResult.COMMITTED;
+            });
+      } catch (Refused r) {
+        return r.result;
+      } catch (RuntimeException failure) {
+        return new TxResult(false, failure);
+      }
+    }
     FencedTransaction begun = store.beginFenced(subscription.id(), p.key, p.epoch, p.position);
     if (begun.connection() == null) {
       return begun.refusal() == CommitOutcome.CURSOR_MOVED ? TxResult.MOVED : TxResult.FENCED;
     }
     java.sql.Connection tx = begun.connection();
+    Finish f;
     try {
-      c.requireWellFormed(p, e);
-      c.hook(() -> s.hooks().beforeEvent(e, attempt));
-      long start = System.nanoTime();
-      if (claimInbox(tx, e)) {
-        c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
-      }
-      Duration took = Duration.ofNanos(System.nanoTime() - start);
-      if (parked) {
-        store.finishParkedFenced(tx, subscription.id(), p.key, e.sequence());
-      } else {
-        store.commitFenced(tx, subscription.id(), p.key, e.sequence(), List.of());
-        p.position = e.sequence();
-      }
-      c.hook(() -> s.hooks().afterEvent(e, took));
-      return TxResult.COMMITTED;
+      f = work.run(tx);
     } catch (java.sql.SQLException | RuntimeException failure) {
       rollbackQuietly(tx);
-      RuntimeException f =
-          failure instanceof RuntimeException
-              ? (RuntimeException) failure
-              : new io.boxline.StoreException(
-                  "transactional handler failed: " + failure.getMessage(), failure);
-      if (!(f instanceof HandlerDecision)) {
-        c.hook(() -> s.hooks().onError(e, f, attempt));
-      }
-      return new TxResult(false, f);
+      return new TxResult(false, unchecked(failure));
     }
+    try {
+      if (f.parkedDone >= 0) {
+        store.finishParkedFenced(tx, subscription.id(), p.key, f.parkedDone);
+      } else {
+        store.commitFenced(tx, subscription.id(), p.key, f.position, f.parks);
+      }
+    } catch (RuntimeException failure) {
+      return new TxResult(false, failure); // the store rolled back and closed it
+    }
+    return TxResult.COMMITTED;
+  }
+
+  private static RuntimeException unchecked(Exception failure) {
+    return failure instanceof RuntimeException r
+        ? r
+        : new io.boxline.StoreException(
+            "transactional handler failed: " + failure.getMessage(), failure);
   }
 
   private static void rollbackQuietly(java.sql.Connection tx) {
@@ -114,38 +198,41 @@ final class TransactionalDelivery {
    * commit exactly once.
    */
   boolean deliver(LeasedPartition p, List<Event> batch) {
-    java.sql.Connection tx = beginFencedOrGiveUp(p);
-    if (tx == null) {
-      return false;
-    }
-    List<Park> parks = new ArrayList<>();
-    int succeeded = 0;
-    try {
-      for (Event e : batch) {
-        if (c.notYetDue(e)) {
-          throw new IllegalStateException("scheduled event in batch"); // redo one by one below
-        }
-        if (e.key() != null && p.blockedKeys.contains(e.key())) {
-          parks.add(c.park(p, e, c.waiting()));
-          continue;
-        }
-        c.requireWellFormed(p, e); // rolls back and redoes the batch one event at a time
-        c.hook(() -> s.hooks().beforeEvent(e, 1));
-        long start = System.nanoTime();
-        if (claimInbox(tx, e)) {
-          c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
-        }
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        c.hook(() -> s.hooks().afterEvent(e, took));
-        succeeded++;
-      }
-      long last = batch.get(batch.size() - 1).sequence();
-      store.commitFenced(tx, subscription.id(), p.key, last, parks);
+    int[] succeeded = new int[1];
+    long last = batch.get(batch.size() - 1).sequence();
+    TxResult whole =
+        fenced(
+            p,
+            tx -> {
+              List<Park> parks = new ArrayList<>();
+              succeeded[0] = 0;
+              for (Event e : batch) {
+                if (c.notYetDue(e)) {
+                  throw new IllegalStateException("scheduled event in batch"); // redo one by one
+                }
+                if (e.key() != null && p.blockedKeys.contains(e.key())) {
+                  parks.add(c.park(p, e, c.waiting()));
+                  continue;
+                }
+                c.requireWellFormed(p, e); // rolls back and redoes the batch one event at a time
+                c.hook(() -> s.hooks().beforeEvent(e, 1));
+                long start = System.nanoTime();
+                if (claimInbox(tx, e)) {
+                  c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
+                }
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                c.hook(() -> s.hooks().afterEvent(e, took));
+                succeeded[0]++;
+              }
+              return Finish.at(last, parks);
+            });
+    if (whole.committed) {
       p.position = last;
-      c.handled.addAndGet(succeeded);
+      c.handled.addAndGet(succeeded[0]);
       return true;
-    } catch (java.sql.SQLException | RuntimeException failure) {
-      rollbackQuietly(tx);
+    }
+    if (!giveUpIfRefused(p, whole)) {
+      return false;
     }
     for (Event e : batch) {
       if (c.stopping() || p.state != LeasedPartition.State.ACTIVE) {
@@ -167,35 +254,39 @@ final class TransactionalDelivery {
         }
       }
       // Parked (or ignored): move the cursor past it, with the park, in a transaction of its own.
-      java.sql.Connection parkTx = beginFencedOrGiveUp(p);
-      if (parkTx == null) {
+      Outcome parked = outcome;
+      TxResult t =
+          fenced(
+              p,
+              tx ->
+                  Finish.at(
+                      e.sequence(),
+                      parked.park() != null ? List.of(c.park(p, e, parked)) : List.of()));
+      if (!t.committed) {
+        if (giveUpIfRefused(p, t)) {
+          throw t.failure; // the park could not be written: the partition's batch fails
+        }
         return false;
       }
-      List<Park> one = new ArrayList<>();
-      if (outcome.park() != null) {
-        one.add(c.park(p, e, outcome));
-      }
-      store.commitFenced(parkTx, subscription.id(), p.key, e.sequence(), one);
       p.position = e.sequence();
     }
     return true;
   }
 
   /**
-   * A transaction holding the partition's cursor at this consumer's epoch and position, or null
-   * after losing the partition (fenced) or going back to a cursor moved underneath.
+   * After a transaction that did not commit: false (and the partition given up or re-read) when it
+   * was refused because the cursor is not this consumer's to move; true for a failure.
    */
-  private java.sql.Connection beginFencedOrGiveUp(LeasedPartition p) {
-    FencedTransaction t = store.beginFenced(subscription.id(), p.key, p.epoch, p.position);
-    if (t.connection() != null) {
-      return t.connection();
-    }
-    if (t.refusal() == CommitOutcome.CURSOR_MOVED) {
+  private boolean giveUpIfRefused(LeasedPartition p, TxResult t) {
+    if (t == TxResult.MOVED) {
       c.cursorMovedUnderneath(p);
-    } else {
-      c.fencedOut(p, "cursor is fenced");
+      return false;
     }
-    return null;
+    if (t == TxResult.FENCED) {
+      c.fencedOut(p, "cursor is fenced");
+      return false;
+    }
+    return true;
   }
 
   /**

@@ -50,6 +50,33 @@ public interface CursorStore {
       long subscriptionId, PartitionKey partition, long epoch, long expectedPosition);
 
   /**
+   * In {@code tx}, a transaction the caller runs (an application framework's): locks the
+   * partition's cursor row after checking that it carries {@code epoch} and stands at {@code
+   * expectedPosition}, as {@link #beginFenced} does. Returns null when locked; else {@link
+   * CommitOutcome#FENCED} or {@link CommitOutcome#CURSOR_MOVED}, and the caller rolls {@code tx}
+   * back. Never commits, rolls back or closes {@code tx}.
+   */
+  CommitOutcome lockCursor(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long expectedPosition);
+
+  /**
+   * In {@code tx}, after {@link #lockCursor}: parks {@code parks} and moves the cursor to {@code
+   * position}. The caller commits.
+   */
+  void advanceLockedCursor(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks);
+
+  /**
+   * In {@code tx}, after {@link #lockCursor}: removes the handled parked event {@code seq}. The
+   * caller commits.
+   */
+  void finishParkedLocked(Connection tx, long subscriptionId, PartitionKey partition, long seq);
+
+  /**
    * Parks {@code parks}, moves the cursor to {@code position} and commits {@code tx}; closes it
    * either way.
    */

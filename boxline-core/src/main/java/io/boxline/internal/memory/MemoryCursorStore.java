@@ -160,6 +160,57 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
         tx, subscriptionId, partition, now -> db.parking.remove(subscriptionId, partition, seq));
   }
 
+  @Override
+  public CommitOutcome lockCursor(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long expectedPosition) {
+    MemoryTransaction t = transaction(tx);
+    return db.locked(
+        () -> {
+          db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+          return db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
+        });
+  }
+
+  @Override
+  public void advanceLockedCursor(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    List<Park> copy = List.copyOf(parks);
+    addLocked(
+        tx,
+        subscriptionId,
+        partition,
+        now -> {
+          db.parking.insert(subscriptionId, partition, copy, now);
+          db.cursors.move(subscriptionId, partition, position, now);
+        });
+  }
+
+  @Override
+  public void finishParkedLocked(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    addLocked(
+        tx, subscriptionId, partition, now -> db.parking.remove(subscriptionId, partition, seq));
+  }
+
+  /** Adds {@code write} to {@code tx}, which holds (or now takes) the cursor's lock. */
+  private void addLocked(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      java.util.function.Consumer<Instant> write) {
+    MemoryTransaction t = transaction(tx);
+    db.locked(
+        () -> {
+          db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+          Instant now = db.now();
+          t.writes.add(() -> write.accept(now));
+        });
+  }
+
   /** Adds {@code write} to the fenced transaction {@code tx}, commits it, closes it either way. */
   private void finishFenced(
       Connection tx,
@@ -167,13 +218,7 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
       PartitionKey partition,
       java.util.function.Consumer<Instant> write) {
     try {
-      MemoryTransaction t = transaction(tx);
-      db.locked(
-          () -> {
-            db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
-            Instant now = db.now();
-            t.writes.add(() -> write.accept(now));
-          });
+      addLocked(tx, subscriptionId, partition, write);
       tx.commit();
     } catch (SQLException e) {
       throw new StoreException("commit of the in-memory transaction failed: " + e.getMessage(), e);

@@ -194,6 +194,15 @@ final class JdbcSql {
     }
   }
 
+  /** Rolls {@code tx} back after {@code failure}; a failure of the rollback is added to it. */
+  static void rollbackAfter(Connection tx, RuntimeException failure) {
+    try {
+      tx.rollback();
+    } catch (SQLException suppressed) {
+      failure.addSuppressed(suppressed);
+    }
+  }
+
   static java.time.Instant instant(java.sql.Timestamp t) {
     return t == null ? null : t.toInstant();
   }

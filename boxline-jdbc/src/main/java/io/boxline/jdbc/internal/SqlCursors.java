@@ -261,29 +261,68 @@ final class SqlCursors {
       long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
     Connection c = open.get();
     try {
-      try (PreparedStatement ps = c.prepareStatement(db.sql("lock_cursor"))) {
+      CommitOutcome refused = lockCursor(c, subscriptionId, partition, epoch, expectedPosition);
+      if (refused == null) {
+        return new FencedTransaction(c, null);
+      }
+      c.rollback();
+      c.close();
+      return refused == CommitOutcome.CURSOR_MOVED
+          ? FencedTransaction.MOVED
+          : FencedTransaction.FENCED;
+    } catch (SQLException e) {
+      JdbcSql.closeQuietly(c);
+      throw db.fail("lock_cursor", e);
+    } catch (RuntimeException e) {
+      JdbcSql.closeQuietly(c);
+      throw e;
+    }
+  }
+
+  /** Locks the cursor row in {@code tx} at {@code epoch} and {@code expectedPosition}. */
+  CommitOutcome lockCursor(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long expectedPosition) {
+    try {
+      try (PreparedStatement ps = tx.prepareStatement(db.sql("lock_cursor"))) {
         ps.setLong(1, subscriptionId);
         ps.setLong(2, partition.topicId());
         ps.setInt(3, partition.partition());
         ps.setLong(4, epoch);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next() && rs.getLong(1) == expectedPosition) {
-            return new FencedTransaction(c, null);
+            return null;
           }
         }
       }
       // The row is locked by epoch: refused because of the epoch, or because of the position?
-      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
-      c.rollback();
-      c.close();
-      return why == CommitOutcome.CURSOR_MOVED ? FencedTransaction.MOVED : FencedTransaction.FENCED;
+      return whyCursorStayed(tx, subscriptionId, partition, epoch);
     } catch (SQLException e) {
-      JdbcSql.closeQuietly(c);
       throw db.fail("lock_cursor", e);
     }
   }
 
   void commitFenced(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    try {
+      advanceLockedCursor(tx, subscriptionId, partition, position, parks);
+      tx.commit();
+    } catch (SQLException e) {
+      JdbcSql.rollbackAfter(tx, e);
+      throw db.fail("commit", e);
+    } catch (RuntimeException e) {
+      JdbcSql.rollbackAfter(tx, e);
+      throw e;
+    } finally {
+      JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  /** Parks and moves the locked cursor in {@code tx}; the caller commits. */
+  void advanceLockedCursor(
       Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
     String step = "park";
     try {
@@ -298,31 +337,36 @@ final class SqlCursors {
         ps.setInt(4, partition.partition());
         ps.executeUpdate();
       }
-      step = "commit";
-      tx.commit();
     } catch (SQLException e) {
-      JdbcSql.rollbackAfter(tx, e);
       throw db.fail(step, e);
-    } finally {
-      JdbcSql.closeQuietly(tx);
     }
   }
 
   void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
     try {
-      try (PreparedStatement ps = tx.prepareStatement(db.sql("parked_done_locked"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, seq);
-        ps.executeUpdate();
-      }
+      finishParkedLocked(tx, subscriptionId, partition, seq);
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
-      throw db.fail("parked_done_locked", e);
+      throw db.fail("commit", e);
+    } catch (RuntimeException e) {
+      JdbcSql.rollbackAfter(tx, e);
+      throw e;
     } finally {
       JdbcSql.closeQuietly(tx);
+    }
+  }
+
+  /** Removes the handled parked event in {@code tx}; the caller commits. */
+  void finishParkedLocked(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    try (PreparedStatement ps = tx.prepareStatement(db.sql("parked_done_locked"))) {
+      ps.setLong(1, subscriptionId);
+      ps.setLong(2, partition.topicId());
+      ps.setInt(3, partition.partition());
+      ps.setLong(4, seq);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw db.fail("parked_done_locked", e);
     }
   }
 

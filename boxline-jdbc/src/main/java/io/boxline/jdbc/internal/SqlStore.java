@@ -476,6 +476,28 @@ abstract class SqlStore implements Store {
   }
 
   @Override
+  public CommitOutcome lockCursor(
+      Connection tx,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long expectedPosition) {
+    return cursors.lockCursor(tx, subscriptionId, partition, epoch, expectedPosition);
+  }
+
+  @Override
+  public void advanceLockedCursor(
+      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    cursors.advanceLockedCursor(tx, subscriptionId, partition, position, parks);
+  }
+
+  @Override
+  public void finishParkedLocked(
+      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
+    cursors.finishParkedLocked(tx, subscriptionId, partition, seq);
+  }
+
+  @Override
   public void finishParkedFenced(
       Connection tx, long subscriptionId, PartitionKey partition, long seq) {
     cursors.finishParkedFenced(tx, subscriptionId, partition, seq);

@@ -192,6 +192,58 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     assertThat(position(0)).as("the cursor stays").isEqualTo(2);
   }
 
+  @Test
+  void aCallersTransactionLocksTheCursorMovesItAndFinishesParkedEventsButOnlyTheCallerCommits()
+      throws Exception {
+    List<OutboxRecord> records = sequenced("k", "k", "z");
+    PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+
+    // Refusals name why and leave the caller's transaction to roll back, holding nothing after.
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.lockCursor(tx, sub.id(), p0, 1, 5)).isEqualTo(CommitOutcome.CURSOR_MOVED);
+      tx.rollback();
+    }
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.lockCursor(tx, sub.id(), p0, 0, 0)).isEqualTo(CommitOutcome.FENCED);
+      tx.rollback();
+    }
+
+    // Locked, written and moved in the caller's transaction: nothing shows before its commit.
+    Connection tx = store.openTransaction();
+    assertThat(store.lockCursor(tx, sub.id(), p0, 1, 0)).isNull();
+    assertThat(store.inboxClaim(tx, sub.id(), "m-1")).isTrue();
+    store.advanceLockedCursor(tx, sub.id(), p0, 3, List.of(retry(2, records.get(1))));
+    assertThat(tx.isClosed()).as("the caller's transaction stays open").isFalse();
+    assertThat(position(0)).as("not before the caller commits").isZero();
+    FutureTask<long[]> takeOver =
+        onAnotherThread(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"));
+    // This bounded wait must run out: the caller's transaction holds the cursor row.
+    assertThatThrownBy(() -> takeOver.get(300, TimeUnit.MILLISECONDS))
+        .isInstanceOf(TimeoutException.class);
+    tx.commit();
+    tx.close();
+    assertThat(takeOver.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).containsExactly(3L);
+    assertThat(position(0)).isEqualTo(3);
+    assertThat(store.inboxSeen(sub.id(), "m-1")).isTrue();
+    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).containsExactly("k");
+
+    // A parked event finished in the caller's transaction; a rollback keeps it parked.
+    try (Connection undone = store.openTransaction()) {
+      assertThat(store.lockCursor(undone, sub.id(), p0, 2, 3)).isNull();
+      store.finishParkedLocked(undone, sub.id(), p0, 2);
+      undone.rollback();
+    }
+    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).containsExactly("k");
+    try (Connection done = store.openTransaction()) {
+      assertThat(store.lockCursor(done, sub.id(), p0, 2, 3)).isNull();
+      store.finishParkedLocked(done, sub.id(), p0, 2);
+      done.commit();
+    }
+    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).isEmpty();
+    assertThat(position(0)).as("the cursor stays").isEqualTo(3);
+  }
+
   // ------------------------------------------------------------------ handed-over events
 
   @Test
