@@ -53,7 +53,7 @@ public @interface BoxlineListener {
    */
   String handlerTimeout() default "";
 
-  /** Runs the call in the cursor's transaction (exactly-once effects through the data source). */
+  /** Runs the call in the cursor's transaction (exactly-once effects; see the class comment). */
   boolean transactional() default false;
 
   /** Whether the consumer starts with the context. */

@@ -6,6 +6,7 @@ import io.boxline.ConsumerBuilder;
 import io.boxline.EventTypes;
 import io.boxline.RetryPolicy;
 import io.boxline.Tasks;
+import io.boxline.TransactionRunner;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +22,8 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -29,6 +32,10 @@ import org.springframework.util.ReflectionUtils;
  * stopped — each finishing its in-flight batch within its shutdown timeout — before Boxline and the
  * data source go away (its phase is {@link #PHASE}, above Boxline's and below the web server's, so
  * requests stop first, then the consumers).
+ *
+ * <p>Transactional listeners run in transactions of the context's {@link
+ * PlatformTransactionManager} (a {@link DataSourceTransactionManager} on the data source when there
+ * is none), through {@link SpringTransactionRunner}.
  *
  * <p>The Boxline, data source and {@link EventTypes} beans are looked up when the context starts,
  * so declaring this post-processor initialises none of them early. Register it with a static
@@ -94,13 +101,18 @@ public final class BoxlineListenerRegistrar
     }
     Boxline boxline = beans.getBean(Boxline.class);
     DataSource dataSource = beans.getBean(DataSource.class);
+    PlatformTransactionManager tm =
+        beans
+            .getBeanProvider(PlatformTransactionManager.class)
+            .getIfUnique(() -> new DataSourceTransactionManager(dataSource));
+    TransactionRunner runner = new SpringTransactionRunner(tm, dataSource);
     EventTypes types = beans.getBeanProvider(EventTypes.class).getIfAvailable(EventTypes::empty);
     ListenerDefaults defaults =
         beans.getBeanProvider(ListenerDefaults.class).getIfAvailable(() -> ListenerDefaults.NONE);
     try {
       for (Found f : listeners) {
         if (f.spec.autoStartup()) {
-          running.add(startListener(boxline, dataSource, types, defaults, f));
+          running.add(startListener(boxline, runner, types, defaults, f));
         }
       }
       if (!tasks.isEmpty()) {
@@ -114,11 +126,7 @@ public final class BoxlineListenerRegistrar
   }
 
   private static Consumer startListener(
-      Boxline boxline,
-      DataSource dataSource,
-      io.boxline.EventTypes types,
-      ListenerDefaults d,
-      Found f) {
+      Boxline boxline, TransactionRunner runner, EventTypes types, ListenerDefaults d, Found f) {
     BoxlineListener spec = f.spec;
     ListenerMethod m = ListenerMethod.listener(f.bean, f.method, types, spec.transactional());
     ConsumerBuilder b;
@@ -148,8 +156,7 @@ public final class BoxlineListenerRegistrar
       b.id(spec.id());
     }
     if (spec.transactional()) {
-      b.transactionalHandler(
-          (event, tx) -> TransactionalListeners.run(dataSource, tx, () -> m.onEvent(event, tx)));
+      b.transactionalHandler((event, tx) -> m.onEvent(event, tx), runner);
     } else if (m.kind == ListenerMethod.Kind.BATCH_OF_EVENTS
         || m.kind == ListenerMethod.Kind.BATCH_OF_PAYLOADS) {
       b.batchHandler(m::onBatch);

@@ -111,10 +111,6 @@ public final class BoxlineOutbox {
     if (bound != null) {
       return ((JoinedSynchronization) bound).joined;
     }
-    Connection handlerTx = TransactionalListeners.current(dataSource);
-    if (handlerTx != null) {
-      return TransactionalListeners.joined(boxline, handlerTx);
-    }
     if (!TransactionSynchronizationManager.isActualTransactionActive()
         || !TransactionSynchronizationManager.isSynchronizationActive()) {
       throw new ConnectionStateException(

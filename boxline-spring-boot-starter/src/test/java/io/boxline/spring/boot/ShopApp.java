@@ -14,7 +14,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.jpa.repository.JpaRepository;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -29,6 +28,32 @@ public class ShopApp {
   public record OrderPlaced(String orderId, String customer) {}
 
   public record Invoice(String orderId) {}
+
+  public record OrderShipped(String orderId) {}
+
+  static final TopicName SHIPMENTS = TopicName.parse("acme/shop/shipments");
+
+  @Bean
+  EventType<OrderShipped> orderShipped() {
+    return EventType.of(OrderShipped.class, "order.shipped", SHIPMENTS).key(OrderShipped::orderId);
+  }
+
+  /** Written by the shipping listener, in the transaction that moves its cursor. */
+  @Entity
+  @Table(name = "shipment")
+  public static class Shipment {
+    @Id String eventId;
+    String orderId;
+
+    protected Shipment() {}
+
+    Shipment(String eventId, String orderId) {
+      this.eventId = eventId;
+      this.orderId = orderId;
+    }
+  }
+
+  public interface Shipments extends JpaRepository<Shipment, String> {}
 
   @Bean
   EventType<OrderPlaced> orderPlaced() {
@@ -79,23 +104,39 @@ public class ShopApp {
     }
   }
 
-  /** Listeners: a shipping projection with exactly-once effects, an audit log, invoices. */
+  /**
+   * Listeners: shipping with exactly-once effects (a JPA entity and a follow-up event in the
+   * cursor's transaction), an audit log, notifications, invoices.
+   */
   @Component
   public static class Listeners {
-    final JdbcTemplate jdbc;
+    final Shipments shipments;
+    final BoxlineOutbox outbox;
     final List<String> audit = new CopyOnWriteArrayList<>();
+    final List<String> shipped = new CopyOnWriteArrayList<>();
     final List<String> invoices = new CopyOnWriteArrayList<>();
+    final java.util.Map<String, Integer> shippingCalls =
+        new java.util.concurrent.ConcurrentHashMap<>();
 
-    Listeners(JdbcTemplate jdbc) {
-      this.jdbc = jdbc;
+    Listeners(Shipments shipments, BoxlineOutbox outbox) {
+      this.shipments = shipments;
+      this.outbox = outbox;
     }
 
     @BoxlineListener(subscription = "shipping", transactional = true)
     public void ship(OrderPlaced order, Event event) {
-      jdbc.update(
-          "insert into shipment (event_id, order_id) values (?, ?)",
-          event.id().toString(),
-          order.orderId());
+      shipments.save(new Shipment(event.id().toString(), order.orderId()));
+      outbox.publish(new OrderShipped(order.orderId()));
+      // The first attempt for order-7 fails after writing: its entity and event roll back.
+      if (shippingCalls.merge(order.orderId(), 1, Integer::sum) == 1
+          && order.orderId().equals("order-7")) {
+        throw new IllegalStateException("carrier unavailable");
+      }
+    }
+
+    @BoxlineListener(subscription = "notify")
+    public void notify(OrderShipped shipped) {
+      this.shipped.add(shipped.orderId());
     }
 
     @BoxlineListener(subscription = "audit", batchSize = 20)

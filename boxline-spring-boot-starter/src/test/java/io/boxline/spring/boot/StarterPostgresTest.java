@@ -45,6 +45,8 @@ class StarterPostgresTest {
     r.add("boxline.topics[acme/shop/orders].partitions", () -> "4");
     r.add("boxline.subscriptions.shipping.topics[0]", () -> "acme/shop/orders");
     r.add("boxline.subscriptions.audit.topics[0]", () -> "acme/shop/orders");
+    r.add("boxline.topics[acme/shop/shipments].partitions", () -> "2");
+    r.add("boxline.subscriptions.notify.topics[0]", () -> "acme/shop/shipments");
     r.add("management.endpoints.web.exposure.include", () -> "health,boxline");
   }
 
@@ -75,10 +77,6 @@ class StarterPostgresTest {
 
   @Test
   void jpaWritesAndEventsCommitTogetherAndReachListenersAndTasks() {
-    jdbc.execute(
-        "create table if not exists "
-            + SCHEMA
-            + ".shipment (event_id varchar(40) primary key, order_id varchar(40))");
     for (int i = 0; i < 30; i++) {
       service.place("order-" + i, "customer-" + (i % 5));
     }
@@ -90,6 +88,14 @@ class StarterPostgresTest {
     Await.until(Duration.ofSeconds(30), "30 shipments", () -> count("shipment") == 30);
     Await.until(Duration.ofSeconds(30), "30 audited", () -> listeners.audit.size() == 30);
     Await.until(Duration.ofSeconds(30), "30 invoices", () -> listeners.invoices.size() == 30);
+    Await.until(Duration.ofSeconds(30), "30 shipped", () -> listeners.shipped.size() == 30);
+    assertThat(listeners.shipped).as("one follow-up event per order").doesNotHaveDuplicates();
+    assertThat(listeners.shippingCalls.get("order-7")).as("retried once").isEqualTo(2);
+    assertThat(
+            jdbc.queryForObject(
+                "select count(distinct order_id) from " + SCHEMA + ".shipment", Integer.class))
+        .as("the JPA entities of the failed attempt rolled back")
+        .isEqualTo(30);
     assertThat(count("purchase_order")).isEqualTo(30);
     assertThat(listeners.audit).doesNotContain("declined", "loose");
     assertThat(listeners.invoices).doesNotContain("declined");
