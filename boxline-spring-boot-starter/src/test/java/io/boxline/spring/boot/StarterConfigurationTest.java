@@ -9,8 +9,6 @@ import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -24,15 +22,34 @@ class StarterConfigurationTest {
       new ApplicationContextRunner()
           .withConfiguration(
               AutoConfigurations.of(
-                  DataSourceAutoConfiguration.class,
-                  DataSourceTransactionManagerAutoConfiguration.class,
+                  bootClass(
+                      "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+                      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"),
+                  bootClass(
+                      "org.springframework.boot.autoconfigure.jdbc"
+                          + ".DataSourceTransactionManagerAutoConfiguration",
+                      "org.springframework.boot.jdbc.autoconfigure"
+                          + ".DataSourceTransactionManagerAutoConfiguration"),
                   BoxlineAutoConfiguration.class,
-                  BoxlineActuatorAutoConfiguration.class))
+                  BoxlineActuatorAutoConfiguration.class,
+                  BoxlineHealthAutoConfiguration.class))
           .withPropertyValues(
               "spring.datasource.url=jdbc:h2:mem:boot_"
                   + UUID.randomUUID().toString().replace("-", "")
                   + ";DB_CLOSE_DELAY=-1",
               "boxline.namespaces[0]=acme/shop");
+
+  /** The first of {@code names} on the class path: Boot 4 moved its JDBC configurations. */
+  private static Class<?> bootClass(String... names) {
+    for (String n : names) {
+      try {
+        return Class.forName(n);
+      } catch (ClassNotFoundException tryNext) {
+        // the other Boot line
+      }
+    }
+    throw new IllegalStateException("none of " + String.join(", ", names));
+  }
 
   private static Throwable rootOf(Throwable t) {
     while (t.getCause() != null && !(t instanceof InvalidBoxlinePropertyException)) {

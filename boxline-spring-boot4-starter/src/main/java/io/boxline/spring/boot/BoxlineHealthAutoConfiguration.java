@@ -1,0 +1,31 @@
+package io.boxline.spring.boot;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code boxline} health indicator on Boot 4 ({@code
+ * org.springframework.boot.health.contributor}).
+ */
+@AutoConfiguration(after = BoxlineAutoConfiguration.class)
+@ConditionalOnClass(name = "org.springframework.boot.health.contributor.AbstractHealthIndicator")
+@ConditionalOnBean(BoxlineHealth.class)
+public class BoxlineHealthAutoConfiguration {
+  @Bean(name = "boxlineHealthIndicator")
+  @ConditionalOnMissingBean(name = "boxlineHealthIndicator")
+  AbstractHealthIndicator boxlineHealthIndicator(BoxlineHealth health) {
+    return new AbstractHealthIndicator("Boxline health check failed") {
+      @Override
+      protected void doHealthCheck(Health.Builder builder) {
+        BoxlineHealth.Report r = health.check();
+        builder.status(new Status(r.status())).withDetails(r.details());
+      }
+    };
+  }
+}
