@@ -5,6 +5,7 @@ import io.boxline.BoxlineObserver;
 import io.boxline.EventType;
 import io.boxline.EventTypes;
 import io.boxline.jdbc.JdbcStore;
+import io.boxline.spring.ApplicationEventBridge;
 import io.boxline.spring.BoxlineListenerRegistrar;
 import io.boxline.spring.BoxlineOutbox;
 import io.boxline.spring.ListenerDefaults;
@@ -77,6 +78,13 @@ public class BoxlineAutoConfiguration {
       DataSource dataSource,
       ObjectProvider<PlatformTransactionManager> transactionManager) {
     return new BoxlineOutbox(boxline, dataSource, transactionManager.getIfUnique());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "boxline", name = "application-events", matchIfMissing = true)
+  public ApplicationEventBridge boxlineApplicationEvents(BoxlineOutbox outbox, EventTypes types) {
+    return new ApplicationEventBridge(outbox, types);
   }
 
   @Bean

@@ -32,6 +32,12 @@ public class BoxlineProperties {
   /** This instance's id (sequencer lease owner, consumer ids); empty: host and process. */
   private String instanceId = "";
 
+  /**
+   * Whether objects published with Spring's ApplicationEventPublisher whose class is a registered
+   * EventType are written to Boxline in the publishing transaction.
+   */
+  private boolean applicationEvents = true;
+
   /** Namespaces created at start when missing, e.g. {@code acme/orders}. */
   private List<String> namespaces = new ArrayList<>();
 
@@ -224,6 +230,14 @@ public class BoxlineProperties {
 
   public void setAutoStart(boolean autoStart) {
     this.autoStart = autoStart;
+  }
+
+  public boolean isApplicationEvents() {
+    return applicationEvents;
+  }
+
+  public void setApplicationEvents(boolean applicationEvents) {
+    this.applicationEvents = applicationEvents;
   }
 
   public String getSchema() {

@@ -80,10 +80,25 @@ public class ShopApp {
   public static class OrderService {
     private final PurchaseOrders orders;
     private final BoxlineOutbox outbox;
+    private final org.springframework.context.ApplicationEventPublisher events;
 
-    OrderService(PurchaseOrders orders, BoxlineOutbox outbox) {
+    OrderService(
+        PurchaseOrders orders,
+        BoxlineOutbox outbox,
+        org.springframework.context.ApplicationEventPublisher events) {
       this.orders = orders;
       this.outbox = outbox;
+      this.events = events;
+    }
+
+    /** Spring's own event API: a registered event type goes to Boxline in this transaction. */
+    @Transactional
+    public void placeWithSpringEvent(String id, boolean fail) {
+      orders.save(new PurchaseOrder(id, "spring-events"));
+      events.publishEvent(new OrderPlaced(id, "spring-events"));
+      if (fail) {
+        throw new IllegalStateException("rolled back");
+      }
     }
 
     @Transactional
