@@ -3,12 +3,14 @@ package io.boxline.spring.boot;
 import io.boxline.Boxline;
 import io.boxline.DeadLetterQuery;
 import io.boxline.FailureCounts;
+import io.boxline.GroupState;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -60,9 +62,11 @@ public class BoxlineEndpoint {
             .admin()
             .subscription(subscription)
             .orElseThrow(
-                () -> new IllegalArgumentException("no subscription '" + subscription + "'"));
+                () ->
+                    new InvalidEndpointRequestException(
+                        "no subscription '" + subscription + "'", "unknown subscription"));
     Map<String, Object> out = summary(s);
-    out.put("group", boxline.admin().group(subscription));
+    out.put("group", group(boxline.admin().group(subscription)));
     out.put(
         "deadLetterSample",
         boxline
@@ -88,9 +92,10 @@ public class BoxlineEndpoint {
   public Map<String, Object> deadLetters(
       @Selector String subscription, String action, @Nullable String key, @Nullable String type) {
     if (!writeEnabled) {
-      throw new IllegalStateException(
+      throw new InvalidEndpointRequestException(
           "the boxline endpoint is read-only; set boxline.endpoint.write-enabled=true to redrive"
-              + " or discard dead letters from it");
+              + " or discard dead letters from it",
+          "read-only");
     }
     DeadLetterQuery q = DeadLetterQuery.of(subscription);
     if (key != null) {
@@ -104,10 +109,57 @@ public class BoxlineEndpoint {
           case "redrive" -> boxline.deadLetters().redrive(q);
           case "discard" -> boxline.deadLetters().discard(q);
           default ->
-              throw new IllegalArgumentException(
-                  "action '" + action + "' is unknown; use redrive or discard");
+              throw new InvalidEndpointRequestException(
+                  "action '" + action + "' is unknown; use redrive or discard", "unknown action");
         };
     return Map.of("subscription", subscription, "action", action, "events", n);
+  }
+
+  /** The group as maps of strings and numbers, which every JSON mapper writes. */
+  private static Map<String, Object> group(GroupState g) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    List<Map<String, Object>> members = new ArrayList<>();
+    for (GroupState.Member m : g.members()) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("id", m.id());
+      row.put("weight", m.weight());
+      row.put("host", m.host());
+      row.put("process", m.process());
+      row.put("lastCheckIn", String.valueOf(m.lastCheckIn()));
+      row.put("deadline", String.valueOf(m.deadline()));
+      row.put("leases", m.leases());
+      row.put(
+          "inFlight",
+          m.inFlight().stream()
+              .map(
+                  f ->
+                      f.topic()
+                          + "#"
+                          + f.partition()
+                          + " "
+                          + f.fromSequence()
+                          + ".."
+                          + f.toSequence()
+                          + " ("
+                          + f.events()
+                          + " events)")
+              .toList());
+      members.add(row);
+    }
+    out.put("members", members);
+    List<Map<String, Object>> partitions = new ArrayList<>();
+    for (GroupState.Partition p : g.partitions()) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("topic", p.lag().topic().toString());
+      row.put("partition", p.lag().partition());
+      row.put("owner", p.owner());
+      row.put("epoch", p.epoch());
+      row.put("status", p.releasing() ? "RELEASING" : p.owner() == null ? "FREE" : "ACTIVE");
+      row.put("lag", p.lag().backlog());
+      partitions.add(row);
+    }
+    out.put("partitions", partitions);
+    return out;
   }
 
   private Map<String, Object> summary(SubscriptionInfo s) {

@@ -125,7 +125,13 @@ class StarterPostgresTest {
     Map<String, Object> shipping = endpoint.subscription("shipping");
     assertThat((List<?>) shipping.get("lag")).hasSize(4);
     assertThat(shipping.get("deadLetters")).isEqualTo(0L);
+    // Plain maps, strings and numbers: any JSON mapper (Boot 3's Jackson 2, Boot 4's Jackson 3)
+    // writes them.
+    String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(shipping);
+    assertThat(json).contains("\"members\"", "\"partitions\"", "\"status\"");
     assertThatThrownBy(() -> endpoint.deadLetters("shipping", "redrive", null, null))
+        .isInstanceOf(
+            org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class)
         .hasMessageContaining("boxline.endpoint.write-enabled=true");
     assertThat(meters.getMeters().stream().map(m -> m.getId().getName()).distinct())
         .as("Boxline's meters on the application's registry")
