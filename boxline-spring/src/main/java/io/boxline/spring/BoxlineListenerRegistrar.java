@@ -106,13 +106,15 @@ public final class BoxlineListenerRegistrar
             .getBeanProvider(PlatformTransactionManager.class)
             .getIfUnique(() -> new DataSourceTransactionManager(dataSource));
     TransactionRunner runner = new SpringTransactionRunner(tm, dataSource);
+    List<ListenerDecorator> decorators =
+        beans.getBeanProvider(ListenerDecorator.class).orderedStream().toList();
     EventTypes types = beans.getBeanProvider(EventTypes.class).getIfAvailable(EventTypes::empty);
     ListenerDefaults defaults =
         beans.getBeanProvider(ListenerDefaults.class).getIfAvailable(() -> ListenerDefaults.NONE);
     try {
       for (Found f : listeners) {
         if (f.spec.autoStartup()) {
-          running.add(startListener(boxline, runner, types, defaults, f));
+          running.add(startListener(boxline, runner, decorators, types, defaults, f));
         }
       }
       if (!tasks.isEmpty()) {
@@ -126,7 +128,12 @@ public final class BoxlineListenerRegistrar
   }
 
   private static Consumer startListener(
-      Boxline boxline, TransactionRunner runner, EventTypes types, ListenerDefaults d, Found f) {
+      Boxline boxline,
+      TransactionRunner runner,
+      List<ListenerDecorator> decorators,
+      EventTypes types,
+      ListenerDefaults d,
+      Found f) {
     BoxlineListener spec = f.spec;
     ListenerMethod m = ListenerMethod.listener(f.bean, f.method, types, spec.transactional());
     ConsumerBuilder b;
@@ -155,13 +162,26 @@ public final class BoxlineListenerRegistrar
     if (!spec.id().isEmpty()) {
       b.id(spec.id());
     }
+    String sub = spec.subscription();
     if (spec.transactional()) {
-      b.transactionalHandler((event, tx) -> m.onEvent(event, tx), runner);
+      io.boxline.TransactionalHandler h = (event, tx) -> m.onEvent(event, tx);
+      for (ListenerDecorator dec : decorators) {
+        h = dec.transactionalHandler(sub, h);
+      }
+      b.transactionalHandler(h, runner);
     } else if (m.kind == ListenerMethod.Kind.BATCH_OF_EVENTS
         || m.kind == ListenerMethod.Kind.BATCH_OF_PAYLOADS) {
-      b.batchHandler(m::onBatch);
+      io.boxline.BatchHandler h = m::onBatch;
+      for (ListenerDecorator dec : decorators) {
+        h = dec.batchHandler(sub, h);
+      }
+      b.batchHandler(h);
     } else {
-      b.handler(event -> m.onEvent(event, null));
+      io.boxline.EventHandler h = event -> m.onEvent(event, null);
+      for (ListenerDecorator dec : decorators) {
+        h = dec.handler(sub, h);
+      }
+      b.handler(h);
     }
     return b.start();
   }

@@ -122,9 +122,7 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
     CommitOutcome refused =
         db.locked(
             () -> {
-              db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
-              CommitOutcome why =
-                  db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
+              CommitOutcome why = lock(t, subscriptionId, partition, epoch, expectedPosition);
               if (why != null) {
                 t.forgetLocked();
                 t.markClosed();
@@ -142,22 +140,24 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
   @Override
   public void commitFenced(
       Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    List<Park> copy = List.copyOf(parks);
-    finishFenced(
-        tx,
-        subscriptionId,
-        partition,
-        now -> {
-          db.parking.insert(subscriptionId, partition, copy, now);
-          db.cursors.move(subscriptionId, partition, position, now);
-        });
+    commitAndClose(tx, () -> advanceLockedCursor(tx, subscriptionId, partition, position, parks));
   }
 
   @Override
   public void finishParkedFenced(
       Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    finishFenced(
-        tx, subscriptionId, partition, now -> db.parking.remove(subscriptionId, partition, seq));
+    commitAndClose(tx, () -> finishParkedLocked(tx, subscriptionId, partition, seq));
+  }
+
+  /** Takes the cursor's lock for {@code t} and checks epoch and position; the caller holds db. */
+  private CommitOutcome lock(
+      MemoryTransaction t,
+      long subscriptionId,
+      PartitionKey partition,
+      long epoch,
+      long expectedPosition) {
+    db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+    return db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
   }
 
   @Override
@@ -168,11 +168,7 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
       long epoch,
       long expectedPosition) {
     MemoryTransaction t = transaction(tx);
-    return db.locked(
-        () -> {
-          db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
-          return db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
-        });
+    return db.locked(() -> lock(t, subscriptionId, partition, epoch, expectedPosition));
   }
 
   @Override
@@ -211,14 +207,10 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
         });
   }
 
-  /** Adds {@code write} to the fenced transaction {@code tx}, commits it, closes it either way. */
-  private void finishFenced(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      java.util.function.Consumer<Instant> write) {
+  /** Adds what {@code writes} adds to {@code tx}, commits it, closes it either way. */
+  private static void commitAndClose(Connection tx, Runnable writes) {
     try {
-      addLocked(tx, subscriptionId, partition, write);
+      writes.run();
       tx.commit();
     } catch (SQLException e) {
       throw new StoreException("commit of the in-memory transaction failed: " + e.getMessage(), e);

@@ -307,8 +307,15 @@ final class SqlCursors {
 
   void commitFenced(
       Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
+    commitAndClose(tx, () -> advanceLockedCursor(tx, subscriptionId, partition, position, parks));
+  }
+
+  /**
+   * Runs {@code writes} in {@code tx} and commits it; rolls back on failure; closes it either way.
+   */
+  private void commitAndClose(Connection tx, Runnable writes) {
     try {
-      advanceLockedCursor(tx, subscriptionId, partition, position, parks);
+      writes.run();
       tx.commit();
     } catch (SQLException e) {
       JdbcSql.rollbackAfter(tx, e);
@@ -343,18 +350,7 @@ final class SqlCursors {
   }
 
   void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    try {
-      finishParkedLocked(tx, subscriptionId, partition, seq);
-      tx.commit();
-    } catch (SQLException e) {
-      JdbcSql.rollbackAfter(tx, e);
-      throw db.fail("commit", e);
-    } catch (RuntimeException e) {
-      JdbcSql.rollbackAfter(tx, e);
-      throw e;
-    } finally {
-      JdbcSql.closeQuietly(tx);
-    }
+    commitAndClose(tx, () -> finishParkedLocked(tx, subscriptionId, partition, seq));
   }
 
   /** Removes the handled parked event in {@code tx}; the caller commits. */

@@ -136,4 +136,52 @@ public class BoxlineAutoConfiguration {
       };
     }
   }
+
+  /**
+   * Trace context into published events' headers and a consumer span around each listener call,
+   * when boxline-opentelemetry is on the class path and the context has an {@code OpenTelemetry}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {"io.opentelemetry.api.OpenTelemetry", "io.boxline.opentelemetry.BoxlineTracing"})
+  static class Tracing {
+    @Bean
+    @ConditionalOnBean(type = "io.opentelemetry.api.OpenTelemetry")
+    @ConditionalOnMissingBean
+    io.boxline.opentelemetry.BoxlineTracing boxlineTracing(
+        io.opentelemetry.api.OpenTelemetry openTelemetry) {
+      return io.boxline.opentelemetry.BoxlineTracing.create(openTelemetry);
+    }
+
+    @Bean
+    BoxlineBuilderCustomizer boxlineTracingInterceptor(
+        ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> tracing) {
+      return b -> tracing.ifAvailable(t -> b.publishInterceptor(t.publishInterceptor()));
+    }
+
+    @Bean
+    io.boxline.spring.ListenerDecorator boxlineTracingSpans(
+        ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> tracing) {
+      return new io.boxline.spring.ListenerDecorator() {
+        @Override
+        public io.boxline.EventHandler handler(String sub, io.boxline.EventHandler h) {
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          return t == null ? h : t.handler(sub, h);
+        }
+
+        @Override
+        public io.boxline.BatchHandler batchHandler(String sub, io.boxline.BatchHandler h) {
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          return t == null ? h : t.batchHandler(sub, h);
+        }
+
+        @Override
+        public io.boxline.TransactionalHandler transactionalHandler(
+            String sub, io.boxline.TransactionalHandler h) {
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          return t == null ? h : t.transactionalHandler(sub, h);
+        }
+      };
+    }
+  }
 }

@@ -55,6 +55,27 @@ public class ShopApp {
 
   public interface Shipments extends JpaRepository<Shipment, String> {}
 
+  /** Spans kept in memory, so the test can see what Boxline traced. */
+  @Bean
+  io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter spans() {
+    return io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.create();
+  }
+
+  @Bean
+  io.opentelemetry.api.OpenTelemetry openTelemetry(
+      io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter spans) {
+    return io.opentelemetry.sdk.OpenTelemetrySdk.builder()
+        .setTracerProvider(
+            io.opentelemetry.sdk.trace.SdkTracerProvider.builder()
+                .addSpanProcessor(
+                    io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(spans))
+                .build())
+        .setPropagators(
+            io.opentelemetry.context.propagation.ContextPropagators.create(
+                io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator.getInstance()))
+        .build();
+  }
+
   @Bean
   EventType<OrderPlaced> orderPlaced() {
     return EventType.of(OrderPlaced.class, "order.placed", ORDERS).key(OrderPlaced::customer);

@@ -82,7 +82,18 @@ class StarterPostgresTest {
 
   @Test
   void jpaWritesAndEventsCommitTogetherAndReachListenersAndTasks() throws Exception {
-    for (int i = 0; i < 30; i++) {
+    io.opentelemetry.api.trace.Span request =
+        context
+            .getBean(io.opentelemetry.api.OpenTelemetry.class)
+            .getTracer("test")
+            .spanBuilder("POST /orders")
+            .startSpan();
+    try (io.opentelemetry.context.Scope ignored = request.makeCurrent()) {
+      service.place("order-traced", "customer-t");
+    } finally {
+      request.end();
+    }
+    for (int i = 0; i < 29; i++) {
       service.place("order-" + i, "customer-" + (i % 5));
     }
     assertThatThrownBy(() -> service.placeAndFail("declined")).hasMessage("payment declined");
@@ -133,6 +144,19 @@ class StarterPostgresTest {
         .isInstanceOf(
             org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class)
         .hasMessageContaining("boxline.endpoint.write-enabled=true");
+    // OpenTelemetry: the producer's trace context went into the event, the listener's span joins
+    // it.
+    var spans =
+        context
+            .getBean(io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.class)
+            .getFinishedSpanItems();
+    assertThat(spans)
+        .filteredOn(
+            sp ->
+                sp.getKind() == io.opentelemetry.api.trace.SpanKind.CONSUMER
+                    && sp.getTraceId().equals(request.getSpanContext().getTraceId()))
+        .as("consumer spans in the request's trace (shipping and notify at least)")
+        .hasSizeGreaterThanOrEqualTo(1);
     assertThat(meters.getMeters().stream().map(m -> m.getId().getName()).distinct())
         .as("Boxline's meters on the application's registry")
         .contains("boxline.events.published", "boxline.sequencer.events");
