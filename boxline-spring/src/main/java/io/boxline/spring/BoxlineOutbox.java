@@ -39,6 +39,7 @@ public final class BoxlineOutbox {
   private final Boxline boxline;
   private final DataSource dataSource;
   private final TransactionTemplate transactions;
+  private final TransactionTemplate newTransactions;
 
   /**
    * @param boxline a started (or starting) Boxline on {@code dataSource}
@@ -52,6 +53,14 @@ public final class BoxlineOutbox {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.transactions =
         transactionManager == null ? null : new TransactionTemplate(transactionManager);
+    this.newTransactions =
+        transactionManager == null
+            ? null
+            : new TransactionTemplate(
+                transactionManager,
+                new org.springframework.transaction.support.DefaultTransactionDefinition(
+                    org.springframework.transaction.TransactionDefinition
+                        .PROPAGATION_REQUIRES_NEW));
   }
 
   /** Publishes a typed event (its topic, type and key from its registered {@code EventType}). */
@@ -98,6 +107,19 @@ public final class BoxlineOutbox {
               + " PlatformTransactionManager to use inTransaction");
     }
     return transactions.execute(status -> work.get());
+  }
+
+  /**
+   * Runs {@code work} in a new transaction of its own (PROPAGATION_REQUIRES_NEW), as code that runs
+   * after another transaction's commit must (a {@code @TransactionalEventListener}, say).
+   */
+  public <T> T inNewTransaction(Supplier<T> work) {
+    if (newTransactions == null) {
+      throw new IllegalStateException(
+          "this BoxlineOutbox has no transaction manager; construct it with the application's"
+              + " PlatformTransactionManager to use inNewTransaction");
+    }
+    return newTransactions.execute(status -> work.get());
   }
 
   /** The Boxline this outbox publishes to. */

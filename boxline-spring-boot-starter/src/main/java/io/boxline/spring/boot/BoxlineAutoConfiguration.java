@@ -43,7 +43,8 @@ import org.springframework.transaction.PlatformTransactionManager;
       "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
       "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
       "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.modulith.events.config.EventExternalizationAutoConfiguration"
     })
 @ConditionalOnClass({Boxline.class, JdbcStore.class})
 @ConditionalOnBean(DataSource.class)
@@ -145,43 +146,102 @@ public class BoxlineAutoConfiguration {
   @ConditionalOnClass(
       name = {"io.opentelemetry.api.OpenTelemetry", "io.boxline.opentelemetry.BoxlineTracing"})
   static class Tracing {
-    @Bean
-    @ConditionalOnBean(type = "io.opentelemetry.api.OpenTelemetry")
-    @ConditionalOnMissingBean
-    io.boxline.opentelemetry.BoxlineTracing boxlineTracing(
-        io.opentelemetry.api.OpenTelemetry openTelemetry) {
-      return io.boxline.opentelemetry.BoxlineTracing.create(openTelemetry);
+    /**
+     * The application's {@code BoxlineTracing}, else one on its {@code OpenTelemetry}, else none;
+     * looked up when Boxline and the listeners are built, so bean order does not matter.
+     */
+    static final class TracingLookup {
+      private final ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> own;
+      private final ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry;
+      private io.boxline.opentelemetry.BoxlineTracing tracing;
+      private boolean looked;
+
+      TracingLookup(
+          ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> own,
+          ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry) {
+        this.own = own;
+        this.openTelemetry = openTelemetry;
+      }
+
+      synchronized io.boxline.opentelemetry.BoxlineTracing get() {
+        if (!looked) {
+          looked = true;
+          tracing = own.getIfUnique();
+          io.opentelemetry.api.OpenTelemetry otel = openTelemetry.getIfUnique();
+          if (tracing == null && otel != null) {
+            tracing = io.boxline.opentelemetry.BoxlineTracing.create(otel);
+          }
+        }
+        return tracing;
+      }
     }
 
     @Bean
-    BoxlineBuilderCustomizer boxlineTracingInterceptor(
-        ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> tracing) {
-      return b -> tracing.ifAvailable(t -> b.publishInterceptor(t.publishInterceptor()));
+    TracingLookup boxlineTracingLookup(
+        ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> own,
+        ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry) {
+      return new TracingLookup(own, openTelemetry);
     }
 
     @Bean
-    io.boxline.spring.ListenerDecorator boxlineTracingSpans(
-        ObjectProvider<io.boxline.opentelemetry.BoxlineTracing> tracing) {
+    BoxlineBuilderCustomizer boxlineTracingInterceptor(TracingLookup tracing) {
+      return b -> {
+        io.boxline.opentelemetry.BoxlineTracing t = tracing.get();
+        if (t != null) {
+          b.publishInterceptor(t.publishInterceptor());
+        }
+      };
+    }
+
+    @Bean
+    io.boxline.spring.ListenerDecorator boxlineTracingSpans(TracingLookup tracing) {
       return new io.boxline.spring.ListenerDecorator() {
         @Override
         public io.boxline.EventHandler handler(String sub, io.boxline.EventHandler h) {
-          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.get();
           return t == null ? h : t.handler(sub, h);
         }
 
         @Override
         public io.boxline.BatchHandler batchHandler(String sub, io.boxline.BatchHandler h) {
-          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.get();
           return t == null ? h : t.batchHandler(sub, h);
         }
 
         @Override
         public io.boxline.TransactionalHandler transactionalHandler(
             String sub, io.boxline.TransactionalHandler h) {
-          io.boxline.opentelemetry.BoxlineTracing t = tracing.getIfAvailable();
+          io.boxline.opentelemetry.BoxlineTracing t = tracing.get();
           return t == null ? h : t.transactionalHandler(sub, h);
         }
       };
+    }
+  }
+
+  /**
+   * Boxline as the target of Spring Modulith's event externalization, when Modulith's events are on
+   * the class path and the application declares what to externalize (an {@code
+   * EventExternalizationConfiguration}, which Modulith's own auto-configuration also provides).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = "org.springframework.modulith.events.support.DelegatingEventExternalizer")
+  @ConditionalOnProperty(
+      prefix = "boxline",
+      name = "modulith-externalization",
+      matchIfMissing = true)
+  static class ModulithExternalization {
+    @Bean
+    @ConditionalOnBean(
+        type = "org.springframework.modulith.events.EventExternalizationConfiguration")
+    @ConditionalOnMissingBean(
+        type = "org.springframework.modulith.events.support.EventExternalizationSupport")
+    org.springframework.modulith.events.support.DelegatingEventExternalizer
+        boxlineModulithExternalizer(
+            org.springframework.modulith.events.EventExternalizationConfiguration configuration,
+            BoxlineOutbox outbox,
+            EventTypes types) {
+      return io.boxline.spring.ModulithExternalizer.create(configuration, outbox, types);
     }
   }
 }

@@ -38,6 +38,12 @@ public class BoxlineProperties {
    */
   private boolean applicationEvents = true;
 
+  /**
+   * Whether Boxline is the target of Spring Modulith's event externalization (when Modulith's
+   * events are on the class path).
+   */
+  private boolean modulithExternalization = true;
+
   /** Namespaces created at start when missing, e.g. {@code acme/orders}. */
   private List<String> namespaces = new ArrayList<>();
 
@@ -238,6 +244,14 @@ public class BoxlineProperties {
 
   public void setApplicationEvents(boolean applicationEvents) {
     this.applicationEvents = applicationEvents;
+  }
+
+  public boolean isModulithExternalization() {
+    return modulithExternalization;
+  }
+
+  public void setModulithExternalization(boolean modulithExternalization) {
+    this.modulithExternalization = modulithExternalization;
   }
 
   public String getSchema() {

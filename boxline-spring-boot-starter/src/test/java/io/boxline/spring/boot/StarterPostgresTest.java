@@ -150,12 +150,18 @@ class StarterPostgresTest {
         context
             .getBean(io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.class)
             .getFinishedSpanItems();
+    String seen =
+        spans.stream().map(sp -> sp.getName() + "/" + sp.getKind()).toList()
+            + " decorators "
+            + context.getBeansOfType(io.boxline.spring.ListenerDecorator.class).keySet()
+            + " tracing "
+            + context.getBeansOfType(io.boxline.opentelemetry.BoxlineTracing.class).keySet();
     assertThat(spans)
         .filteredOn(
             sp ->
                 sp.getKind() == io.opentelemetry.api.trace.SpanKind.CONSUMER
                     && sp.getTraceId().equals(request.getSpanContext().getTraceId()))
-        .as("consumer spans in the request's trace (shipping and notify at least)")
+        .as("consumer spans in the request's trace among: " + seen.replace("%", "%%"))
         .hasSizeGreaterThanOrEqualTo(1);
     assertThat(meters.getMeters().stream().map(m -> m.getId().getName()).distinct())
         .as("Boxline's meters on the application's registry")
