@@ -53,6 +53,9 @@ public class BoxlineProperties {
   /** Subscriptions created at start when missing, by name. */
   private Map<String, Subscription> subscriptions = new LinkedHashMap<>();
 
+  /** The cluster's default consumer group policy (set at start when any field is given). */
+  private GroupPolicyProperties groupPolicy = new GroupPolicyProperties();
+
   /** Defaults for every {@code @BoxlineListener} consumer and the task worker. */
   private Listener listener = new Listener();
 
@@ -101,6 +104,17 @@ public class BoxlineProperties {
 
     /** Where a new subscription starts: earliest (default) or latest. */
     private Start start = Start.EARLIEST;
+
+    /** This subscription's group policy (set at start when any field is given). */
+    private GroupPolicyProperties groupPolicy = new GroupPolicyProperties();
+
+    public GroupPolicyProperties getGroupPolicy() {
+      return groupPolicy;
+    }
+
+    public void setGroupPolicy(GroupPolicyProperties groupPolicy) {
+      this.groupPolicy = groupPolicy;
+    }
 
     public List<String> getTopics() {
       return topics;
@@ -308,6 +322,14 @@ public class BoxlineProperties {
 
   public void setSubscriptions(Map<String, Subscription> subscriptions) {
     this.subscriptions = subscriptions;
+  }
+
+  public GroupPolicyProperties getGroupPolicy() {
+    return groupPolicy;
+  }
+
+  public void setGroupPolicy(GroupPolicyProperties groupPolicy) {
+    this.groupPolicy = groupPolicy;
   }
 
   public Listener getListener() {

@@ -5,6 +5,7 @@ import io.boxline.Boxline;
 import io.boxline.BoxlineException;
 import io.boxline.BoxlineObserver;
 import io.boxline.EventTypes;
+import io.boxline.GroupPolicy;
 import io.boxline.NamespacePath;
 import io.boxline.RetentionPolicy;
 import io.boxline.StartPosition;
@@ -107,6 +108,16 @@ final class BoxlineStarter {
                     });
               }
             });
+    if (p.getGroupPolicy().isSet()) {
+      property(
+          "boxline.group-policy",
+          "(the fields given)",
+          "values GroupPolicy accepts (see docs/guide/groups.md)",
+          () -> {
+            admin.setDefaultGroupPolicy(p.getGroupPolicy().applyTo(GroupPolicy.DEFAULT));
+            return null;
+          });
+    }
     p.getSubscriptions()
         .forEach(
             (name, s) -> {
@@ -118,31 +129,46 @@ final class BoxlineStarter {
                     "list the topics it reads, e.g. [acme/orders/placed]",
                     null);
               }
-              if (admin.subscription(name).isPresent()) {
-                return;
+              if (admin.subscription(name).isEmpty()) {
+                create(admin, key, name, s);
               }
-              List<TopicName> topics =
-                  s.getTopics().stream()
-                      .map(
-                          t ->
-                              property(
-                                  key + ".topics",
-                                  t,
-                                  "full topic names declared under boxline.topics or created before",
-                                  () -> TopicName.parse(t)))
-                      .toList();
-              property(
-                  key,
-                  name,
-                  "a subscription name of letters, digits, '.', '_' and '-' whose topics exist",
-                  () ->
-                      admin.createSubscription(
-                          SubscriptionSpec.of(name, topics.toArray(TopicName[]::new))
-                              .startAt(
-                                  s.getStart() == BoxlineProperties.Start.LATEST
-                                      ? StartPosition.latest()
-                                      : StartPosition.earliest())));
+              if (s.getGroupPolicy().isSet()) {
+                property(
+                    key + ".group-policy",
+                    "(the fields given)",
+                    "values GroupPolicy accepts (see docs/guide/groups.md)",
+                    () -> {
+                      admin.setGroupPolicy(
+                          name, s.getGroupPolicy().applyTo(admin.groupPolicy(name)));
+                      return null;
+                    });
+              }
             });
+  }
+
+  private static void create(
+      Admin admin, String key, String name, BoxlineProperties.Subscription s) {
+    List<TopicName> topics =
+        s.getTopics().stream()
+            .map(
+                t ->
+                    property(
+                        key + ".topics",
+                        t,
+                        "full topic names declared under boxline.topics or created before",
+                        () -> TopicName.parse(t)))
+            .toList();
+    property(
+        key,
+        name,
+        "a subscription name of letters, digits, '.', '_' and '-' whose topics exist",
+        () ->
+            admin.createSubscription(
+                SubscriptionSpec.of(name, topics.toArray(TopicName[]::new))
+                    .startAt(
+                        s.getStart() == BoxlineProperties.Start.LATEST
+                            ? StartPosition.latest()
+                            : StartPosition.earliest())));
   }
 
   private static void property(String key, String value, String expected, Runnable apply) {

@@ -96,6 +96,39 @@ class StarterConfigurationTest {
   }
 
   @Test
+  void groupPoliciesAreSetForTheClusterAndPerSubscription() {
+    runner
+        .withPropertyValues(
+            "boxline.topics[acme/shop/orders].partitions=2",
+            "boxline.subscriptions.billing.topics=acme/shop/orders",
+            "boxline.subscriptions.billing.group-policy.max-members=7",
+            "boxline.subscriptions.billing.group-policy.slack=0.25",
+            "boxline.subscriptions.other.topics=acme/shop/orders",
+            "boxline.group-policy.max-check-in-interval=20s")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              Boxline b = ctx.getBean(Boxline.class);
+              assertThat(b.admin().groupPolicy("billing").maxMembers()).isEqualTo(7);
+              assertThat(b.admin().groupPolicy("billing").slack()).isEqualTo(0.25);
+              assertThat(b.admin().groupPolicy("other").maxCheckInInterval())
+                  .as("the cluster's default")
+                  .isEqualTo(Duration.ofSeconds(20));
+              assertThat(b.admin().groupPolicy("other").maxMembers())
+                  .isEqualTo(io.boxline.GroupPolicy.DEFAULT.maxMembers());
+            });
+    runner
+        .withPropertyValues(
+            "boxline.topics[acme/shop/orders].partitions=2",
+            "boxline.subscriptions.billing.topics=acme/shop/orders",
+            "boxline.subscriptions.billing.group-policy.slack=-1")
+        .run(
+            ctx ->
+                assertThat(analysis(ctx.getStartupFailure()).getDescription())
+                    .contains("boxline.subscriptions[billing].group-policy"));
+  }
+
+  @Test
   void aWrongPropertyStopsStartUpNamingThePropertyAndTheFix() {
     runner
         .withPropertyValues("boxline.topics[acme/shop/orders].partitions=0")
