@@ -140,6 +140,27 @@ public class ShopApp {
     }
   }
 
+  /** The same order, written through jOOQ on the same DataSource (Boot's jOOQ configuration). */
+  @Service
+  public static class JooqOrders {
+    private final org.jooq.DSLContext dsl;
+    private final BoxlineOutbox outbox;
+
+    JooqOrders(org.jooq.DSLContext dsl, BoxlineOutbox outbox) {
+      this.dsl = dsl;
+      this.outbox = outbox;
+    }
+
+    @Transactional
+    public void place(String id, boolean fail) {
+      dsl.execute("insert into purchase_order (id, customer) values (?, ?)", id, "jooq");
+      outbox.publish(new OrderPlaced(id, "jooq"));
+      if (fail) {
+        throw new IllegalStateException("rolled back");
+      }
+    }
+  }
+
   /**
    * Listeners: shipping with exactly-once effects (a JPA entity and a follow-up event in the
    * cursor's transaction), an audit log, notifications, invoices.

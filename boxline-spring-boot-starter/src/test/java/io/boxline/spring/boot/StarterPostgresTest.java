@@ -51,6 +51,7 @@ class StarterPostgresTest {
 
   @Autowired ShopApp.OrderService service;
   @Autowired ShopApp.Listeners listeners;
+  @Autowired ShopApp.JooqOrders jooq;
   @Autowired Boxline boxline;
   @Autowired JdbcTemplate jdbc;
   @Autowired BoxlineEndpoint endpoint;
@@ -166,5 +167,19 @@ class StarterPostgresTest {
     assertThat(meters.getMeters().stream().map(m -> m.getId().getName()).distinct())
         .as("Boxline's meters on the application's registry")
         .contains("boxline.events.published", "boxline.sequencer.events");
+
+    // jOOQ on the same DataSource joins the transaction as JPA does.
+    assertThatThrownBy(() -> jooq.place("jooq-undone", true)).hasMessage("rolled back");
+    jooq.place("jooq-1", false);
+    Await.until(
+        Duration.ofSeconds(30), "the jOOQ order's event", () -> listeners.audit.contains("jooq-1"));
+    assertThat(listeners.audit)
+        .as("same key, earlier in its partition")
+        .doesNotContain("jooq-undone");
+    assertThat(
+            jdbc.queryForList(
+                "select id from " + SCHEMA + ".purchase_order where customer = 'jooq'",
+                String.class))
+        .containsExactly("jooq-1");
   }
 }
