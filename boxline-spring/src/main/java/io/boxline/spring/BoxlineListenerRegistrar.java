@@ -108,13 +108,15 @@ public final class BoxlineListenerRegistrar
     TransactionRunner runner = new SpringTransactionRunner(tm, dataSource);
     List<ListenerDecorator> decorators =
         beans.getBeanProvider(ListenerDecorator.class).orderedStream().toList();
+    List<ConsumerCustomizer> customizers =
+        beans.getBeanProvider(ConsumerCustomizer.class).orderedStream().toList();
     EventTypes types = beans.getBeanProvider(EventTypes.class).getIfAvailable(EventTypes::empty);
     ListenerDefaults defaults =
         beans.getBeanProvider(ListenerDefaults.class).getIfAvailable(() -> ListenerDefaults.NONE);
     try {
       for (Found f : listeners) {
         if (f.spec.autoStartup()) {
-          running.add(startListener(boxline, runner, decorators, types, defaults, f));
+          running.add(startListener(boxline, runner, decorators, customizers, types, defaults, f));
         }
       }
       if (!tasks.isEmpty()) {
@@ -131,6 +133,7 @@ public final class BoxlineListenerRegistrar
       Boxline boxline,
       TransactionRunner runner,
       List<ListenerDecorator> decorators,
+      List<ConsumerCustomizer> customizers,
       EventTypes types,
       ListenerDefaults d,
       Found f) {
@@ -163,6 +166,9 @@ public final class BoxlineListenerRegistrar
       b.id(spec.id());
     }
     String sub = spec.subscription();
+    for (ConsumerCustomizer c : customizers) {
+      c.customize(sub, b);
+    }
     if (spec.transactional()) {
       io.boxline.TransactionalHandler h = (event, tx) -> m.onEvent(event, tx);
       for (ListenerDecorator dec : decorators) {

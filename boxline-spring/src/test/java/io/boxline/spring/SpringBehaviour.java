@@ -148,6 +148,16 @@ abstract class SpringBehaviour {
       return new BoxlineListenerRegistrar();
     }
 
+    /** Names the consumers of one subscription, to show customizers reach the builder. */
+    @Bean
+    ConsumerCustomizer namedBatches() {
+      return (subscription, consumer) -> {
+        if (subscription.equals("batches")) {
+          consumer.id("batches-consumer");
+        }
+      };
+    }
+
     @Bean
     Orders orders(BoxlineOutbox outbox, DataSource ds) {
       return new Orders(outbox, new JdbcTemplate(ds));
@@ -296,6 +306,10 @@ abstract class SpringBehaviour {
                     .queryForObject("select count(*) from " + db.table("effects"), Integer.class)
                 == 20);
     assertThat(l.typed).containsExactlyInAnyOrderElementsOf(l.batched);
+    assertThat(context.getBean(BoxlineListenerRegistrar.class).consumers())
+        .extracting(io.boxline.Consumer::id)
+        .as("the ConsumerCustomizer bean set the batches consumer's id")
+        .contains("batches-consumer");
     assertThat(l.batchSizes).allSatisfy(n -> assertThat(n).isBetween(1, 50));
   }
 
