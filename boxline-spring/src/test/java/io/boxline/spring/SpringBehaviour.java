@@ -474,4 +474,29 @@ abstract class SpringBehaviour {
       assertThat(b.admin().lag("typed").stream().mapToLong(PartitionLag::backlog).sum()).isZero();
     }
   }
+
+  /**
+   * docs/architecture.md: a joined transaction's committed events go to consumers' workers, never
+   * to the committing thread, which Spring still holds in the transaction's resources.
+   */
+  @Test
+  void eventsOfASpringTransactionReachEvenCommittingThreadConsumersOnTheirWorkers() {
+    List<Thread> handledOn = new CopyOnWriteArrayList<>();
+    context
+        .getBean(Boxline.class)
+        .admin()
+        .createSubscription(SubscriptionSpec.of("ledger-inline", LEDGER));
+    try (io.boxline.Consumer inline =
+        context
+            .getBean(Boxline.class)
+            .consumer("ledger-inline")
+            .handleOnCommittingThread(true)
+            .handler(e -> handledOn.add(Thread.currentThread()))
+            .start()) {
+      orders().book("inline-1");
+      await("the ledger event handled", () -> handledOn.size() == 1);
+      assertThat(handledOn.get(0)).isNotSameAs(Thread.currentThread());
+      assertThat(inline.committingThreadBatches()).isZero();
+    }
+  }
 }
