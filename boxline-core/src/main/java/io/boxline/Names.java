@@ -1,5 +1,7 @@
 package io.boxline;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -120,6 +122,33 @@ public final class Names {
     return value;
   }
 
+  /** The earliest instant Boxline stores (a delivery time, a start position): 0001-01-01. */
+  public static final Instant MIN_INSTANT = Instant.parse("0001-01-01T00:00:00Z");
+
+  /** The latest instant Boxline stores: the end of 9999, to the microsecond. */
+  public static final Instant MAX_INSTANT = Instant.parse("9999-12-31T23:59:59.999999Z");
+
+  /**
+   * An instant as the databases keep it: to the microsecond (finer digits are dropped, so it reads
+   * back as returned), between {@link #MIN_INSTANT} and {@link #MAX_INSTANT}; null stays null.
+   */
+  public static Instant requireStorable(String what, Instant value) {
+    if (value == null) {
+      return null;
+    }
+    if (value.isBefore(MIN_INSTANT) || value.isAfter(MAX_INSTANT)) {
+      throw new ValidationException(
+          what
+              + " "
+              + value
+              + " is outside the range Boxline can store, "
+              + MIN_INSTANT
+              + " to "
+              + MAX_INSTANT);
+    }
+    return value.truncatedTo(ChronoUnit.MICROS);
+  }
+
   /**
    * Validates a label (event type, content type, header name): storable, not blank, no control
    * characters, at most {@value #MAX_LABEL_LENGTH} characters.
@@ -153,7 +182,7 @@ public final class Names {
         || !IDENTIFIER.matcher(schema).matches()) {
       throw new ValidationException(
           "schema '"
-              + schema
+              + (schema == null ? null : abbreviate(schema))
               + "' is not a valid identifier; use 1 to "
               + MAX_SCHEMA_LENGTH
               + " characters from a-z 0-9 _, starting with a letter or _");
@@ -168,7 +197,7 @@ public final class Names {
         || !PREFIX.matcher(prefix).matches()) {
       throw new ValidationException(
           "table prefix '"
-              + prefix
+              + (prefix == null ? null : abbreviate(prefix))
               + "' is not valid; use 0 to "
               + MAX_PREFIX_LENGTH
               + " characters from a-z 0-9 _");

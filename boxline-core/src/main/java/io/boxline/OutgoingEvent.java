@@ -44,7 +44,7 @@ public final class OutgoingEvent {
     }
     this.idempotencyKey =
         Names.requireStorable("idempotency key", b.idempotencyKey, Names.MAX_KEY_LENGTH);
-    this.deliverAt = b.deliverAt;
+    this.deliverAt = Names.requireStorable("deliverAt", b.deliverAt);
   }
 
   /** Header names are labels, values storable strings (see {@link Names}). */
@@ -184,7 +184,9 @@ public final class OutgoingEvent {
     /**
      * Delivers the event at {@code time} rather than at once. Until then each subscription parks it
      * without holding up its partition; later events of the same key wait behind it, so per-key
-     * order is kept.
+     * order is kept. The time is kept to the microsecond (finer digits are dropped, as the
+     * databases store it); one outside {@link Names#MIN_INSTANT} to {@link Names#MAX_INSTANT} is
+     * refused.
      */
     public Builder deliverAt(java.time.Instant time) {
       this.deliverAt = time;

@@ -11,9 +11,12 @@ import java.util.Random;
  * attempts in all.
  *
  * <p>Defaults: 3 attempts in place within at most 5 s, backoff 1 s doubling to 10 min with 20 %
- * jitter, 10 attempts in all.
+ * jitter, 10 attempts in all. Each duration is positive and at most 10 years.
  */
 public final class RetryPolicy {
+  /** The longest backoff or in-place time (declared before DEFAULT, which is checked with it). */
+  private static final Duration LONGEST = Duration.ofDays(3653);
+
   public static final RetryPolicy DEFAULT =
       new RetryPolicy(
           3, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofMinutes(10), 2.0, 0.2, 10);
@@ -76,6 +79,11 @@ public final class RetryPolicy {
     Objects.requireNonNull(d, name);
     if (d.isNegative() || d.isZero()) {
       throw new ValidationException(name + " must be positive, got " + d);
+    }
+    // A retry time beyond the databases' range (or a delay whose milliseconds overflow a long)
+    // would fail every park of the event; ten years is the cap Boxline's other ages have.
+    if (d.compareTo(LONGEST) > 0) {
+      throw new ValidationException(name + " must be at most 10 years (3653 days), got " + d);
     }
   }
 

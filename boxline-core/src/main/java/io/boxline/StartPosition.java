@@ -33,9 +33,16 @@ public final class StartPosition {
     return LATEST;
   }
 
-  /** Events created at or after {@code timestamp}. */
+  /**
+   * Events created at or after {@code timestamp}, kept to the microsecond (finer digits are
+   * dropped, as the databases store it); refused outside {@link Names#MIN_INSTANT} to {@link
+   * Names#MAX_INSTANT}.
+   */
   public static StartPosition at(Instant timestamp) {
-    return new StartPosition(Kind.TIMESTAMP, Objects.requireNonNull(timestamp, "timestamp"));
+    return new StartPosition(
+        Kind.TIMESTAMP,
+        Names.requireStorable(
+            "start position timestamp", Objects.requireNonNull(timestamp, "timestamp")));
   }
 
   /** The position of {@code kind}; {@code timestamp} is required for TIMESTAMP only. */

@@ -27,7 +27,7 @@ public final class TopicName {
     if (slash <= 0) {
       throw new ValidationException(
           "topic '"
-              + fullName
+              + (fullName == null ? null : Names.abbreviate(fullName))
               + "' has no namespace; write it as namespace/topic, e.g. \"acme/billing/orders\"");
     }
     return of(fullName.substring(0, slash), fullName.substring(slash + 1));

@@ -159,7 +159,10 @@ public final class JdbcStore {
     public Builder wakeupPoll(Duration fastest, Duration slowest) {
       Objects.requireNonNull(fastest, "fastest");
       Objects.requireNonNull(slowest, "slowest");
-      if (fastest.toMillis() < 1 || slowest.compareTo(fastest) < 0 || slowest.toMinutes() > 1) {
+      // compareTo, not toMillis/toMinutes: those overflow on huge durations and round 61 s down.
+      if (fastest.compareTo(Duration.ofMillis(1)) < 0
+          || slowest.compareTo(fastest) < 0
+          || slowest.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new ValidationException(
             "wakeupPoll needs 1 ms <= fastest <= slowest <= 1 minute, not "
                 + fastest
