@@ -10,6 +10,12 @@ public interface DeadLetters {
   /** Dead letters matching the query, oldest sequence first. */
   List<DeadLetter> list(DeadLetterQuery query);
 
+  /**
+   * The subscription's dead letters grouped by the start of their last error, the most common
+   * first; at most {@code limit} groups (1 to 1,000).
+   */
+  List<DeadLetterReason> reasons(String subscription, int limit);
+
   /** Sends the matching dead letters back for handling; returns how many. */
   int redrive(DeadLetterQuery query);
 

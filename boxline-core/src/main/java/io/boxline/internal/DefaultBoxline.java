@@ -337,6 +337,14 @@ public final class DefaultBoxline implements Boxline {
     }
 
     @Override
+    public List<io.boxline.DeadLetterReason> reasons(String subscription, int limit) {
+      if (limit < 1 || limit > 1000) {
+        throw new io.boxline.ValidationException("limit must be between 1 and 1000, got " + limit);
+      }
+      return store.deadLetterReasons(subscriptionId(DeadLetterQuery.of(subscription)), limit);
+    }
+
+    @Override
     public int redrive(DeadLetterQuery query) {
       int n = store.redriveDeadLetters(subscriptionId(query), query);
       if (n > 0) {

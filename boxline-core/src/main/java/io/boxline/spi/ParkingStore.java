@@ -60,6 +60,13 @@ public interface ParkingStore {
 
   List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery query);
 
+  /**
+   * The subscription's dead letters grouped by the first {@link
+   * io.boxline.DeadLetterReason#MAX_LENGTH} characters of their last error (an empty reason for
+   * none), largest group first, then by reason; at most {@code limit} groups.
+   */
+  List<io.boxline.DeadLetterReason> deadLetterReasons(long subscriptionId, int limit);
+
   /** Dead letters back to the retry store with a fresh attempt count; wakes consumers. */
   int redriveDeadLetters(long subscriptionId, DeadLetterQuery query);
 

@@ -63,6 +63,7 @@ public record ServerConfig(
    * @param shutdownTimeout how long SIGTERM waits for in-flight requests, relays and consumers
    *     (default 20 s)
    * @param protectMetrics require a token with read access for {@code /metrics} (default false)
+   * @param console serve the web console under {@code /console/} (default true)
    * @param keystore PKCS#12 keystore for TLS, or empty for plain HTTP
    * @param keystorePassword the keystore's password
    */
@@ -74,6 +75,7 @@ public record ServerConfig(
       int maxStreams,
       Duration shutdownTimeout,
       boolean protectMetrics,
+      boolean console,
       Optional<Path> keystore,
       String keystorePassword) {}
 
@@ -105,6 +107,8 @@ public record ServerConfig(
     ADMIN,
     /** Read everything in its namespaces, redrive and discard dead letters. */
     OPERATOR,
+    /** Read everything of the admin API in its namespaces, change nothing (dashboards, on-call). */
+    VIEWER,
     /** Publish to topics in its namespaces. */
     PRODUCER,
     /** Read and tail topics in its namespaces. */

@@ -143,7 +143,7 @@ class ConfigReaderTest {
     refused(
         "tokens:\n  - {name: a, secret: 0123456789abcdef, role: root, namespaces: ['*']}\n",
         "tokens[0].role",
-        "admin, operator, producer or consumer");
+        "admin, operator, viewer, producer or consumer");
     refused(
         "tokens:\n  - {name: a, secret: 0123456789abcdef, role: admin}\n",
         "tokens[0].namespaces",

@@ -60,6 +60,18 @@ public final class HttpDeadLetters implements DeadLetters {
     return out;
   }
 
+  @Override
+  public List<io.boxline.DeadLetterReason> reasons(String subscription, int limit) {
+    return Views.list(
+        server
+            .get(
+                HttpAdmin.subscriptionPath(subscription)
+                    + "/dead-letters/reasons"
+                    + query(Map.of("limit", limit)))
+            .get("reasons"),
+        Views::deadLetterReason);
+  }
+
   /** How many dead letters {@link #redrive} would send back: the server's dry run, one request. */
   public int count(DeadLetterQuery q) {
     return act(q, "redrive", true);

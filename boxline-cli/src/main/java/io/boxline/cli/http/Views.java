@@ -264,6 +264,11 @@ final class Views {
         time(n, "firstFailedAt"));
   }
 
+  static io.boxline.DeadLetterReason deadLetterReason(JsonNode n) {
+    return new io.boxline.DeadLetterReason(
+        text(n, "reason"), n.path("count").asLong(), time(n, "firstDeadAt"), time(n, "lastDeadAt"));
+  }
+
   static DeadLetter deadLetter(JsonNode n) {
     return new DeadLetter(
         n.get("subscription").asText(),

@@ -362,6 +362,40 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
   }
 
   @Override
+  public List<io.boxline.DeadLetterReason> deadLetterReasons(long subscriptionId, int limit) {
+    return db.locked(
+        () -> {
+          java.util.Map<String, long[]> counts = new java.util.HashMap<>();
+          java.util.Map<String, Instant[]> times = new java.util.HashMap<>();
+          for (Parking.Parked p :
+              db.parking.dead(subscriptionId, DeadLetterQuery.of("any"), null, null, 0)) {
+            String reason = p.lastError == null ? "" : p.lastError;
+            if (reason.length() > io.boxline.DeadLetterReason.MAX_LENGTH) {
+              reason = reason.substring(0, io.boxline.DeadLetterReason.MAX_LENGTH);
+            }
+            counts.computeIfAbsent(reason, r -> new long[1])[0]++;
+            Instant[] t = times.computeIfAbsent(reason, r -> new Instant[] {p.deadAt, p.deadAt});
+            if (p.deadAt != null && (t[0] == null || p.deadAt.isBefore(t[0]))) {
+              t[0] = p.deadAt;
+            }
+            if (p.deadAt != null && (t[1] == null || p.deadAt.isAfter(t[1]))) {
+              t[1] = p.deadAt;
+            }
+          }
+          List<io.boxline.DeadLetterReason> out = new ArrayList<>();
+          counts.forEach(
+              (r, n) ->
+                  out.add(
+                      new io.boxline.DeadLetterReason(r, n[0], times.get(r)[0], times.get(r)[1])));
+          out.sort(
+              java.util.Comparator.comparingLong(io.boxline.DeadLetterReason::count)
+                  .reversed()
+                  .thenComparing(io.boxline.DeadLetterReason::reason));
+          return out.size() > limit ? new ArrayList<>(out.subList(0, limit)) : out;
+        });
+  }
+
+  @Override
   public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.locked(
         () -> {

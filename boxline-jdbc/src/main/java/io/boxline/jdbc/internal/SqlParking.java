@@ -468,6 +468,18 @@ final class SqlParking {
         });
   }
 
+  List<io.boxline.DeadLetterReason> deadLetterReasons(long subscriptionId, int limit) {
+    return db.list(
+        "dead_letter_reasons",
+        ps -> {
+          ps.setLong(1, subscriptionId);
+          ps.setInt(2, limit);
+        },
+        rs ->
+            new io.boxline.DeadLetterReason(
+                rs.getString(1), rs.getLong(2), dialect.instant(rs, 3), dialect.instant(rs, 4)));
+  }
+
   int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
     return db.tx(
         "redrive_dead",

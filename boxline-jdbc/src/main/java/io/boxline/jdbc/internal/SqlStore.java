@@ -562,6 +562,11 @@ abstract class SqlStore implements Store {
   }
 
   @Override
+  public List<io.boxline.DeadLetterReason> deadLetterReasons(long subscriptionId, int limit) {
+    return parking.deadLetterReasons(subscriptionId, limit);
+  }
+
+  @Override
   public List<DeadLetter> deadLetters(long subscriptionId, DeadLetterQuery q) {
     return parking.deadLetters(subscriptionId, q);
   }

@@ -520,6 +520,16 @@ SELECT k.topic_id, k.partition, k.seq, k.attempts, k.last_error, k.first_failed_
  ORDER BY k.topic_id, k.partition, k.seq
  FETCH FIRST ? ROWS ONLY
 
+-- Dead letters grouped by the first 200 characters of their last error (DeadLetterReason.MAX_LENGTH).
+-- name: dead_letter_reasons
+SELECT r.reason, count(*), min(r.dead_at), max(r.dead_at)
+  FROM (SELECT COALESCE(LEFT(k.last_error, 200), '') AS reason, k.dead_at
+          FROM ${schema}.${p}parked k
+         WHERE k.subscription_id = ? AND k.state = 'DEAD') r
+ GROUP BY r.reason
+ ORDER BY count(*) DESC, r.reason
+ LIMIT ?
+
 -- name: redrive_dead
 UPDATE ${schema}.${p}parked
    SET state = 'RETRY', attempts = 0,

@@ -67,6 +67,7 @@ final class AdminApi {
     r.add("GET", "/v1/subscriptions/{subscription}/failures", this::subscriptionFailures);
     r.add("GET", "/v1/subscriptions/{subscription}/retries", this::retries);
     r.add("GET", "/v1/subscriptions/{subscription}/dead-letters", this::deadLetters);
+    r.add("GET", "/v1/subscriptions/{subscription}/dead-letters/reasons", this::deadLetterReasons);
     r.add(
         "POST",
         "/v1/subscriptions/{subscription}/dead-letters/redrive",
@@ -164,13 +165,21 @@ final class AdminApi {
     requireReadEvents(c.caller, t);
     int partition = partition(c, t);
     String id = c.query("id").orElse(null);
+    Optional<String> at = c.query("at");
+    if (at.isPresent() && c.query("after").isPresent()) {
+      throw ApiException.badRequest("give after (a sequence) or at (a time), not both");
+    }
+    long after =
+        at.isPresent()
+            ? TimeSeek.before(admin, t, partition, instant(at.get(), "at"))
+            : c.longQuery("after", 0);
     EventQuery q =
         Call.valid(
             () ->
                 new EventQuery(
                     t,
                     partition,
-                    c.longQuery("after", 0),
+                    after,
                     c.query("key").orElse(null),
                     id == null ? null : uuid(id),
                     c.intQuery("limit", 100, 1, 1000)));
@@ -401,6 +410,25 @@ final class AdminApi {
       out.add(Views.deadLetter(d));
     }
     c.json(200, Views.of("deadLetters", out));
+  }
+
+  private void deadLetterReasons(Call c) {
+    SubscriptionInfo s = subscription(c, Action.READ);
+    List<Object> out = new ArrayList<>();
+    for (io.boxline.DeadLetterReason r :
+        boxline.deadLetters().reasons(s.name(), c.intQuery("limit", 100, 1, 1000))) {
+      out.add(
+          Views.of(
+              "reason",
+              r.reason(),
+              "count",
+              r.count(),
+              "firstDeadAt",
+              Views.time(r.firstDeadAt()),
+              "lastDeadAt",
+              Views.time(r.lastDeadAt())));
+    }
+    c.json(200, Views.of("subscription", s.name(), "reasons", out));
   }
 
   /**

@@ -79,6 +79,8 @@ final class Auth {
           return true;
         case OPERATOR:
           return action == Action.READ || action == Action.REDRIVE || action == Action.CONSUME;
+        case VIEWER:
+          return action == Action.READ;
         case PRODUCER:
           return action == Action.PUBLISH;
         case CONSUMER:

@@ -203,7 +203,9 @@ final class Call {
   void send(int status, String contentType, byte[] bytes) {
     answered = true;
     exchange.getResponseHeaders().set("Content-Type", contentType);
-    exchange.getResponseHeaders().set("Cache-Control", "no-store");
+    if (!exchange.getResponseHeaders().containsKey("Cache-Control")) {
+      exchange.getResponseHeaders().set("Cache-Control", "no-store");
+    }
     try {
       if (status == 204) {
         exchange.sendResponseHeaders(204, -1);

@@ -216,6 +216,7 @@ public final class ConfigReader {
         "maxStreams",
         "shutdownTimeout",
         "protectMetrics",
+        "console",
         "keystore",
         "keystorePassword");
     Optional<Path> keystore = n.optionalText("keystore").map(Path::of);
@@ -245,6 +246,7 @@ public final class ConfigReader {
         maxStreams,
         n.duration("shutdownTimeout", Duration.ofSeconds(20)),
         n.bool("protectMetrics", false),
+        n.bool("console", true),
         keystore,
         password);
   }
@@ -281,7 +283,7 @@ public final class ConfigReader {
         n.get("role")
             .parse(
                 s -> Role.valueOf(s.toUpperCase(Locale.ROOT)),
-                "admin, operator, producer or consumer");
+                "admin, operator, viewer, producer or consumer");
     List<String> namespaces = new ArrayList<>();
     for (Node ns : n.get("namespaces").list()) {
       String prefix = ns.scalar();

@@ -34,7 +34,7 @@ final class Router implements HttpHandler {
   /** One route: method, pattern, whether it needs a token, what it does. */
   record Route(String method, String pattern, boolean open, Handler handler, List<String> parts) {
     Route(String method, String pattern, boolean open, Handler handler) {
-      this(method, pattern, open, handler, List.of(pattern.substring(1).split("/")));
+      this(method, pattern, open, handler, List.of(pattern.substring(1).split("/", -1)));
     }
   }
 

@@ -164,6 +164,10 @@ public final class ServerRuntime implements AutoCloseable {
     auth = new Auth(config);
     router = new Router(auth, h.maxBodyBytes());
     new AdminApi(boxline, Clock.systemUTC()).register(router);
+    new OverviewApi(boxline.admin(), Clock.systemUTC()).register(router);
+    if (h.console()) {
+      new ConsoleAssets().register(router);
+    }
     new ProduceApi(boxline, h.maxStreams(), () -> running, wakeups).register(router);
     new ConsumeApi(boxline, wakeups, () -> running).register(router);
     registerOps(router);

@@ -6,6 +6,7 @@ import static io.boxline.testkit.suite.SuiteSupport.raw;
 import static io.boxline.testkit.suite.SuiteSupport.subscribe;
 import static io.boxline.testkit.suite.SuiteSupport.topic;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.BatchFailure;
 import io.boxline.Boxline;
@@ -286,6 +287,67 @@ public abstract class FailureBehaviour {
     assertThat(boxline.deadLetters().redrive(DeadLetterQuery.of("s"))).isEqualTo(1);
     Await.until(WAIT, "c1 handled", () -> handled.contains("c1"));
     assertThat(handled).containsExactlyInAnyOrder("a1", "c1");
+  }
+
+  @Test
+  void deadLettersAreGroupedByTheStartOfTheirError() {
+    TopicName orders = topic(boxline, "acme/reasons/orders", 2);
+    subscribe(boxline, "s", orders);
+    String longTail = "x".repeat(300);
+    boxline
+        .consumer("s")
+        .retryPolicy(QUICK)
+        .handler(
+            e -> {
+              throw new IllegalStateException(
+                  e.type().equals("order.long") ? "too long " + body(e) + longTail : "bad type");
+            })
+        .start();
+    boxline.inTransaction(
+        tx -> {
+          for (int i = 0; i < 3; i++) {
+            boxline
+                .publisher()
+                .publish(
+                    tx,
+                    io.boxline.OutgoingEvent.builder(orders)
+                        .type("order.bad")
+                        .key("k" + i)
+                        .payload(("b" + i).getBytes())
+                        .build());
+          }
+          for (int i = 0; i < 2; i++) {
+            boxline
+                .publisher()
+                .publish(
+                    tx,
+                    io.boxline.OutgoingEvent.builder(orders)
+                        .type("order.long")
+                        .key("l" + i)
+                        .payload(("same").getBytes())
+                        .build());
+          }
+          return null;
+        });
+    Await.until(
+        WAIT,
+        "five dead letters",
+        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 5);
+    List<io.boxline.DeadLetterReason> reasons = boxline.deadLetters().reasons("s", 10);
+    assertThat(reasons).extracting(io.boxline.DeadLetterReason::count).containsExactly(3L, 2L);
+    assertThat(reasons.get(0).reason()).contains("bad type");
+    assertThat(reasons.get(1).reason())
+        .hasSize(io.boxline.DeadLetterReason.MAX_LENGTH)
+        .contains("too long same");
+    for (io.boxline.DeadLetterReason r : reasons) {
+      assertThat(r.firstDeadAt()).isNotNull().isBeforeOrEqualTo(r.lastDeadAt());
+      // The reason selects its group back.
+      assertThat(boxline.deadLetters().list(DeadLetterQuery.of("s").errorContains(r.reason())))
+          .hasSize((int) r.count());
+    }
+    assertThat(boxline.deadLetters().reasons("s", 1)).hasSize(1);
+    assertThatThrownBy(() -> boxline.deadLetters().reasons("s", 0))
+        .hasMessageContaining("limit must be between 1 and 1000");
   }
 
   @Test

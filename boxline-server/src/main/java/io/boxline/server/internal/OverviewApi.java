@@ -1,0 +1,124 @@
+package io.boxline.server.internal;
+
+import io.boxline.Admin;
+import io.boxline.FailureCounts;
+import io.boxline.GroupState;
+import io.boxline.PartitionLag;
+import io.boxline.SubscriptionInfo;
+import io.boxline.TopicInfo;
+import io.boxline.TopicState;
+import io.boxline.server.internal.Auth.Action;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code GET /v1/overview}: every topic and subscription the caller may read, with the counters a
+ * dashboard samples (heads, handled positions, lag, failures, members) in one request, so that a
+ * console refreshing every few seconds costs the database a handful of queries, not one per row.
+ * Rates are the client's to compute from two samples: the counters only grow.
+ */
+final class OverviewApi {
+  /** A subscription whose oldest unhandled event is older than this is lagging. */
+  static final Duration LAGGING_AFTER = Duration.ofSeconds(60);
+
+  private final Admin admin;
+  private final Clock clock;
+
+  OverviewApi(Admin admin, Clock clock) {
+    this.admin = admin;
+    this.clock = clock;
+  }
+
+  void register(Router r) {
+    r.add("GET", "/v1/overview", this::overview);
+  }
+
+  private void overview(Call c) {
+    c.caller.require(Action.READ);
+    Instant now = clock.instant();
+    List<Object> topics = new ArrayList<>();
+    for (TopicInfo t : admin.topics()) {
+      if (c.caller.covers(t.name())) {
+        TopicState s = admin.topicState(t.name());
+        Map<String, Object> v = Views.topic(t);
+        v.put("events", s.events());
+        v.put("namespace", t.name().namespace().toString());
+        topics.add(v);
+      }
+    }
+    Map<String, FailureCounts> failures = new HashMap<>();
+    admin.failures().forEach(f -> failures.put(f.subscription(), f));
+    List<Object> subscriptions = new ArrayList<>();
+    for (SubscriptionInfo s : admin.subscriptions()) {
+      if (!c.caller.coversAll(s.topics())) {
+        continue;
+      }
+      GroupState g = admin.group(s.name());
+      long lag = 0;
+      long handled = 0;
+      double lagSeconds = 0;
+      for (GroupState.Partition p : g.partitions()) {
+        PartitionLag l = p.lag();
+        lag += l.backlog();
+        handled += l.position();
+        Duration age = l.age(now);
+        if (age != null) {
+          lagSeconds = Math.max(lagSeconds, age.toMillis() / 1000.0);
+        }
+      }
+      FailureCounts f = failures.getOrDefault(s.name(), new FailureCounts(s.name(), 0, 0, 0));
+      Map<String, Object> v = Views.subscription(s);
+      v.put("lag", lag);
+      v.put("lagSeconds", lagSeconds);
+      v.put("handled", handled);
+      v.put("retrying", f.retrying());
+      v.put("waiting", f.waiting());
+      v.put("deadLetters", f.deadLetters());
+      v.put("members", g.members().size());
+      v.put("health", health(lag, lagSeconds, f, g.members().size()));
+      subscriptions.add(v);
+    }
+    Map<String, Object> out = new java.util.LinkedHashMap<>();
+    out.put("readAt", Views.time(now));
+    out.put("topics", topics);
+    out.put("subscriptions", subscriptions);
+    if (c.caller.allAccess()) {
+      var b = admin.outboxBacklog();
+      out.put(
+          "outbox", Views.of("events", b.events(), "ageSeconds", b.age(now).toMillis() / 1000.0));
+    }
+    c.json(200, out);
+  }
+
+  /**
+   * critical: events wait and nobody consumes them; warn: dead letters, retries or an oldest
+   * unhandled event past {@link #LAGGING_AFTER}; else ok. The reasons say which.
+   */
+  static Map<String, Object> health(long lag, double lagSeconds, FailureCounts f, int members) {
+    List<String> reasons = new ArrayList<>();
+    String status = "ok";
+    if (lag > 0 && members == 0) {
+      status = "critical";
+      reasons.add(lag + " events wait and no member consumes them");
+    }
+    if (lagSeconds > LAGGING_AFTER.toSeconds()) {
+      status = status.equals("ok") ? "warn" : status;
+      reasons.add(
+          String.format(java.util.Locale.ROOT, "oldest unhandled event %.0f s old", lagSeconds));
+    }
+    if (f.deadLetters() > 0) {
+      status = status.equals("ok") ? "warn" : status;
+      reasons.add(f.deadLetters() + " dead letters");
+    }
+    if (f.retrying() > 0) {
+      status = status.equals("ok") ? "warn" : status;
+      reasons.add(f.retrying() + " events retrying");
+    }
+    return Views.of("status", status, "reasons", reasons);
+  }
+}

@@ -1,0 +1,73 @@
+import { api } from './api.js';
+import { h, clear, num, rate, seconds, badge, table } from './dom.js';
+import { record, rateOf } from './history.js';
+
+// Namespaces → topics → subscriptions, with rates from the counters sampled at every refresh.
+export function overview(root) {
+  const cards = h('div', { class: 'cards', id: 'overview-cards' });
+  const body = h('div', { class: 'panel', id: 'overview-table' }, h('p', { class: 'muted' }, 'Loading…'));
+  clear(root).append(h('h1', null, 'Overview'), cards, body);
+
+  async function update() {
+    const o = await api('/v1/overview');
+    const at = Date.parse(o.readAt) || Date.now();
+    for (const t of o.topics) record('in:' + t.name, t.events, at);
+    for (const s of o.subscriptions) {
+      record('out:' + s.name, s.handled, at);
+      record('lag:' + s.name, s.lag, at);
+    }
+    const dead = o.subscriptions.reduce((a, s) => a + s.deadLetters, 0);
+    const lag = o.subscriptions.reduce((a, s) => a + s.lag, 0);
+    const inRate = o.topics.reduce((a, t) => a + (rateOf('in:' + t.name) || 0), 0);
+    clear(cards).append(
+      card('Topics', num(o.topics.length), 'topics'),
+      card('Subscriptions', num(o.subscriptions.length), 'subscriptions'),
+      card('Events in', rate(inRate), 'in-rate'),
+      card('Lag (events)', num(lag), 'lag'),
+      card('Dead letters', num(dead), 'dead-letters'),
+      o.outbox ? card('Outbox backlog', num(o.outbox.events) + (o.outbox.events ? ' · ' + seconds(o.outbox.ageSeconds) : ''), 'outbox') : null,
+    );
+    const rows = [];
+    const namespaces = [...new Set(o.topics.map((t) => t.namespace))].sort();
+    for (const ns of namespaces) {
+      rows.push(h('tr', { class: 'ns-row' }, h('td', { colspan: 9 }, 'namespace ' + ns)));
+      for (const t of o.topics.filter((x) => x.namespace === ns)) {
+        rows.push(h('tr', { dataset: { topic: t.name } },
+          h('td', null, h('a', { href: '#/events?topic=' + encodeURIComponent(t.name) }, t.name)),
+          h('td', { class: 'muted' }, `topic · ${t.partitions} partitions · ${t.sequencing}`),
+          h('td', { class: 'num', dataset: { field: 'events' } }, num(t.events)),
+          h('td', { class: 'num', dataset: { field: 'in-rate' } }, rate(rateOf('in:' + t.name))),
+          h('td', { colspan: 5 })));
+        for (const s of o.subscriptions.filter((x) => x.topics.includes(t.name))) {
+          rows.push(subscriptionRow(s, t.name));
+        }
+      }
+    }
+    const headers = ['Name', 'What', { label: 'Events', num: true }, { label: 'In / out', num: true },
+      { label: 'Lag', num: true }, { label: 'Oldest unhandled', num: true }, { label: 'Retrying', num: true },
+      { label: 'Dead letters', num: true }, 'Health'];
+    clear(body).append(
+      rows.length ? table('Topics and their subscriptions', headers, rows) : h('p', { class: 'muted' }, 'No topics yet.'),
+      h('p', { class: 'muted' }, `Read at ${new Date(at).toLocaleTimeString('en-GB')}; rates over the last 10 s of samples.`));
+  }
+
+  function subscriptionRow(s, topic) {
+    return h('tr', { dataset: { subscription: s.name, topic } },
+      h('td', null, '↳ ', h('a', { href: '#/subscription/' + encodeURIComponent(s.name) }, s.name)),
+      h('td', { class: 'muted' }, `subscription · ${s.members} member${s.members === 1 ? '' : 's'}`),
+      h('td', { class: 'num', dataset: { field: 'handled' } }, num(s.handled)),
+      h('td', { class: 'num', dataset: { field: 'out-rate' } }, rate(rateOf('out:' + s.name))),
+      h('td', { class: 'num', dataset: { field: 'lag' } }, num(s.lag)),
+      h('td', { class: 'num', dataset: { field: 'lag-seconds' } }, seconds(s.lagSeconds)),
+      h('td', { class: 'num', dataset: { field: 'retrying' } }, num(s.retrying)),
+      h('td', { class: 'num', dataset: { field: 'dead-letters' } },
+        s.deadLetters ? h('a', { href: '#/failures?subscription=' + encodeURIComponent(s.name) }, num(s.deadLetters)) : '0'),
+      h('td', { dataset: { field: 'health' } }, badge(s.health)));
+  }
+
+  return { update };
+}
+
+function card(label, value, id) {
+  return h('div', { class: 'card', dataset: { card: id } }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value));
+}
