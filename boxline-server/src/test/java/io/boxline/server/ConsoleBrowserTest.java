@@ -261,13 +261,15 @@ class ConsoleBrowserTest {
   }
 
   private void signIn(String token) {
+    // A fresh sign-in: forget the token the tab holds, then load the page again.
     browser.open(base + "/console/");
-    if (browser.present("#signout") && browser.find("#signout").isDisplayed()) {
-      browser.click("#signout");
-    }
+    browser.script("sessionStorage.clear();");
+    browser.open(base + "/console/");
     browser.type("#token", token);
     browser.click("#login button[type=submit]");
-    browser.until("the signed-in navigation", d -> browser.find("#nav").isDisplayed());
+    browser.until(
+        "the signed-in navigation",
+        d -> browser.find("#nav").isDisplayed() && !browser.text("#who").isEmpty());
   }
 
   private static long number(String shown) {

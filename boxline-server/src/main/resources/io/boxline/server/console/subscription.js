@@ -79,7 +79,8 @@ export function subscription(root, name) {
       h('b', null, (g.partitions.some((x) => x.topic !== p.topic) ? p.topic.split('/').pop() + ' ' : '') + 'p' + p.partition),
       h('span', null, num(p.lag) + ' behind'),
       h('span', null, p.lagSeconds ? seconds(p.lagSeconds) : '—'),
-      h('span', null, (p.owner ? short(p.owner) : 'unowned') + (p.owner ? ' · e' + p.epoch : ''))));
+      h('span', null, p.owner ? short(p.owner) : 'unowned'),
+      p.owner ? h('span', { class: 'muted-small' }, 'epoch …' + String(p.epoch).slice(-4)) : null));
     }
     if (!owners && rebalances.childElementCount === 0) rebalances.append(h('li', { class: 'muted' }, 'Watching for partitions changing owner…'));
     owners = now;
