@@ -330,7 +330,7 @@ final class PlainDelivery {
     c.hook(() -> s.hooks().beforeEvent(e, attempt));
     long start = System.nanoTime();
     if (s.batchHandler() != null) {
-      c.callHandler(p, List.of(e), () -> s.batchHandler().handle(List.of(e)));
+      c.callHandler(p, List.of(e), () -> handleAlone(e));
     } else {
       c.callHandler(p, List.of(e), () -> s.handler().handle(e));
     }
@@ -339,6 +339,23 @@ final class PlainDelivery {
       store.inboxRecord(subscription.id(), dedup);
     }
     c.hook(() -> s.hooks().afterEvent(e, took));
+  }
+
+  /**
+   * Gives one event to the batch handler (the per-event path: retries, isolating a culprit). A
+   * {@link BatchFailure} naming the event fails it with the cause given for it, as on the batch
+   * path, so its dead letter says why and a {@code HandlerDecision} given that way is honoured; one
+   * that does not name it leaves it handled.
+   */
+  private void handleAlone(Event e) {
+    try {
+      s.batchHandler().handle(List.of(e));
+    } catch (BatchFailure bf) {
+      RuntimeException cause = bf.failed().get(e.id());
+      if (cause != null) {
+        throw cause;
+      }
+    }
   }
 
   /**
