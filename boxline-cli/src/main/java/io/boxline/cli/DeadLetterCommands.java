@@ -16,12 +16,13 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code boxline dead-letters list|redrive|discard SUB [filters]}. */
+/** {@code boxline dead-letters list|reasons|redrive|discard SUB [filters]}. */
 @Command(
     name = "dead-letters",
     description = "List, redrive or discard the events a subscription gave up on.",
     subcommands = {
       DeadLetterCommands.ListCommand.class,
+      DeadLetterCommands.Reasons.class,
       DeadLetterCommands.Redrive.class,
       DeadLetterCommands.Discard.class
     })
@@ -112,6 +113,44 @@ final class DeadLetterCommands {
             d.attempts(),
             d.deadAt(),
             d.lastError() == null ? null : Failures.oneLine(d.lastError()));
+      }
+      t.print(out());
+    }
+  }
+
+  @Command(
+      name = "reasons",
+      description =
+          "Dead letters grouped by the start of their last error, the largest group first; pass a"
+              + " reason to --error to list, redrive or discard its group.",
+      footer = {"%nExample:%n  boxline dead-letters reasons billing"})
+  static final class Reasons extends InspectCommands.Base {
+    @Parameters(paramLabel = "SUBSCRIPTION")
+    String subscription;
+
+    @Option(names = "--limit", description = "at most this many groups, 1 to 1000 (default 100)")
+    int limit = 100;
+
+    @Override
+    void run(Admin admin, Connection.Session session) {
+      List<io.boxline.DeadLetterReason> reasons =
+          session.deadLetters().reasons(subscription, limit);
+      if (output.json()) {
+        List<Object> rows = new ArrayList<>();
+        for (io.boxline.DeadLetterReason r : reasons) {
+          Map<String, Object> m = new LinkedHashMap<>();
+          m.put("reason", r.reason());
+          m.put("count", r.count());
+          m.put("firstDeadAt", Output.time(r.firstDeadAt()));
+          m.put("lastDeadAt", Output.time(r.lastDeadAt()));
+          rows.add(m);
+        }
+        out().println(Output.json(rows));
+        return;
+      }
+      Output.Table t = new Output.Table("COUNT", "FIRST DEAD", "LAST DEAD", "REASON");
+      for (io.boxline.DeadLetterReason r : reasons) {
+        t.row(r.count(), r.firstDeadAt(), r.lastDeadAt(), Failures.oneLine(r.reason()));
       }
       t.print(out());
     }

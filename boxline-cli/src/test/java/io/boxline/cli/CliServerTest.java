@@ -492,6 +492,9 @@ class CliServerTest {
     assertThat(dead.out())
         .contains("poison", "cannot parse")
         .contains("never", "3", "after 3 attempt(s): still failing");
+    assertThat(json("dead-letters", "reasons", "workers", "-o", "json"))
+        .hasSize(2)
+        .allSatisfy(r -> assertThat(r.get("count").asLong()).isEqualTo(1));
     exec.heal();
     assertThat(ok("dead-letters", "redrive", "workers", "--key", "poison", "--yes").out())
         .contains("Redrive: 1 dead letter(s) of workers");

@@ -328,6 +328,11 @@ class CliTest {
     Cli.Result dead = ok("dead-letters", "list", "workers");
     assertThat(dead.out()).contains("poison", "dead-lettered by the handler: cannot parse");
     assertThat(dead.out()).contains("never", "still failing");
+    // Two dead letters, two reasons, one of each.
+    assertThat(ok("dead-letters", "reasons", "workers").outLines())
+        .hasSize(3)
+        .anySatisfy(l -> assertThat(l).startsWith("1").contains("cannot parse"))
+        .anySatisfy(l -> assertThat(l).startsWith("1").contains("still failing"));
     exec.heal();
     assertThat(ok("dead-letters", "redrive", "workers", "--key", "poison", "--yes").out())
         .contains("Redrive: 1 dead letter(s) of workers");
