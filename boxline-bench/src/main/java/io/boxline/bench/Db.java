@@ -98,6 +98,10 @@ final class Db {
       c.setJdbcUrl(url);
       c.setUsername(user);
       c.setPassword(password);
+      if (kind instanceof PostgreSqlDatabase) {
+        // Names the pool's backends in pg_stat_activity, so that Cost can find their CPU time.
+        c.addDataSourceProperty("ApplicationName", name);
+      }
     }
     c.setPoolName(name);
     c.setMaximumPoolSize(size);

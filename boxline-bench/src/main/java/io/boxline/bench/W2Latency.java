@@ -44,7 +44,8 @@ final class W2Latency extends Trials {
       long[] late,
       String noise,
       Map<String, Probe.Series> trace,
-      Stages.Split stages) {}
+      Stages.Split stages,
+      Cost.Figures cost) {}
 
   private static final Workload.Definition DEF = Workload.define("w2", Bench.Suite.W);
 
@@ -78,6 +79,12 @@ final class W2Latency extends Trials {
               });
   static final Opt<Boolean> TRACE =
       DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
+  static final Opt<Integer> SETTLE =
+      DEF.integer(
+          "settle-ms",
+          11_000,
+          "wait after a trial before reading the server's counters (PostgreSQL 15 defers an idle"
+              + " backend's statistics up to 10 s); 0 reads them at once");
   static final Opt<String> DUMP =
       DEF.text("dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
   static final Opt<Integer> REMOTE_NOTIFY_MS =
@@ -97,8 +104,14 @@ final class W2Latency extends Trials {
   private final int threads;
   private final String dump;
 
+  /** Counts the statements and commits of the same-JVM and floor trials. */
+  private final Counted counted = new Counted();
+
+  private final DataSource counting;
+
   W2Latency(Run run, DataSource pool) {
     super(run, pool, "w2");
+    this.counting = counted.wrap(pool);
     this.warmupSeconds = o.get(WARMUP);
     this.seconds = o.get(SECONDS);
     this.threads = o.get(THREADS);
@@ -153,7 +166,7 @@ final class W2Latency extends Trials {
     Pacer.Send commitAndHandOff =
         (i, lateNanos) -> {
           long t0 = System.nanoTime();
-          try (java.sql.Connection c = pool.getConnection()) {
+          try (java.sql.Connection c = counting.getConnection()) {
             c.setAutoCommit(false);
             try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
               ps.setLong(1, i);
@@ -171,11 +184,13 @@ final class W2Latency extends Trials {
         };
     try {
       Watch machine = watch(true);
+      Cost cost = Cost.start(db, "bench-w2", counted);
       pace(total, warm, warmRate, rate, commitAndHandOff);
       if (!all.await(60, TimeUnit.SECONDS)) {
         throw new BenchFailure("W2 floor: not every hand-off ran");
       }
       String load = machine.since();
+      Cost.Figures figures = cost.stop(total, o.get(SETTLE));
       long[] committed = times.committed;
       if (dump != null) {
         dump("W2 floor " + rate + "/s", committed, arrival, warm, total);
@@ -190,7 +205,8 @@ final class W2Latency extends Trials {
           times.sendLags(warm, total),
           load,
           null,
-          null);
+          null,
+          figures);
     } finally {
       workers.shutdownNow();
       db.dropSchema(schema);
@@ -212,7 +228,7 @@ final class W2Latency extends Trials {
             0,
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
     Probe probe = o.get(TRACE) ? new Probe(schema) : null;
-    DataSource ds = probe == null ? pool : probe.wrap(pool);
+    DataSource ds = probe == null ? (sameJvm ? counting : pool) : probe.wrap(pool);
     CommitClock clock = sameJvm ? new CommitClock() : null;
     if (clock != null) {
       ds = clock.wrap(ds);
@@ -231,6 +247,7 @@ final class W2Latency extends Trials {
               .start();
       CommitTimes times = new CommitTimes(total);
       Watch machine = watch(true);
+      Cost cost = sameJvm ? Cost.start(db, "bench-w2", counted) : null;
       long firstDue;
       long lastDone;
       if (sameJvm) {
@@ -274,6 +291,7 @@ final class W2Latency extends Trials {
       }
       check.await(60, what);
       String load = machine.since();
+      Cost.Figures figures = cost == null ? null : cost.stop(total, o.get(SETTLE));
       Thread.sleep(500);
       check.verify(what, consumer.handledCount());
       consumer.close();
@@ -299,7 +317,8 @@ final class W2Latency extends Trials {
           times.sendLags(warm, total),
           load,
           trace,
-          stages == null ? null : stages.split(committed, arrival, warm, total));
+          stages == null ? null : stages.split(committed, arrival, warm, total),
+          figures);
     } finally {
       boxline.close();
       db.dropSchema(schema);
