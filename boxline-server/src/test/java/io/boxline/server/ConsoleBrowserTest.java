@@ -86,12 +86,8 @@ class ConsoleBrowserTest {
             + schema
             + "}\n"
             + "tokens:\n"
-            + "  - {name: ops-admin, secret: "
-            + ADMIN
-            + ", role: admin, namespaces: ['*']}\n"
-            + "  - {name: dashboard, secret: "
-            + VIEWER
-            + ", role: viewer, namespaces: ['*']}\n"
+            + ServerApiTest.token("ops-admin", ADMIN, "admin", "'*'")
+            + ServerApiTest.token("dashboard", VIEWER, "viewer", "'*'")
             + "topics:\n"
             + "  - {name: shop/orders, partitions: 8}\n"
             + "  - {name: shop/archive, partitions: "
@@ -394,6 +390,33 @@ class ConsoleBrowserTest {
     browser.until(
         "a lag chart with points", d -> browser.present("#lag-chart polyline") ? true : null);
     browser.screenshot("subscription-lagging");
+    // A tile opens the events of its partition this subscription has not handled yet.
+    String[] tile =
+        browser.until(
+            "a tile with a backlog",
+            d -> {
+              for (WebElement c : browser.all("#heatmap .cell")) {
+                if (Long.parseLong(c.getAttribute("data-lag")) > 0) {
+                  return new String[] {
+                    c.getAttribute("data-partition"), c.getAttribute("data-cursor")
+                  };
+                }
+              }
+              return null;
+            });
+    browser.click("#heatmap .cell[data-partition='" + tile[0] + "']");
+    browser.find("#unhandled-banner");
+    assertThat(browser.text("#unhandled-banner")).contains("not yet handled by subscription audit");
+    browser.until(
+        "the first event after audit's position",
+        d -> {
+          WebElement row = browser.first("#ev-list tbody tr");
+          return row != null
+                  && Long.parseLong(row.getAttribute("data-sequence"))
+                      == Long.parseLong(tile[1]) + 1
+              ? true
+              : null;
+        });
   }
 
   private long heatLag() {
@@ -552,23 +575,24 @@ class ConsoleBrowserTest {
         d -> browser.text("#main").contains("This token may not change anything") ? true : null);
     assertThat(browser.present("#topic-form")).isFalse();
     browser.screenshot("viewer");
-    // A write forged with the viewer's token from the page itself.
+    // Writes forged from the page itself with the viewer's token.
+    assertThat(forged("/v1/subscriptions/billing/dead-letters/redrive", "{}")).isEqualTo(403);
+    assertThat(forged("/v1/topics", "{\"name\":\"shop/forged\"}")).isEqualTo(403);
+    assertThat(first.deadLetters().list(DeadLetterQuery.of("billing").key("poison-2"))).hasSize(1);
+    assertThat(admin.topic(TopicName.parse("shop/forged"))).isEmpty();
+  }
+
+  /** The status of a POST sent by the page's script with the token the console holds. */
+  private int forged(String path, String body) {
     Object status =
         browser.asyncScript(
             "const done = arguments[arguments.length - 1];"
-                + "fetch('/v1/subscriptions/billing/dead-letters/redrive', {method: 'POST',"
-                + " headers: {Authorization: 'Bearer ' + sessionStorage.getItem('boxline-console-token'),"
-                + " 'Content-Type': 'application/json'}, body: '{}'}).then(r => done(r.status));");
-    assertThat(((Number) status).intValue()).isEqualTo(403);
-    Object create =
-        browser.asyncScript(
-            "const done = arguments[arguments.length - 1];"
-                + "fetch('/v1/topics', {method: 'POST',"
-                + " headers: {Authorization: 'Bearer ' + sessionStorage.getItem('boxline-console-token'),"
-                + " 'Content-Type': 'application/json'}, body: '{\"name\":\"shop/forged\"}'}).then(r => done(r.status));");
-    assertThat(((Number) create).intValue()).isEqualTo(403);
-    assertThat(first.deadLetters().list(DeadLetterQuery.of("billing").key("poison-2"))).hasSize(1);
-    assertThat(admin.topic(TopicName.parse("shop/forged"))).isEmpty();
+                + "fetch(arguments[0], {method: 'POST', headers: {Authorization: 'Bearer '"
+                + " + sessionStorage.getItem('boxline-console-token'),"
+                + " 'Content-Type': 'application/json'}, body: arguments[1]}).then(r => done(r.status));",
+            path,
+            body);
+    return ((Number) status).intValue();
   }
 
   @Test

@@ -82,7 +82,7 @@ class ServerApiTest {
     local = Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
   }
 
-  private static String token(String name, String secret, String role, String ns) {
+  static String token(String name, String secret, String role, String ns) {
     return "  - {name: "
         + name
         + ", secret: "

@@ -8,7 +8,7 @@ import { confirmAction, notify } from './ui.js';
 export function subscription(root, name) {
   const head = h('div', { class: 'row' }, h('h1', null, 'Subscription ', name));
   const summary = h('div', { class: 'cards' });
-  const heat = h('div', { class: 'heat', id: 'heatmap', role: 'list', 'aria-label': 'Partitions' });
+  const heat = h('div', { class: 'heat', id: 'heatmap' });
   const chart = h('div', { id: 'lag-chart' });
   const members = h('div', { id: 'members' });
   const rebalances = h('ol', { class: 'log', id: 'rebalances', 'aria-live': 'polite' });
@@ -71,9 +71,9 @@ export function subscription(root, name) {
       }
       const label = `${p.topic} partition ${p.partition}: ${p.lag} not handled, oldest ${seconds(p.lagSeconds)}, owner ${p.owner || 'none'}, epoch ${p.epoch}`;
       heat.append(h('a', {
-        class: 'cell' + (moved ? ' changed' : ''), role: 'listitem', title: label, 'aria-label': label,
+        class: 'cell' + (moved ? ' changed' : ''), title: label, 'aria-label': label,
         href: `#/events?topic=${encodeURIComponent(p.topic)}&partition=${p.partition}&after=${p.cursor}&subscription=${encodeURIComponent(name)}`,
-        dataset: { partition: p.partition, topic: p.topic, lag: p.lag, owner: p.owner || '' },
+        dataset: { partition: p.partition, topic: p.topic, lag: p.lag, cursor: p.cursor, owner: p.owner || '' },
         style: { background: heatColour(p.lag, max) },
       },
       h('b', null, (g.partitions.some((x) => x.topic !== p.topic) ? p.topic.split('/').pop() + ' ' : '') + 'p' + p.partition),
