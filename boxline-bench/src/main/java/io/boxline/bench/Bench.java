@@ -118,6 +118,7 @@ public final class Bench {
         G2Rebalance.WORKLOAD,
         G3Pickup.WORKLOAD,
         K1ParallelByKey.WORKLOAD,
+        C1CatchUp.WORKLOAD,
         SP1SpringPath.WORKLOAD,
         S1Server.WORKLOAD,
         F1RetryCost.WORKLOAD,
