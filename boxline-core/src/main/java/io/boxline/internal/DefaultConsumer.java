@@ -106,6 +106,17 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private final Map<PartitionKey, LeasedPartition> held = new ConcurrentHashMap<>();
 
   private final Signal dispatchSignal = new Signal();
+
+  /**
+   * Whether a worker that ends its turn must wake the dispatcher although its own partition has no
+   * more work: a partition with work was left without a worker (no slot was free). Set before each
+   * dispatch pass and whenever a wake-up finds such a partition, cleared by a pass that left none
+   * behind. Without it every turn of every worker woke the dispatcher (twice), and so did every
+   * head the listener repeated after the local sequencer had already signalled it: one thread
+   * wake-up and one pass over the held partitions per partition and batch, for nothing.
+   */
+  private volatile boolean dispatchWanted = true;
+
   private java.util.concurrent.Semaphore freeWorkers;
   private int rotation;
   private final CountDownLatch stopLatch = new CountDownLatch(1);
@@ -147,7 +158,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     TransactionalDelivery transactional = new TransactionalDelivery(ctx);
     RetryPass retries = new RetryPass(ctx, plain, transactional);
     this.membership = new GroupMembership(ctx, coordination, topics, held, dispatchSignal);
-    this.drain = new PartitionDrain(ctx, plain, transactional, retries, membership, dispatchSignal);
+    this.drain = new PartitionDrain(ctx, plain, transactional, retries, membership);
     this.id = settings.id();
     this.group = subscription.name();
     this.onClose = onClose;
@@ -315,8 +326,10 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
           continue;
         }
         // Start a free worker from here rather than through the dispatcher: one thread hand-off
-        // less between the sequencer's commit and the handler.
-        if (!tryStart(p)) {
+        // less between the sequencer's commit and the handler. The dispatcher is needed only when
+        // no worker slot was free; a worker draining the partition looks at the new head itself
+        // when its turn ends (waitsForWorker after it let go of the partition).
+        if (!tryStart(p) && waitsForWorker(p)) {
           dispatch = true;
         }
         continue;
@@ -326,6 +339,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       }
     }
     if (dispatch) {
+      dispatchWanted = true;
       dispatchSignal.raise();
     }
     if (pickup) {
@@ -390,11 +404,24 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         // (a
         // release never waits behind a queue), walking from a rotating start so no partition
         // starves.
+        // Set before trying: a worker that frees its slot from now on wakes this loop again.
+        dispatchWanted = true;
         List<LeasedPartition> candidates = new ArrayList<>(held.values());
         int n = candidates.size();
         int start = n == 0 ? 0 : Math.floorMod(rotation++, n);
-        for (int i = 0; i < n && freeWorkers.availablePermits() > 0; i++) {
-          tryStart(candidates.get((start + i) % n));
+        boolean left = false;
+        for (int i = 0; i < n; i++) {
+          if (freeWorkers.availablePermits() == 0) {
+            left = true; // the rest may need a slot: the next worker to free one wakes this loop
+            break;
+          }
+          LeasedPartition c = candidates.get((start + i) % n);
+          if (!tryStart(c) && waitsForWorker(c)) {
+            left = true;
+          }
+        }
+        if (!left) {
+          dispatchWanted = false; // a wake-up that finds work again sets it (and raises the signal)
         }
         long untilRetry = TimeUnit.SECONDS.toMillis(1);
         for (LeasedPartition p : held.values()) {
@@ -431,7 +458,12 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
               if (!HandlerWatchdog.takeSlotGivenUp()) {
                 freeWorkers.release();
               }
-              dispatchSignal.raise();
+              // After the slot is free: a head that arrived while the partition was busy, or a
+              // partition left without a worker meanwhile, needs the dispatcher; otherwise nothing
+              // does.
+              if (dispatchWanted || waitsForWorker(p)) {
+                dispatchSignal.raise();
+              }
             }
           });
     } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -440,6 +472,16 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       return false;
     }
     return true;
+  }
+
+  /**
+   * Whether {@code p} has work that nobody drains, so that it waits for a free worker slot. Read
+   * after a failed {@link #tryStart}: a worker that lets go of a partition clears its draining flag
+   * before it reads the head (here, in the worker's last step), and a wake-up moves the head before
+   * it tries the flag, so one of the two always sees the other's write.
+   */
+  private boolean waitsForWorker(LeasedPartition p) {
+    return p.state == LeasedPartition.State.ACTIVE && !p.draining.get() && drain.hasWork(p);
   }
 
   /**

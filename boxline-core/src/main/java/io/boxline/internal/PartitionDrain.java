@@ -24,7 +24,6 @@ final class PartitionDrain {
   private final TransactionalDelivery transactional;
   private final RetryPass retries;
   private final GroupMembership membership;
-  private final Signal dispatchSignal;
 
   /** Batches delivered on the thread that committed them ({@code handleOnCommittingThread}). */
   final AtomicLong committingThreadBatches = new AtomicLong();
@@ -34,15 +33,13 @@ final class PartitionDrain {
       PlainDelivery plain,
       TransactionalDelivery transactional,
       RetryPass retries,
-      GroupMembership membership,
-      Signal dispatchSignal) {
+      GroupMembership membership) {
     this.ctx = ctx;
     this.s = ctx.s;
     this.plain = plain;
     this.transactional = transactional;
     this.retries = retries;
     this.membership = membership;
-    this.dispatchSignal = dispatchSignal;
   }
 
   /** Whether {@code p} has new events, parked events due, or parked events not looked at yet. */
@@ -139,7 +136,8 @@ final class PartitionDrain {
     } finally {
       p.lastActiveNanos = System.nanoTime();
       membership.stopDraining(p);
-      dispatchSignal.raise(); // a head may have arrived while this partition was busy
+      // Whoever ran this turn wakes the dispatcher if a head arrived while the partition was busy
+      // (DefaultConsumer: the worker after freeing its slot, the committing thread always).
     }
   }
 

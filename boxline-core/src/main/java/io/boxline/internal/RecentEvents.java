@@ -100,14 +100,7 @@ final class RecentEvents {
         StoredEvent first = tail.events.peekFirst();
         StoredEvent last = tail.events.peekLast();
         if (first != null && first.sequence() <= position + 1 && last.sequence() > position) {
-          List<StoredEvent> out = new ArrayList<>(Math.min(max, tail.events.size()));
-          Iterator<StoredEvent> it = tail.events.iterator();
-          while (it.hasNext() && out.size() < max) {
-            StoredEvent ev = it.next();
-            if (ev.sequence() > position) {
-              out.add(ev);
-            }
-          }
+          List<StoredEvent> out = newest(tail, position, last.sequence(), max);
           hits.incrementAndGet();
           return out;
         }
@@ -115,6 +108,41 @@ final class RecentEvents {
     }
     misses.incrementAndGet();
     return null;
+  }
+
+  /**
+   * Up to {@code max} events of {@code tail} after {@code position}, whose last is {@code last}.
+   * Runs are consecutive (add starts over otherwise), so the events after the position are the
+   * tail's last {@code last - position}: they are taken from the end instead of walking the whole
+   * tail (up to {@link #PER_PARTITION}) from its start, which a caught-up consumer did for every
+   * batch. When the tail is not consecutive after all, the walk from the start decides.
+   */
+  private static List<StoredEvent> newest(Tail tail, long position, long last, int max) {
+    long after = last - position;
+    if (after <= tail.events.size()) {
+      StoredEvent[] newest = new StoredEvent[(int) after];
+      Iterator<StoredEvent> it = tail.events.descendingIterator();
+      for (int i = newest.length - 1; i >= 0; i--) {
+        newest[i] = it.next();
+      }
+      if (newest[0].sequence() == position + 1) {
+        int n = Math.min(max, newest.length);
+        List<StoredEvent> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          out.add(newest[i]);
+        }
+        return out;
+      }
+    }
+    List<StoredEvent> out = new ArrayList<>(Math.min(max, tail.events.size()));
+    Iterator<StoredEvent> it = tail.events.iterator();
+    while (it.hasNext() && out.size() < max) {
+      StoredEvent ev = it.next();
+      if (ev.sequence() > position) {
+        out.add(ev);
+      }
+    }
+    return out;
   }
 
   /** Forgets everything (too big, the sequencer failed, or the log did not hold a handed event). */
