@@ -40,18 +40,6 @@ class MariaDbSqlPublishBadInputProperties extends SqlPublishBadInputProperties {
     }
   }
 
-  /**
-   * Open: the procedure refuses an idempotency key of spaces only, which Java accepts (MariaDB's
-   * {@code p_idempotency_key = ''} ignores trailing spaces); fixing it needs a new migration.
-   */
-  @Override
-  boolean knownDifference(String idempotencyKey, String message) {
-    return idempotencyKey != null
-        && !idempotencyKey.isEmpty()
-        && idempotencyKey.chars().allMatch(c -> c == ' ')
-        && message.contains("p_idempotency_key");
-  }
-
   /** MariaDB refuses text longer than the procedure's parameter itself, naming the parameter. */
   @Override
   boolean databaseRefusal(SQLException e) {
