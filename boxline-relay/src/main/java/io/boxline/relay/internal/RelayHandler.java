@@ -179,8 +179,8 @@ public final class RelayHandler implements BatchHandler {
     }
     if (!dead.isEmpty()) {
       if (batch.size() == 1) {
-        // Boxline hands single events to the batch handler when it retries them one by one; that
-        // path honours a HandlerDecision, not a BatchFailure.
+        // Boxline hands single events to the batch handler when it retries them one by one; a
+        // HandlerDecision says directly what a BatchFailure of one event would.
         deadLettered.increment();
         throw HandlerDecision.deadLetter(
             sink.name() + " rejected it: " + dead.values().iterator().next());
