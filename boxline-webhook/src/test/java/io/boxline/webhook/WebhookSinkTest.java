@@ -117,7 +117,7 @@ class WebhookSinkTest {
       assertThat(check.keys()).isEqualTo(100);
       assertThat(badSignatures).hasValue(0);
       assertThat(wrongHeaders).hasValue(0);
-      assertThat(traced).isBetween(1_000, 1_000 + inFlight);
+      assertThat(traced.get()).isBetween(1_000, 1_000 + inFlight);
       assertThat(requests.get()).isBetween(10_000, 10_000 + inFlight);
     }
   }
