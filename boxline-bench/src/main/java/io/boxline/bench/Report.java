@@ -95,12 +95,11 @@ final class Report {
    * The cost table of W1's measured trials: CPU per 1,000 events, WAL, transactions and statements
    * per event, and for each Boxline trial its ratio to the baseline trial just before it.
    */
-  static String cost(List<W1Throughput.Trial> trials) {
-    Table t =
-        new Table(
-            "Events/txn",
-            "Run",
-            "System",
+  /** The columns of a cost table (W1's and W2's), after the columns that name its rows. */
+  private static String[] costColumns(String... first) {
+    List<String> all = new java.util.ArrayList<>(List.of(first));
+    all.addAll(
+        List.of(
             "Events/s",
             "JVM CPU ms / 1k events",
             "of which JIT",
@@ -113,7 +112,12 @@ final class Report {
             "WAL syncs / event",
             "Server xacts / event",
             "JDBC statements / event",
-            "JDBC commits / event");
+            "JDBC commits / event"));
+    return all.toArray(new String[0]);
+  }
+
+  static String cost(List<W1Throughput.Trial> trials) {
+    Table t = new Table(costColumns("Events/txn", "Run", "System"));
     W1Throughput.Trial base = null;
     for (W1Throughput.Trial x : trials) {
       Cost.Figures f = x.cost();
@@ -225,24 +229,7 @@ final class Report {
           r.noise());
     }
     sb.append(t).append('\n');
-    Table cost =
-        new Table(
-            "Producer",
-            "Rate/s",
-            "System",
-            "Events/s",
-            "JVM CPU ms / 1k events",
-            "of which JIT",
-            "PostgreSQL backends CPU ms / 1k",
-            "JVM + backends ms / 1k",
-            "Server background CPU ms / 1k (shared)",
-            "WAL bytes / event",
-            "WAL records / event",
-            "WAL FPIs / event",
-            "WAL syncs / event",
-            "Server xacts / event",
-            "JDBC statements / event",
-            "JDBC commits / event");
+    Table cost = new Table(costColumns("Producer", "Rate/s", "System"));
     boolean costs = false;
     for (W2Latency.Result r : results) {
       if (r.cost() != null) {
