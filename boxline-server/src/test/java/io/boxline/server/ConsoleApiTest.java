@@ -117,6 +117,15 @@ class ConsoleApiTest {
     assertThat(a.get("health").get("status").asText()).isEqualTo("critical");
     assertThat(a.get("health").get("reasons").get(0).asText())
         .isEqualTo("5 events wait and no member consumes them");
+    // A JSON payload is sent parsed, or on request as the stored bytes.
+    String events = "/v1/topics/" + enc("tenant-a/orders") + "/partitions/";
+    int p = api.get(events + "0/events?limit=1").json().get("events").isEmpty() ? 1 : 0;
+    JsonNode parsed = api.get(events + p + "/events?limit=1").json().get("events").get(0);
+    assertThat(parsed.get("payload").has("n")).isTrue();
+    JsonNode raw = api.get(events + p + "/events/1?payload=base64").json();
+    assertThat(raw.has("payload")).isFalse();
+    assertThat(new String(java.util.Base64.getDecoder().decode(raw.get("payloadBase64").asText())))
+        .isEqualTo("{\"n\":" + parsed.get("payload").get("n").asInt() + "}");
     // A viewer of one namespace sees its part only, and no cluster-wide outbox.
     JsonNode scoped = api.as(A_VIEWER).get("/v1/overview").json();
     assertThat(scoped.get("topics").findValuesAsText("name"))
@@ -235,6 +244,7 @@ class ConsoleApiTest {
         .isEqualTo(1);
     assertThat(api.get(path + "?at=2999-01-01T00:00:00Z").json().get("events")).isEmpty();
     assertThat(api.get(path + "?at=yesterday").status()).isEqualTo(400);
+    assertThat(api.get(path + "?payload=xml").status()).isEqualTo(400);
     assertThat(api.get(path + "?at=2000-01-01T00:00:00Z&after=3").json().get("message").asText())
         .isEqualTo("give after (a sequence) or at (a time), not both");
   }

@@ -508,6 +508,8 @@ class ConsoleBrowserTest {
     browser.until(
         "the payload in hex",
         d -> browser.text("#payload").startsWith("00000000  7b 22") ? true : null);
+    // The stored bytes, not the parsed JSON (which would print 276.5 for 276.50).
+    assertThat(browser.text("#payload")).contains(".50}");
     // Far into the partition by position.
     browser.type("#ev-at", "");
     browser.type("#ev-after", "499990");

@@ -185,7 +185,8 @@ final class AdminApi {
                     c.intQuery("limit", 100, 1, 1000)));
     List<Event> events = admin.events(q);
     List<Object> out = new ArrayList<>();
-    events.forEach(e -> out.add(Views.event(e)));
+    boolean raw = rawPayload(c);
+    events.forEach(e -> out.add(Views.event(e, raw)));
     Long next = events.size() < q.limit() ? null : events.get(events.size() - 1).sequence();
     c.json(200, Views.of("events", out, "next", next));
   }
@@ -208,7 +209,19 @@ final class AdminApi {
                 () ->
                     ApiException.notFound(
                         "no event at " + t + " partition " + partition + " sequence " + seq));
-    c.json(200, Views.event(e));
+    c.json(200, Views.event(e, rawPayload(c)));
+  }
+
+  /**
+   * {@code payload=base64}: the stored bytes, also of a JSON payload; {@code payload=json}
+   * (default) parses JSON.
+   */
+  private static boolean rawPayload(Call c) {
+    String p = c.query("payload").orElse("json");
+    if (!p.equals("json") && !p.equals("base64")) {
+      throw ApiException.badRequest("payload must be json or base64, got '" + p + "'");
+    }
+    return p.equals("base64");
   }
 
   static void requireReadEvents(Caller caller, TopicName t) {

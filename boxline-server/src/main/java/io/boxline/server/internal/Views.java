@@ -136,6 +136,14 @@ final class Views {
   }
 
   static Map<String, Object> event(Event e) {
+    return event(e, false);
+  }
+
+  /**
+   * An event; with {@code raw} its payload is always the stored bytes in base64, also when it is
+   * JSON (which is otherwise sent parsed, so its spacing and number forms are the parser's).
+   */
+  static Map<String, Object> event(Event e, boolean raw) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("id", e.id().toString());
     m.put("topic", e.topic().toString());
@@ -148,7 +156,7 @@ final class Views {
     m.put("headers", e.headers());
     m.put("createdAt", time(e.createdAt()));
     m.put("deliverAt", time(e.deliverAt()));
-    JsonNode json = jsonPayload(e);
+    JsonNode json = raw ? null : jsonPayload(e);
     if (json != null) {
       m.put("payload", json);
     } else {

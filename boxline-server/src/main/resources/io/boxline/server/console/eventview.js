@@ -1,4 +1,5 @@
 import { h, time, num } from './dom.js';
+import { api, topicPath } from './api.js';
 
 // One event: its fields, headers, and payload as pretty JSON, text or hex.
 export function eventDetail(e) {
@@ -7,16 +8,28 @@ export function eventDetail(e) {
   if (e.payload !== undefined) views.JSON = JSON.stringify(e.payload, null, 2);
   const text = bytes ? new TextDecoder('utf-8', { fatal: false }).decode(bytes) : '';
   if (e.payload === undefined && bytes) views.Text = text;
-  if (bytes) views.Hex = hexDump(bytes);
+  // A JSON payload arrives parsed; its hex view asks the server for the stored bytes.
+  if (e.payloadBase64) views.Hex = hexDump(bytes);
+  else if (bytes) views.Hex = null;
   const pre = h('pre', { id: 'payload', tabindex: '0', 'aria-label': 'Payload' });
   const modes = Object.keys(views);
   const buttons = modes.map((m) => h('button', {
     type: 'button', class: 'ghost', 'aria-pressed': 'false', dataset: { mode: m },
     onclick: () => show(m),
   }, m));
-  function show(m) {
-    pre.textContent = views[m] || '(no payload)';
+  async function show(m) {
     for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.mode === m));
+    if (views[m] === null) {
+      pre.textContent = 'Loading the stored bytes…';
+      try {
+        const raw = await api(`${topicPath(e.topic)}/partitions/${e.partition}/events/${e.sequence}`, { params: { payload: 'base64' } });
+        views[m] = hexDump(decode(raw.payloadBase64));
+      } catch (err) {
+        pre.textContent = 'Could not read the stored bytes: ' + err.message;
+        return;
+      }
+    }
+    pre.textContent = views[m] || '(no payload)';
   }
   show(modes[0]);
   const headers = Object.entries(e.headers || {});
@@ -39,13 +52,15 @@ export function eventDetail(e) {
     pre);
 }
 
+function decode(base64) {
+  const s = atob(base64 || '');
+  const b = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
+  return b;
+}
+
 function payloadBytes(e) {
-  if (e.payloadBase64) {
-    const s = atob(e.payloadBase64);
-    const b = new Uint8Array(s.length);
-    for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
-    return b;
-  }
+  if (e.payloadBase64) return decode(e.payloadBase64);
   if (e.payload !== undefined) return new TextEncoder().encode(JSON.stringify(e.payload));
   return null;
 }
