@@ -760,7 +760,14 @@ class ServerApiTest {
     calls.put("GET /v1/subscriptions/{subscription}", new String[] {bSub, null});
     calls.put("DELETE /v1/subscriptions/{subscription}", new String[] {bSub + "?force=true", null});
     for (String tail :
-        List.of("lag", "group", "group-policy", "failures", "retries", "dead-letters")) {
+        List.of(
+            "lag",
+            "group",
+            "group-policy",
+            "failures",
+            "retries",
+            "dead-letters",
+            "dead-letters/reasons")) {
       calls.put(
           "GET /v1/subscriptions/{subscription}/" + tail, new String[] {bSub + "/" + tail, null});
     }
@@ -796,7 +803,8 @@ class ServerApiTest {
             "GET /v1/namespaces",
             "GET /v1/topics",
             "GET /v1/subscriptions",
-            "GET /v1/failures");
+            "GET /v1/failures",
+            "GET /v1/overview");
 
     Set<String> described = api.as(null).describedRoutes();
     described.removeIf(r -> !r.contains(" /v1/"));
@@ -811,6 +819,12 @@ class ServerApiTest {
       assertThat(r.status()).as(call.getKey() + " -> " + r).isEqualTo(403);
       assertThat(r.json().get("error").asText()).isEqualTo("forbidden");
     }
+    // The lists show tenant A's part only.
+    JsonNode overview = a.get("/v1/overview").json();
+    assertThat(overview.get("topics").findValuesAsText("name"))
+        .noneMatch(n -> n.startsWith("tenant-b/"));
+    assertThat(overview.get("subscriptions").findValuesAsText("name")).doesNotContain("b-audit");
+    assertThat(overview.has("outbox")).isFalse();
     // Nothing of tenant B changed.
     assertThat(api.get(B_ORDERS).status()).isEqualTo(200);
     assertThat(api.get(bSub).status()).isEqualTo(200);
