@@ -18,8 +18,8 @@ import java.util.Map;
 
 /**
  * {@code GET /v1/overview}: every topic and subscription the caller may read, with the counters a
- * dashboard samples (heads, handled positions, lag, failures, members) in one request, so that a
- * console refreshing every few seconds costs the database a handful of queries, not one per row.
+ * dashboard samples (heads, handled positions, lag, failures, members) in one request: one read per
+ * topic, {@code Admin.group} per subscription (members and lag with age) and one for all failures.
  * Rates are the client's to compute from two samples: the counters only grow.
  */
 final class OverviewApi {
