@@ -524,6 +524,41 @@ class ConsoleBrowserTest {
   }
 
   @Test
+  @Order(4)
+  void textFromAnEventIsShownAsTextNeverRunAsMarkup() throws Exception {
+    String key = "<img src=x onerror=\"window.__xss=1\">";
+    io.boxline.PublishResult sent =
+        first.inTransaction(
+            tx ->
+                first
+                    .publisher()
+                    .publish(
+                        tx,
+                        OutgoingEvent.builder(ORDERS)
+                            .type("<b>order</b>")
+                            .key(key)
+                            .header("note", "<script>window.__xss=2</script>")
+                            .payload("<i>not json</i>".getBytes(StandardCharsets.UTF_8))
+                            .build()));
+    browser.open(
+        base
+            + "/console/#/events?topic=shop%2Forders&partition="
+            + sent.partition()
+            + "&key="
+            + java.net.URLEncoder.encode(key, StandardCharsets.UTF_8));
+    browser.until(
+        "the event with the markup key",
+        d -> browser.all("#ev-list tbody tr").size() == 1 ? true : null);
+    browser.click("#ev-list tbody tr button");
+    browser.until("its detail", d -> browser.text("#ev-detail").contains(key) ? true : null);
+    assertThat(browser.text("#ev-list")).contains(key, "<b>order</b>");
+    assertThat(browser.text("#ev-detail")).contains("<script>window.__xss=2</script>");
+    assertThat(browser.text("#payload")).isEqualTo("<i>not json</i>");
+    assertThat(browser.all("#main img, #main script, #main b, #main i")).isEmpty();
+    assertThat(browser.script("return window.__xss === undefined")).isEqualTo(true);
+  }
+
+  @Test
   @Order(5)
   void anAdminCreatesATopicAndRewindIsRefusedWhileMembersLive() throws Exception {
     browser.open(base + "/console/#/admin");
