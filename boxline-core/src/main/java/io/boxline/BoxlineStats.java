@@ -31,6 +31,9 @@ package io.boxline;
  * @param outboxRowsSetAside outbox rows this instance's sequencer moved to the {@code
  *     outbox_rejected} table because their topic or partition does not exist (rows written by hand;
  *     logged), so that they could not stop sequencing
+ * @param logSegmentsDropped whole time segments of the log those retention runs dropped
+ *     (PostgreSQL; see docs/guide/operations.md)
+ * @param logSegmentEvents events in those segments (counted in {@code retentionDeleted} too)
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -50,4 +53,6 @@ public record BoxlineStats(
     long announcements,
     long announcerLooks,
     long announcerErrors,
-    long outboxRowsSetAside) {}
+    long outboxRowsSetAside,
+    long logSegmentsDropped,
+    long logSegmentEvents) {}

@@ -287,7 +287,9 @@ public final class DefaultBoxline implements Boxline {
         announcer.announcements.get(),
         announcer.looks.get(),
         announcer.errors.get(),
-        sequencer == null ? 0 : sequencer.setAside.get());
+        sequencer == null ? 0 : sequencer.setAside.get(),
+        retention == null ? 0 : retention.segmentsDropped.get(),
+        retention == null ? 0 : retention.segmentEvents.get());
   }
 
   @Override

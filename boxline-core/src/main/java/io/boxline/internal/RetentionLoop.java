@@ -32,6 +32,8 @@ final class RetentionLoop extends LeaderLoop {
   private final Duration deadLetterAge;
   private final Duration idempotencyAge;
   final AtomicLong deleted = new AtomicLong();
+  final AtomicLong segmentsDropped = new AtomicLong();
+  final AtomicLong segmentEvents = new AtomicLong();
 
   <S extends RetentionStore & CatalogStore> RetentionLoop(
       S store,
@@ -64,6 +66,8 @@ final class RetentionLoop extends LeaderLoop {
     store.markActive(active);
     PurgeResult r = store.purge(inboxAge, deadLetterAge, idempotencyAge, BATCH);
     deleted.addAndGet(r.total());
+    segmentsDropped.addAndGet(r.logSegments());
+    segmentEvents.addAndGet(r.logSegmentEvents());
     if (r.events() > 0) {
       // Events this process handed over recently may be gone now; a consumer whose cursor is behind
       // them (an abandoned subscription, deleteUnconsumed) must read the log, not the hand-over.

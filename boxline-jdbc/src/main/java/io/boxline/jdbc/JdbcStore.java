@@ -83,6 +83,7 @@ public final class JdbcStore {
     private Duration longTransactionWarning = PostgresStore.DEFAULT_LONG_TRANSACTION_WARNING;
     private Duration fastestWakeupPoll = Duration.ofMillis(10);
     private Duration slowestWakeupPoll = Duration.ofSeconds(1);
+    private Duration logSegmentWidth;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -174,6 +175,27 @@ public final class JdbcStore {
       return this;
     }
 
+    /**
+     * PostgreSQL only: the width of the log's time segments (default: a quarter of the longest
+     * retention by age of any topic, between 1 minute and 7 days). The log is partitioned by the
+     * time events are sequenced; while some topic's retention by age is at least two widths, the
+     * retention loop cuts the log into segments of this width and drops a segment once all its
+     * events are past retention, instead of deleting them row by row (no dead tuples, no vacuum
+     * debt). An event then stays up to one width longer than its retention; every segment costs a
+     * reader one more index probe. Topics with shorter retentions are still cleaned row by row. See
+     * docs/guide/operations.md.
+     */
+    public Builder logSegmentWidth(Duration width) {
+      if (width == null
+          || width.compareTo(Duration.ofSeconds(1)) < 0
+          || width.compareTo(Duration.ofDays(366)) > 0) {
+        throw new ValidationException(
+            "logSegmentWidth must be between 1 second and 366 days, not " + width);
+      }
+      this.logSegmentWidth = width;
+      return this;
+    }
+
     /** Connects once to detect the database and its version; refuses unsupported ones. */
     public Store build() {
       String product;
@@ -201,7 +223,8 @@ public final class JdbcStore {
             product + " " + major + "." + minor,
             vacuumWhenAutovacuumOff,
             outboxVacuumEvery,
-            longTransactionWarning);
+            longTransactionWarning,
+            logSegmentWidth);
       }
       boolean mariaDb =
           "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));

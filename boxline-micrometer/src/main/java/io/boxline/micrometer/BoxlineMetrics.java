@@ -187,6 +187,15 @@ public final class BoxlineMetrics implements BoxlineObserver {
               .register(registry));
       statsMeters.add(
           FunctionCounter.builder(
+                  "boxline.retention.log.segments.dropped",
+                  boxline,
+                  b -> b.stats().logSegmentsDropped())
+              .description(
+                  "whole time segments of the log those runs dropped instead of deleting their"
+                      + " events row by row (PostgreSQL)")
+              .register(registry));
+      statsMeters.add(
+          FunctionCounter.builder(
                   "boxline.announcer.announcements", boxline, b -> b.stats().announcements())
               .description(
                   "announcements to other processes of events published here to IN_TRANSACTION"

@@ -55,7 +55,7 @@ abstract class PollingSqlStore extends SqlStore {
       SqlDialect dialect,
       Duration fastestPoll,
       Duration slowestPoll) {
-    super(dataSource, schema, prefix, description, db, dialect, false);
+    super(dataSource, schema, prefix, description, db, dialect, false, null);
     this.coordination = new SqlCoordination(db, dialect, description, null);
     this.fastestPoll = fastestPoll;
     this.slowestPoll = slowestPoll;

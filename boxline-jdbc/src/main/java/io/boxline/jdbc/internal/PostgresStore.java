@@ -63,13 +63,15 @@ public final class PostgresStore extends SqlStore {
         version,
         true,
         DEFAULT_OUTBOX_VACUUM_EVERY,
-        DEFAULT_LONG_TRANSACTION_WARNING);
+        DEFAULT_LONG_TRANSACTION_WARNING,
+        null);
   }
 
   /**
    * @param outboxVacuumEvery the sequencer vacuums the outbox after this many events (0: never)
    * @param longTransactionWarning after an outbox vacuum, warn about transactions open longer than
    *     this (zero: never)
+   * @param logSegmentWidth the width of the log's time segments (null: from the retentions)
    */
   public PostgresStore(
       DataSource dataSource,
@@ -78,7 +80,8 @@ public final class PostgresStore extends SqlStore {
       String version,
       boolean vacuumWhenAutovacuumOff,
       int outboxVacuumEvery,
-      Duration longTransactionWarning) {
+      Duration longTransactionWarning,
+      Duration logSegmentWidth) {
     this(
         dataSource,
         schema,
@@ -87,7 +90,8 @@ public final class PostgresStore extends SqlStore {
         SqlScript.named("postgresql", schema, prefix),
         vacuumWhenAutovacuumOff,
         outboxVacuumEvery,
-        longTransactionWarning);
+        longTransactionWarning,
+        logSegmentWidth);
   }
 
   private PostgresStore(
@@ -98,7 +102,8 @@ public final class PostgresStore extends SqlStore {
       Map<String, String> q,
       boolean vacuumWhenAutovacuumOff,
       int outboxVacuumEvery,
-      Duration longTransactionWarning) {
+      Duration longTransactionWarning,
+      Duration logSegmentWidth) {
     super(
         dataSource,
         schema,
@@ -106,7 +111,8 @@ public final class PostgresStore extends SqlStore {
         description,
         new JdbcSql(dataSource, q),
         new PostgresDialect(logChannel(schema, prefix)),
-        vacuumWhenAutovacuumOff);
+        vacuumWhenAutovacuumOff,
+        (db, dialect) -> new PostgresLogSegments(db, dialect, schema, prefix, logSegmentWidth));
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
     this.outboxVacuum =
         new PostgresOutboxVacuum(db, schema, prefix, outboxVacuumEvery, longTransactionWarning);

@@ -42,21 +42,25 @@ final class SqlParking {
   private final ToLongFunction<TopicName> topicIds;
   private final boolean vacuumWhenAutovacuumOff;
   private final VacuumSkips vacuumSkips = new VacuumSkips();
+  private final LogSegments segments;
 
   /**
    * @param topicIds a topic's id by name, -1 when it does not exist
    * @param vacuumWhenAutovacuumOff after a purge, vacuum Boxline's tables when the server does not
    *     (only where the dialect has {@code maintenance_needed}: PostgreSQL)
+   * @param segments the log's time segments, null where the dialect deletes row by row only
    */
   SqlParking(
       JdbcSql db,
       SqlDialect dialect,
       ToLongFunction<TopicName> topicIds,
-      boolean vacuumWhenAutovacuumOff) {
+      boolean vacuumWhenAutovacuumOff,
+      LogSegments segments) {
     this.db = db;
     this.dialect = dialect;
     this.topicIds = topicIds;
     this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
+    this.segments = segments;
   }
 
   // ------------------------------------------------------------------ inbox
@@ -138,7 +142,11 @@ final class SqlParking {
         db.has("maintenance_needed")
             ? maintenanceNeeded(inboxAge, deadLetterAge, idempotencyAge)
             : Work.ALL;
-    long events = todo.log() ? purgeLog(batch) : 0;
+    LogSegments.Run segmentRun = LogSegments.Run.ROWS_ONLY;
+    if (todo.log() && segments != null) {
+      segmentRun = segments.maintain();
+    }
+    long events = todo.log() ? segmentRun.events() + purgeLog(segmentRun, batch) : 0;
     long inbox = todo.inbox() ? purgeAll("purge_inbox", inboxAge, batch) : 0;
     long dead = todo.deadLetters() ? purgeAll("purge_dead_letters", deadLetterAge, batch) : 0;
     long keys = todo.idempotency() ? purgeAll("purge_idempotency", idempotencyAge, batch) : 0;
@@ -148,7 +156,7 @@ final class SqlParking {
         && todo.deadTuples() + events + inbox + dead + keys >= VACUUM_THRESHOLD) {
       vacuumHotTables();
     }
-    return new PurgeResult(events, inbox, dead, keys);
+    return new PurgeResult(events, inbox, dead, keys, segmentRun.segments(), segmentRun.events());
   }
 
   /** One statement that says which purges have rows to delete (PostgreSQL). */
@@ -206,9 +214,9 @@ final class SqlParking {
    * Deletes events past retention: by age and by count in one statement each where the dialect has
    * them, else by picking a batch of expired rows and deleting them by key, until a batch is short.
    */
-  private long purgeLog(int batch) {
+  private long purgeLog(LogSegments.Run segmentRun, int batch) {
     if (!db.has("purge_log_pick")) {
-      return purgeAll("purge_log", null, batch) + purgeAll("purge_log_by_count", null, batch);
+      return purgeByAge(segmentRun, batch) + purgeAll("purge_log_by_count", null, batch);
     }
     long total = 0;
     String step = "purge_log_pick";
@@ -235,6 +243,26 @@ final class SqlParking {
       }
     } catch (SQLException e) {
       throw db.fail(step, e);
+    }
+  }
+
+  /** {@code purge_log} in batches: by age, leaving the topics that segments serve to them. */
+  private long purgeByAge(LogSegments.Run segmentRun, int batch) {
+    long total = 0;
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(db.sql("purge_log"))) {
+      while (true) {
+        ps.setLong(1, segmentRun.segmentedFromMs());
+        ps.setLong(2, segmentRun.graceMs());
+        ps.setInt(3, batch);
+        int n = ps.executeUpdate();
+        total += n;
+        if (n < batch) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw db.fail("purge_log", e);
     }
   }
 

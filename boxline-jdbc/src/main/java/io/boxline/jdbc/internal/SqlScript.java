@@ -29,7 +29,8 @@ public final class SqlScript {
           "V11__publish_checks.sql",
           "V12__group_limits.sql",
           "V13__subscription_activity.sql",
-          "V14__member_status.sql");
+          "V14__member_status.sql",
+          "V15__log_segments.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per

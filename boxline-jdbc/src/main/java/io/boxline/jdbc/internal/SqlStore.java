@@ -61,6 +61,8 @@ abstract class SqlStore implements Store {
 
   /**
    * @param vacuumWhenAutovacuumOff see {@link SqlParking}
+   * @param segments makes the log's time segments from the store's SQL and dialect (null: the
+   *     dialect's retention deletes row by row)
    */
   SqlStore(
       DataSource dataSource,
@@ -69,7 +71,8 @@ abstract class SqlStore implements Store {
       String description,
       JdbcSql db,
       SqlDialect dialect,
-      boolean vacuumWhenAutovacuumOff) {
+      boolean vacuumWhenAutovacuumOff,
+      java.util.function.BiFunction<JdbcSql, SqlDialect, LogSegments> segments) {
     this.dataSource = dataSource;
     this.schema = schema;
     this.prefix = prefix;
@@ -82,7 +85,8 @@ abstract class SqlStore implements Store {
             db,
             dialect,
             name -> findTopic(name).map(TopicInfo::id).orElse(-1L),
-            vacuumWhenAutovacuumOff);
+            vacuumWhenAutovacuumOff,
+            segments == null ? null : segments.apply(db, dialect));
     this.cursors = new SqlCursors(db, dialect, parking, this::openTransaction);
   }
 

@@ -599,7 +599,9 @@ DELETE FROM ${schema}.${p}log l
 
 -- Old events of topics with a retention, in batches. Events still parked by a subscription stay; with
 -- keep_unconsumed, so do events the cursor of some subscription not yet abandoned (a live consumer within
--- retention_abandon_ms) has not passed.
+-- retention_abandon_ms) has not passed. A topic whose retention is at least the first parameter (ms) is left
+-- to whole-segment drops (PostgresLogSegments): its events are deleted here only from a segment that ended the
+-- second parameter (ms) past their retention and so should have gone, but something holds it back.
 -- name: purge_log
 DELETE FROM ${schema}.${p}log l
  USING (SELECT o.topic_id, o.partition, o.seq
@@ -607,6 +609,11 @@ DELETE FROM ${schema}.${p}log l
           JOIN ${schema}.${p}topic t ON t.id = o.topic_id
          WHERE t.retention_ms IS NOT NULL
            AND o.created_at < now() - t.retention_ms * interval '1 millisecond'
+           AND (t.retention_ms < ?::bigint
+                OR EXISTS (SELECT 1 FROM ${schema}.${p}log_segment g
+                            WHERE g.upper_bound < now() - (t.retention_ms + ?::bigint) * interval '1 millisecond'
+                              AND o.sequenced_at < g.upper_bound
+                              AND (g.lower_bound IS NULL OR o.sequenced_at >= g.lower_bound)))
            AND (NOT t.retention_keep_unconsumed
                 OR o.seq <= (SELECT coalesce(min(c.position), o.seq)
                                FROM ${schema}.${p}cursor c
@@ -617,6 +624,43 @@ DELETE FROM ${schema}.${p}log l
                             WHERE k.topic_id = o.topic_id AND k.partition = o.partition AND k.seq = o.seq)
          LIMIT ?) d
  WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
+
+-- ---------------------------------------------------------------- log segments (V15__log_segments.sql)
+-- The segments oldest first, the database clock, the longest retention by age, and whether a seal is left.
+-- name: log_layout
+SELECT s.number, s.lower_bound, s.upper_bound, now(),
+       (SELECT coalesce(max(retention_ms), 0) FROM ${schema}.${p}topic),
+       EXISTS (SELECT 1 FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace
+                WHERE n.nspname = '${schema}' AND k.conname = '${p}log_seal')
+  FROM ${schema}.${p}log_segment s
+ ORDER BY s.number
+
+-- Rows in the open segment, counted up to a limit (the parent's partition pruning reads only that segment).
+-- name: log_open_rows
+SELECT count(*) FROM (SELECT 1 FROM ${schema}.${p}log
+                       WHERE sequenced_at >= coalesce(?::timestamptz, '-infinity'::timestamptz) LIMIT ?) x
+
+-- name: log_split
+SELECT ${schema}.${p}log_split(?::timestamptz, ?)
+
+-- name: log_seal
+SELECT ${schema}.${p}log_seal(?::timestamptz, ?)
+
+-- name: log_seal_validate
+SELECT ${schema}.${p}log_seal_validate(?)
+
+-- The planner's estimate of a segment's rows (0 before its first ANALYZE): how long sealing it may take.
+-- name: log_segment_rows_estimate
+SELECT coalesce((SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = to_regclass(?)), 0)
+
+-- name: log_unseal
+SELECT ${schema}.${p}log_unseal(?)
+
+-- name: log_segment_expired
+SELECT ${schema}.${p}log_segment_expired(?)
+
+-- name: log_drop_segment
+SELECT ${schema}.${p}log_drop_segment(?, ?)
 
 -- What a retention run has to do, in one statement, so an idle deployment pays one query per run:
 -- whether any topic has a retention, whether old inbox entries, dead letters and idempotency keys exist,

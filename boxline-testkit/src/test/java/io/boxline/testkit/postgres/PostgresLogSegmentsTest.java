@@ -1,0 +1,301 @@
+package io.boxline.testkit.postgres;
+
+import static io.boxline.testkit.suite.SuiteSupport.WAIT;
+import static io.boxline.testkit.suite.SuiteSupport.body;
+import static io.boxline.testkit.suite.SuiteSupport.publish;
+import static io.boxline.testkit.suite.SuiteSupport.subscribe;
+import static io.boxline.testkit.suite.SuiteSupport.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.boxline.Boxline;
+import io.boxline.RetentionPolicy;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.testkit.Await;
+import io.boxline.testkit.TestDatabase;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The PostgreSQL log in time segments (V15__log_segments.sql, PostgresLogSegments): retention drops
+ * whole segments and deletes no row, a segment stays while a subscription still owes its events,
+ * and an installation from before segments keeps its events through the migration and has them
+ * dropped once they expire.
+ */
+class PostgresLogSegmentsTest {
+  private static final Duration WIDTH = Duration.ofSeconds(1);
+  private TestDatabase db;
+
+  @BeforeEach
+  void open(TestInfo info) {
+    db = TestDatabase.create(info.getTestMethod().map(m -> m.getName()).orElse("seg"));
+  }
+
+  @AfterEach
+  void close() {
+    db.close();
+  }
+
+  private Boxline boxline() {
+    return db.boxline(
+        s -> s.logSegmentWidth(WIDTH), b -> b.retentionInterval(Duration.ofMillis(200)));
+  }
+
+  @Test
+  void retentionDropsWholeSegmentsAndDeletesNoRow() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/seg/events", 2);
+    subscribe(boxline, "reader", t);
+    boxline.admin().setRetention(t, RetentionPolicy.byAge(Duration.ofSeconds(2)));
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+    boxline.consumer("reader").handler(e -> seen.add(body(e))).start();
+    // Waves of events, each after the log has opened another segment, until two were dropped.
+    int published = 0;
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (boxline.stats().logSegmentsDropped() < 2 && System.nanoTime() < deadline) {
+      long segments = count("SELECT max(number) FROM " + db.table("log_segment"));
+      publish(boxline, t, "w" + published, 10);
+      published += 10;
+      Await.until(
+          WAIT,
+          "another segment opened",
+          () -> count("SELECT max(number) FROM " + db.table("log_segment")) > segments);
+    }
+    assertThat(boxline.stats().logSegmentsDropped()).isGreaterThanOrEqualTo(2);
+    int total = published;
+    Await.until(WAIT, "every event handled", () -> seen.size() == total);
+    // Everything retention removed went with a dropped segment: no row was deleted.
+    assertThat(boxline.stats().retentionDeleted())
+        .isEqualTo(boxline.stats().logSegmentEvents())
+        .isPositive();
+    // What is left is, per partition, an unbroken run of sequences up to the newest.
+    for (int p = 0; p < 2; p++) {
+      long[] range = range(p);
+      assertThat(range[2]).as("partition %d", p).isEqualTo(range[1] - range[0] + 1);
+      assertThat(range[1]).isEqualTo(last(p));
+    }
+    // The dropped segments' tables are gone; those left are the ones the catalog lists.
+    assertThat(count("SELECT count(*) FROM " + db.table("log_segment")))
+        .isEqualTo(
+            count(
+                "SELECT count(*) FROM pg_inherits WHERE inhparent = '"
+                    + db.table("log")
+                    + "'::regclass"));
+  }
+
+  @Test
+  void aSegmentStaysWhileASubscriptionOwesItsEvents() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/seg/owed", 1);
+    subscribe(boxline, "fast", t);
+    subscribe(boxline, "slow", t);
+    boxline.admin().setRetention(t, RetentionPolicy.byAge(Duration.ofSeconds(2)));
+    List<String> fast = new CopyOnWriteArrayList<>();
+    boxline.consumer("fast").handler(e -> fast.add(body(e))).start();
+    publish(boxline, t, "k", 20);
+    Await.until(WAIT, "fast read all", () -> fast.size() == 20);
+    long first = count("SELECT min(number) FROM " + db.table("log_segment"));
+    // The events' segment has closed and aged past retention; "slow" has read none of them.
+    Await.until(
+        WAIT,
+        "the first segment aged past retention",
+        () ->
+            count(
+                    "SELECT count(*) FROM "
+                        + db.table("log_segment")
+                        + " WHERE number = "
+                        + first
+                        + " AND upper_bound < now() - interval '3 seconds'")
+                == 1);
+    long runs = boxline.stats().retentionRuns();
+    Await.until(WAIT, "two more retention runs", () -> boxline.stats().retentionRuns() >= runs + 2);
+    assertThat(count("SELECT count(*) FROM " + db.table("log"))).isEqualTo(20);
+    assertThat(
+            count("SELECT count(*) FROM " + db.table("log_segment") + " WHERE number = " + first))
+        .isEqualTo(1);
+    assertThat(boxline.stats().logSegmentEvents()).isZero(); // empty segments may have gone
+    // Once "slow" has read them, the segment goes.
+    List<String> slow = new CopyOnWriteArrayList<>();
+    boxline.consumer("slow").handler(e -> slow.add(body(e))).start();
+    Await.until(WAIT, "slow read all", () -> slow.size() == 20);
+    Await.until(
+        WAIT, "the segment dropped", () -> count("SELECT count(*) FROM " + db.table("log")) == 0);
+    assertThat(slow).hasSize(20);
+    assertThat(boxline.stats().logSegmentEvents()).isEqualTo(20);
+    assertThat(boxline.stats().retentionDeleted()).isEqualTo(20);
+  }
+
+  @Test
+  void aLogFromBeforeSegmentsIsMigratedReadAndDroppedOnceExpired() throws Exception {
+    // Version 14 of the schema, with 25,000 events per partition written an hour ago: more than a
+    // segment may check under its lock, so the first split seals the old segment first.
+    int perPartition = 25_000;
+    execute("CREATE SCHEMA IF NOT EXISTS " + db.schema());
+    execute(
+        "CREATE TABLE "
+            + db.table("schema_version")
+            + " (version integer PRIMARY KEY, description text NOT NULL,"
+            + " applied_at timestamptz NOT NULL DEFAULT now())");
+    List<String> files =
+        List.of(
+            "V1__base.sql",
+            "V2__consumer_groups.sql",
+            "V3__retries_and_dead_letters.sql",
+            "V4__delayed_delivery.sql",
+            "V5__inbox_and_retention.sql",
+            "V6__sequencer_fast_path.sql",
+            "V7__policy_batch_size.sql",
+            "V8__retention_by_size.sql",
+            "V9__kept_plans.sql",
+            "V10__in_transaction_sequencing.sql",
+            "V11__publish_checks.sql",
+            "V12__group_limits.sql",
+            "V13__subscription_activity.sql",
+            "V14__member_status.sql");
+    for (int v = 1; v <= files.size(); v++) {
+      execute(migration(files.get(v - 1)));
+      execute(
+          "INSERT INTO "
+              + db.table("schema_version")
+              + " (version, description) VALUES ("
+              + v
+              + ", '"
+              + files.get(v - 1)
+              + "')");
+    }
+    String s = db.schema();
+    execute("INSERT INTO " + s + ".namespace (path) VALUES ('acme')");
+    execute(
+        "INSERT INTO "
+            + s
+            + ".topic (namespace_id, name, partitions) SELECT id, 'old', 2 FROM "
+            + s
+            + ".namespace WHERE path = 'acme'");
+    execute(
+        "INSERT INTO "
+            + s
+            + ".partition (topic_id, partition, last_seq) SELECT id, p, "
+            + perPartition
+            + " FROM "
+            + s
+            + ".topic, (VALUES (0), (1)) v(p)");
+    execute(
+        "INSERT INTO "
+            + s
+            + ".log (topic_id, partition, seq, event_id, event_type, content_type, payload,"
+            + " created_at, sequenced_at) SELECT t.id, v.p, g, gen_random_uuid(), 'old',"
+            + " 'text/plain', convert_to('old-' || v.p || '-' || g, 'UTF8'),"
+            + " now() - interval '1 hour', now() - interval '1 hour' FROM "
+            + s
+            + ".topic t, generate_series(1, "
+            + perPartition
+            + ") g, (VALUES (0), (1)) v(p)");
+
+    Boxline boxline = boxline(); // migrates to version 15
+    assertThat(
+            count(
+                "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = '"
+                    + db.table("log")
+                    + "'::regclass"))
+        .isEqualTo(1);
+    TopicName t = TopicName.parse("acme/old");
+    boxline.admin().createSubscription(SubscriptionSpec.of("reader", t));
+    List<String> read = new CopyOnWriteArrayList<>();
+    boxline.consumer("reader").handler(e -> read.add(body(e))).start();
+    publish(boxline, t, "new", 10);
+    Await.until(WAIT, "every old and new event read", () -> read.size() == 2 * perPartition + 10);
+    // In order per partition: the old ones first, in sequence.
+    List<String> partition0 = new ArrayList<>();
+    for (String b : read) {
+      if (b.startsWith("old-0-")) {
+        partition0.add(b);
+      }
+    }
+    assertThat(partition0).hasSize(perPartition);
+    assertThat(partition0.get(0)).isEqualTo("old-0-1");
+    assertThat(partition0.get(perPartition - 1)).isEqualTo("old-0-" + perPartition);
+
+    // A retention long enough for segments: the old segment is sealed, split off, and dropped once
+    // its end has aged past retention; the new events stay (they are younger than retention).
+    boxline.admin().setRetention(t, RetentionPolicy.byAge(Duration.ofSeconds(3)));
+    Await.until(
+        Duration.ofSeconds(60),
+        "the old segment dropped",
+        () -> count("SELECT count(*) FROM " + db.table("log") + " WHERE event_type = 'old'") == 0);
+    assertThat(boxline.stats().logSegmentEvents()).isGreaterThanOrEqualTo(2L * perPartition);
+    assertThat(count("SELECT count(*) FROM " + db.table("log_segment") + " WHERE number = 0"))
+        .isZero();
+    assertThat(
+            count(
+                "SELECT count(*) FROM pg_constraint WHERE conname = 'log_seal' AND connamespace = '"
+                    + s
+                    + "'::regnamespace"))
+        .isZero();
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private String migration(String file) throws IOException {
+    try (InputStream in = getClass().getResourceAsStream("/io/boxline/jdbc/postgresql/" + file)) {
+      assertThat(in).as(file).isNotNull();
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8)
+          .replace("${schema}", db.schema())
+          .replace("${p}", "");
+    }
+  }
+
+  /** min(seq), max(seq), count(*) of a partition of the test's only topic. */
+  private long[] range(int partition) {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT min(seq), max(seq), count(*) FROM "
+                    + db.table("log")
+                    + " WHERE partition = "
+                    + partition)) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private long last(int partition) {
+    return count(
+        "SELECT last_seq FROM " + db.table("partition") + " WHERE partition = " + partition);
+  }
+
+  private long count(String sql) {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  private void execute(String sql) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(sql);
+    }
+  }
+}
