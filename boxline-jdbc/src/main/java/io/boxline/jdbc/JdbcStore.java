@@ -176,10 +176,10 @@ public final class JdbcStore {
     }
 
     /**
-     * PostgreSQL only: the width of the log's time segments (default: a quarter of the longest
-     * retention by age of any topic, between 1 minute and 7 days). The log is partitioned by the
-     * time events are sequenced; while some topic's retention by age is at least two widths, the
-     * retention loop cuts the log into segments of this width and drops a segment once all its
+     * PostgreSQL and MariaDB/MySQL: the width of the log's time segments (default: a quarter of the
+     * longest retention by age of any topic, between 1 minute and 7 days). The log is partitioned
+     * by the time events are sequenced; while some topic's retention by age is at least two widths,
+     * the retention loop cuts the log into segments of this width and drops a segment once all its
      * events are past retention, instead of deleting them row by row (no dead tuples, no vacuum
      * debt). An event then stays up to one width longer than its retention; every segment costs a
      * reader one more index probe. Topics with shorter retentions are still cleaned row by row. See
@@ -255,7 +255,8 @@ public final class JdbcStore {
             name + " " + major + "." + minor,
             mariaDb,
             fastestWakeupPoll,
-            slowestWakeupPoll);
+            slowestWakeupPoll,
+            logSegmentWidth);
       }
       if ("H2".equalsIgnoreCase(product)) {
         // "2.2.224 (2023-09-17)": SKIP LOCKED arrived in 2.2.224.

@@ -46,7 +46,8 @@ public final class H2Store extends PollingSqlStore {
         new JdbcSql(dataSource, SqlScript.named("h2", schema, prefix)),
         new H2Dialect(),
         fastestPoll,
-        slowestPoll);
+        slowestPoll,
+        null);
   }
 
   // ------------------------------------------------------------------ migrations

@@ -30,6 +30,7 @@ public final class MariaDbStore extends PollingSqlStore {
    * @param mariaDb true for MariaDB, false for MySQL (which has no idle-transaction timeout)
    * @param fastestPoll the wake-up poll's interval right after activity
    * @param slowestPoll the wake-up poll's interval when idle (its whole idle cost)
+   * @param logSegmentWidth the width of the log's time segments (null: from the retentions)
    */
   public MariaDbStore(
       DataSource dataSource,
@@ -38,7 +39,8 @@ public final class MariaDbStore extends PollingSqlStore {
       String version,
       boolean mariaDb,
       Duration fastestPoll,
-      Duration slowestPoll) {
+      Duration slowestPoll,
+      Duration logSegmentWidth) {
     super(
         dataSource,
         schema,
@@ -47,7 +49,8 @@ public final class MariaDbStore extends PollingSqlStore {
         new JdbcSql(dataSource, SqlScript.named("mariadb", schema, prefix)),
         new MariaDbDialect(),
         fastestPoll,
-        slowestPoll);
+        slowestPoll,
+        (db, dialect) -> new MariaDbLogSegments(db, dialect, logSegmentWidth));
     this.mariaDb = mariaDb;
   }
 

@@ -45,6 +45,7 @@ abstract class PollingSqlStore extends SqlStore {
   /**
    * @param fastestPoll the wake-up poll's interval right after activity
    * @param slowestPoll the wake-up poll's interval when idle (its whole idle cost)
+   * @param segments see {@link SqlStore}
    */
   PollingSqlStore(
       DataSource dataSource,
@@ -54,8 +55,9 @@ abstract class PollingSqlStore extends SqlStore {
       JdbcSql db,
       SqlDialect dialect,
       Duration fastestPoll,
-      Duration slowestPoll) {
-    super(dataSource, schema, prefix, description, db, dialect, false, null);
+      Duration slowestPoll,
+      java.util.function.BiFunction<JdbcSql, SqlDialect, LogSegments> segments) {
+    super(dataSource, schema, prefix, description, db, dialect, false, segments);
     this.coordination = new SqlCoordination(db, dialect, description, null);
     this.fastestPoll = fastestPoll;
     this.slowestPoll = slowestPoll;

@@ -225,7 +225,12 @@ final class SqlParking {
         PreparedStatement delete = c.prepareStatement(db.sql("purge_log_delete"))) {
       while (true) {
         step = "purge_log_pick";
-        pick.setInt(1, batch);
+        int at = 1;
+        if (segments != null) {
+          pick.setLong(at++, segmentRun.segmentedFromMs());
+          pick.setLong(at++, segmentRun.graceMs());
+        }
+        pick.setInt(at, batch);
         List<long[]> rows = new ArrayList<>();
         try (ResultSet rs = pick.executeQuery()) {
           while (rs.next()) {

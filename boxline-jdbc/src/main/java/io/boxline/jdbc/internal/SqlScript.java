@@ -49,7 +49,8 @@ public final class SqlScript {
           "V9__group_limits.sql",
           "V10__subscription_activity.sql",
           "V11__member_status.sql",
-          "V12__publish_idempotency_key_spaces.sql");
+          "V12__publish_idempotency_key_spaces.sql",
+          "V13__log_segments.sql");
 
   /** H2 migrations in order (their own numbering). */
   static final List<String> H2_MIGRATIONS =

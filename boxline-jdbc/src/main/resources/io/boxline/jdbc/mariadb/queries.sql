@@ -593,6 +593,9 @@ UPDATE ${schema}.${p}topic SET retention_ms = ?, retention_keep_unconsumed = ?, 
 -- partition's newest, a batch at a time. Events still parked by a subscription stay; with keep_unconsumed,
 -- so do events some cursor has not passed. (MySQL/MariaDB cannot LIMIT an IN subquery nor select from the
 -- table a DELETE changes, so the batch is picked first and deleted by key.)
+-- A topic whose retention by age is at least the first parameter (ms) is left to whole-segment drops
+-- (MariaDbLogSegments): its old events are picked here only from a segment that ended the second parameter
+-- (ms) past their retention and so should have gone, but something holds it back.
 -- name: purge_log_pick
 SELECT o.topic_id, o.`partition`, o.seq
   FROM ${schema}.${p}topic t
@@ -600,7 +603,13 @@ SELECT o.topic_id, o.`partition`, o.seq
   JOIN ${schema}.${p}log o ON o.topic_id = p.topic_id AND o.`partition` = p.`partition`
  WHERE (t.retention_ms IS NOT NULL OR t.retention_max_events > 0)
    AND ((t.retention_ms IS NOT NULL
-         AND o.created_at < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - t.retention_ms * 1000)
+         AND o.created_at < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - t.retention_ms * 1000
+         AND (t.retention_ms < ?
+              OR EXISTS (SELECT 1 FROM ${schema}.${p}log_segment g
+                          WHERE g.upper_bound < UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+                                                - (t.retention_ms + ?) * 1000
+                            AND o.sequenced_at < g.upper_bound
+                            AND (g.lower_bound IS NULL OR o.sequenced_at >= g.lower_bound))))
         OR (t.retention_max_events > 0 AND o.seq <= p.last_seq - t.retention_max_events))
    AND (NOT t.retention_keep_unconsumed
         OR o.seq <= (SELECT COALESCE(MIN(c.position), o.seq)
@@ -619,6 +628,81 @@ DELETE ${schema}.${p}log FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH
   STRAIGHT_JOIN ${schema}.${p}log FORCE INDEX (PRIMARY)
     ON ${schema}.${p}log.topic_id = v.topic_id AND ${schema}.${p}log.`partition` = v.part
    AND ${schema}.${p}log.seq = v.seq
+
+-- ---------------------------------------------------------------- log segments (V13__log_segments.sql)
+-- The log's partitions in order (s<n>, upper bound in epoch µs or MAXVALUE).
+-- name: log_partitions
+SELECT PARTITION_NAME, PARTITION_DESCRIPTION
+  FROM information_schema.PARTITIONS
+ WHERE TABLE_SCHEMA = '${schema}' AND TABLE_NAME = '${p}log'
+ ORDER BY PARTITION_ORDINAL_POSITION
+
+-- The database clock (µs) and the longest retention by age.
+-- name: log_clock
+SELECT UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),
+       (SELECT COALESCE(MAX(retention_ms), 0) FROM ${schema}.${p}topic)
+
+-- name: log_segment_clear
+DELETE FROM ${schema}.${p}log_segment
+
+-- name: log_segment_insert
+INSERT INTO ${schema}.${p}log_segment (number, lower_bound, upper_bound) VALUES (?, ?, ?)
+
+-- Rows in the open segment, counted up to a limit (pruned to that partition by the range).
+-- name: log_open_rows
+SELECT COUNT(*) FROM (SELECT 1 FROM ${schema}.${p}log WHERE sequenced_at >= ? LIMIT ?) x
+
+-- The DDL of a split and a drop. {open}, {next}, {upper} and {number} are numbers the store computes.
+-- name: log_split
+ALTER TABLE ${schema}.${p}log REORGANIZE PARTITION s{open} INTO
+  (PARTITION s{open} VALUES LESS THAN ({upper}), PARTITION s{next} VALUES LESS THAN MAXVALUE)
+
+-- name: log_drop_segment
+ALTER TABLE ${schema}.${p}log DROP PARTITION s{number}
+
+-- DDL waits this long (s) for the table's metadata lock, then gives up until the next run.
+-- name: log_ddl_lock_wait
+SET SESSION lock_wait_timeout = 2
+
+-- name: log_ddl_lock_wait_reset
+SET SESSION lock_wait_timeout = DEFAULT
+
+-- Transactions open since before a segment's end (plus a second for clocks: the producer's JVM stamps
+-- sequenced_at of IN_TRANSACTION topics): one of them may still write into the segment, so it stays.
+-- name: log_writers_before
+SELECT COUNT(*) FROM information_schema.INNODB_TRX
+ WHERE trx_started < FROM_UNIXTIME(? / 1000000 + 1)
+
+-- Whether every event in [lower, upper) may go: the rules of purge_log_pick for a whole segment. Parameters:
+-- lower, upper, upper (age), lower, upper (parked). The range prunes each probe to the segment's partition.
+-- name: log_segment_expired
+SELECT NOT EXISTS (
+         SELECT 1
+           FROM (SELECT pp.last_seq, t.retention_ms, t.retention_max_events, t.retention_keep_unconsumed,
+                        t.retention_abandon_ms, pp.topic_id, pp.`partition`,
+                        (SELECT MAX(s.seq) FROM ${schema}.${p}log s
+                          WHERE s.topic_id = pp.topic_id AND s.`partition` = pp.`partition`
+                            AND s.sequenced_at >= ? AND s.sequenced_at < ?) AS max_seq
+                   FROM ${schema}.${p}partition pp
+                   JOIN ${schema}.${p}topic t ON t.id = pp.topic_id) x
+          WHERE x.max_seq IS NOT NULL
+            AND NOT (((x.retention_ms IS NOT NULL
+                       AND ? <= UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) - x.retention_ms * 1000)
+                      OR (x.retention_max_events > 0 AND x.max_seq <= x.last_seq - x.retention_max_events))
+                     AND (NOT x.retention_keep_unconsumed
+                          OR x.max_seq <= (SELECT COALESCE(MIN(c.position), x.max_seq)
+                                             FROM ${schema}.${p}cursor c
+                                             JOIN ${schema}.${p}subscription sub ON sub.id = c.subscription_id
+                                            WHERE c.topic_id = x.topic_id AND c.`partition` = x.`partition`
+                                              AND sub.active_at >= UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+                                                                   - x.retention_abandon_ms * 1000))))
+   AND NOT EXISTS (SELECT 1 FROM ${schema}.${p}parked k
+                     JOIN ${schema}.${p}log s
+                       ON s.topic_id = k.topic_id AND s.`partition` = k.`partition` AND s.seq = k.seq
+                    WHERE s.sequenced_at >= ? AND s.sequenced_at < ?)
+
+-- name: log_segment_rows
+SELECT COUNT(*) FROM ${schema}.${p}log WHERE sequenced_at >= ? AND sequenced_at < ?
 
 -- Ages are bound in microseconds.
 -- name: purge_inbox
