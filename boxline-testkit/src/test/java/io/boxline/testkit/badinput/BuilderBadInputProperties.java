@@ -263,6 +263,24 @@ class BuilderBadInputProperties {
     }
   }
 
+  /** The log's segment width: 1 s to 366 days, and null is refused by name. */
+  @Example
+  void aLogSegmentWidthOutsideItsRangeIsRefused() {
+    JdbcStore.Builder b = JdbcStore.builder(db.dataSource());
+    b.logSegmentWidth(Duration.ofSeconds(1)).logSegmentWidth(Duration.ofDays(366));
+    for (Duration d :
+        new Duration[] {
+          null, Duration.ZERO, Duration.ofMillis(999), Duration.ofDays(367), Duration.ofSeconds(-5)
+        }) {
+      try {
+        b.logSegmentWidth(d);
+        throw new AssertionError(d + " accepted");
+      } catch (ValidationException e) {
+        assertThat(e.getMessage()).contains("logSegmentWidth").contains("1 second");
+      }
+    }
+  }
+
   /** Regression: a backoff of a million years was accepted and overflowed in delayAfter. */
   @Example
   void aBackoffOverTenYearsIsRefused() {
