@@ -18,6 +18,15 @@ final class PartitionDrain {
   private static final long MAX_READ_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
   private static final int BATCHES_PER_TURN = 4;
 
+  /**
+   * Catch-up: while a partition is more than this many batches behind, one read fetches this many
+   * batches (at most {@link #CATCH_UP_MAX_EVENTS} events): one statement instead of ten. They are
+   * still handed over and committed one batch at a time, so a crash repeats at most a batch.
+   */
+  static final int CATCH_UP_BATCHES = 10;
+
+  static final int CATCH_UP_MAX_EVENTS = 5_000;
+
   private final ConsumerContext ctx;
   private final DefaultConsumer.Settings s;
   private final PlainDelivery plain;
@@ -92,15 +101,16 @@ final class PartitionDrain {
         }
         long expected = p.knownLast.get();
         int batchSize = membership.policy().batchSizeFor(s.batchSize());
+        int readSize = readSize(batchSize, p);
         List<StoredEvent> rows = null;
         boolean handedOver = false;
         try {
-          if (ctx.recent != null) {
+          if (ctx.recent != null && readSize == batchSize) {
             rows = ctx.recent.after(p.key, p.position, batchSize);
             handedOver = rows != null;
           }
           if (rows == null) {
-            rows = ctx.store.read(p.key.topicId(), p.key.partition(), p.position, batchSize);
+            rows = ctx.store.read(p.key.topicId(), p.key.partition(), p.position, readSize);
           }
         } catch (RuntimeException e) {
           ctx.workerError("could not read " + p.ref(), e);
@@ -116,20 +126,24 @@ final class PartitionDrain {
           return;
         }
         p.lastActiveNanos = System.nanoTime();
-        List<Event> batch = new ArrayList<>(rows.size());
+        List<Event> events = new ArrayList<>(rows.size());
         for (StoredEvent r : rows) {
-          batch.add(ctx.toEvent(p, r));
+          events.add(ctx.toEvent(p, r));
         }
-        long last = batch.get(batch.size() - 1).sequence();
+        long last = events.get(events.size() - 1).sequence();
         p.knownLast.accumulateAndGet(last, Math::max);
-        if (committingThread) {
-          committingThreadBatches.incrementAndGet();
-        }
-        if (!deliver(p, batch, handedOver)) {
-          return;
+        for (int from = 0; from < events.size(); from += batchSize) {
+          List<Event> batch = events.subList(from, Math.min(events.size(), from + batchSize));
+          if (committingThread) {
+            committingThreadBatches.incrementAndGet();
+          }
+          if ((from > 0 && (ctx.stopping() || p.state != LeasedPartition.State.ACTIVE))
+              || !deliver(p, batch, handedOver)) {
+            return;
+          }
         }
         backoff = READ_BACKOFF_NANOS;
-        if (rows.size() < batchSize && p.knownLast.get() <= p.position) {
+        if (rows.size() < readSize && p.knownLast.get() <= p.position) {
           return;
         }
       }
@@ -139,6 +153,15 @@ final class PartitionDrain {
       // Whoever ran this turn wakes the dispatcher if a head arrived while the partition was busy
       // (DefaultConsumer: the worker after freeing its slot, the committing thread always).
     }
+  }
+
+  /** The batch size, or a catch-up read's when the partition is far behind. */
+  private int readSize(int batchSize, LeasedPartition p) {
+    long behind = p.knownLast.get() - p.position;
+    if (behind <= (long) CATCH_UP_BATCHES * batchSize) {
+      return batchSize;
+    }
+    return Math.max(batchSize, Math.min(CATCH_UP_BATCHES * batchSize, CATCH_UP_MAX_EVENTS));
   }
 
   private boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
