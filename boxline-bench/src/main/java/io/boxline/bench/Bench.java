@@ -35,13 +35,14 @@ import java.util.logging.Logger;
  * </pre>
  *
  * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code w1-parts}, {@code g1},
- * {@code g2}, {@code g3}, {@code f1}, {@code f2}, {@code relays}, {@code ddl}), a group of them
- * ({@code all} = W1–W3, {@code groups}, {@code failures}), or a comma-separated list of workloads
- * of one {@link Suite}. Then {@code --name=value} options ({@code --help} after a workload lists
- * the ones it reads). W1–W3 run on PostgreSQL or, with {@code --db=mariadb} (or a MariaDB {@code
- * --url}), on MariaDB, in schemas of their own ({@code bench_<random>...}); group and failure
- * workloads each in a PostgreSQL database of their own; relays in schemas {@code relaybench_...};
- * all dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
+ * {@code g2}, {@code g3}, {@code f1}, {@code f2}, {@code relays}, {@code soak}, {@code ddl}), a
+ * group of them ({@code all} = W1–W3, {@code groups}, {@code failures}), or a comma-separated list
+ * of workloads of one {@link Suite}. Then {@code --name=value} options ({@code --help} after a
+ * workload lists the ones it reads). W1–W3 run on PostgreSQL or, with {@code --db=mariadb} (or a
+ * MariaDB {@code --url}), on MariaDB, in schemas of their own ({@code bench_<random>...}); group
+ * and failure workloads each in a PostgreSQL database of their own; the soak in a database of its
+ * own on PostgreSQL or MariaDB ({@code --db}); relays in schemas {@code relaybench_...}; all
+ * dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
  * boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost, duplicate or
  * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
  */
@@ -52,6 +53,8 @@ public final class Bench {
     GROUPS("Boxline group benchmarks", "gf-groups", null),
     FAILURES("Boxline failure benchmarks", "gf-failures", null),
     RELAYS("Relay benchmark run", "relay", "relaybench_"),
+    /** The soak: a database of its own per run (see {@link SoakDb}). */
+    SOAK("Boxline soak run", "soak", null),
     /** Prints something and stops: no report, no database. */
     TOOL(null, null, null);
 
@@ -81,6 +84,7 @@ public final class Bench {
                 QUIET_BUSY,
                 VERBOSE);
         case GROUPS, FAILURES, RELAYS -> List.of(Db.HOST, Db.USER, Db.PASSWORD, VERBOSE);
+        case SOAK -> List.of(Db.DB, Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
         case TOOL -> List.of();
       };
     }
@@ -124,6 +128,8 @@ public final class Bench {
         F1RetryCost.WORKLOAD,
         F2Bloat.WORKLOAD,
         RelayBench.WORKLOAD,
+        Soak.WORKLOAD,
+        SoakPlots.WORKLOAD,
         PrintDdl.WORKLOAD);
   }
 
