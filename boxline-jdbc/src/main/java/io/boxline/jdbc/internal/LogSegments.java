@@ -17,9 +17,11 @@ interface LogSegments {
    *     {@code graceMs} past their retention and that something still holds on to. {@link
    *     Long#MAX_VALUE}: no topic is, every retention is row by row.
    * @param graceMs see {@code segmentedFromMs}
+   * @param rowsByAge whether the row-by-row purge by age may have anything to do (false: every
+   *     topic with a retention by age is served by segments, and none is held back)
    */
-  record Run(long events, int segments, long segmentedFromMs, long graceMs) {
-    static final Run ROWS_ONLY = new Run(0, 0, Long.MAX_VALUE, 0);
+  record Run(long events, int segments, long segmentedFromMs, long graceMs, boolean rowsByAge) {
+    static final Run ROWS_ONLY = new Run(0, 0, Long.MAX_VALUE, 0, true);
   }
 
   Run maintain();

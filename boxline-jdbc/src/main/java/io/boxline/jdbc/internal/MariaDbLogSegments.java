@@ -52,11 +52,13 @@ final class MariaDbLogSegments extends TimeSegmentedLog {
           }
           Instant now;
           long longest;
+          long shortest;
           try (PreparedStatement ps = c.prepareStatement(db.sql("log_clock"));
               ResultSet rs = ps.executeQuery()) {
             rs.next();
             now = EpochMicros.instant(rs.getLong(1));
             longest = rs.getLong(2);
+            shortest = rs.getLong(3);
           }
           // The copy the row-by-row purge reads, in the same transaction.
           try (PreparedStatement clear = c.prepareStatement(db.sql("log_segment_clear"));
@@ -70,7 +72,7 @@ final class MariaDbLogSegments extends TimeSegmentedLog {
             }
             insert.executeBatch();
           }
-          return new Layout(segments, now, longest, false);
+          return new Layout(segments, now, longest, shortest, false);
         });
   }
 

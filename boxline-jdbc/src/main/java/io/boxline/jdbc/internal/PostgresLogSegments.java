@@ -41,6 +41,7 @@ final class PostgresLogSegments extends TimeSegmentedLog {
     List<Segment> segments = new ArrayList<>();
     Instant[] now = {null};
     long[] longest = {0};
+    long[] shortest = {0};
     boolean[] sealed = {false};
     step(
         "log_layout",
@@ -53,11 +54,12 @@ final class PostgresLogSegments extends TimeSegmentedLog {
               now[0] = dialect.instant(rs, 4);
               longest[0] = rs.getLong(5);
               sealed[0] = rs.getBoolean(6);
+              shortest[0] = rs.getLong(7);
             }
           }
           return null;
         });
-    return new Layout(segments, now[0], longest[0], sealed[0]);
+    return new Layout(segments, now[0], longest[0], shortest[0], sealed[0]);
   }
 
   @Override

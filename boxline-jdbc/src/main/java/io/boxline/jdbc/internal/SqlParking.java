@@ -216,7 +216,8 @@ final class SqlParking {
    */
   private long purgeLog(LogSegments.Run segmentRun, int batch) {
     if (!db.has("purge_log_pick")) {
-      return purgeByAge(segmentRun, batch) + purgeAll("purge_log_by_count", null, batch);
+      long byAge = segmentRun.rowsByAge() ? purgeByAge(segmentRun, batch) : 0;
+      return byAge + purgeAll("purge_log_by_count", null, batch);
     }
     long total = 0;
     String step = "purge_log_pick";

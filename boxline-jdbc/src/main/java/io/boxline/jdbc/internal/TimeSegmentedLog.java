@@ -51,10 +51,15 @@ abstract class TimeSegmentedLog implements LogSegments {
   record Segment(long number, Instant lower, Instant upper) {}
 
   /**
-   * The segments oldest first (the last one open), the database's clock, the longest retention by
-   * age of any topic (0: none), and whether a split was left half done.
+   * The segments oldest first (the last one open), the database's clock, the longest and the
+   * shortest retention by age of any topic (0: none), and whether a split was left half done.
    */
-  record Layout(List<Segment> segments, Instant now, long longestRetentionMs, boolean unfinished) {
+  record Layout(
+      List<Segment> segments,
+      Instant now,
+      long longestRetentionMs,
+      long shortestRetentionMs,
+      boolean unfinished) {
     Segment open() {
       return segments.get(segments.size() - 1);
     }
@@ -119,16 +124,22 @@ abstract class TimeSegmentedLog implements LogSegments {
     long events = 0;
     int dropped = 0;
     boolean rowsOnly = !active;
+    // The row purge by age has work only for topics the segments do not serve, or in a segment
+    // held back past its time; otherwise it would read the old events only to leave them.
+    boolean rowsByAge = !active || layout.shortestRetentionMs() < segmentedFrom;
     try {
       if (layout.unfinished()) {
         finishUnfinished();
       }
+      Instant heldBack = layout.now().minusMillis(layout.shortestRetentionMs() + 2 * w);
       for (Segment s : layout.segments()) {
-        if (s.upper() != null && !s.upper().isAfter(layout.now()) && expired(s)) {
-          long n = drop(s);
+        if (s.upper() != null && !s.upper().isAfter(layout.now())) {
+          long n = expired(s) ? drop(s) : -1;
           if (n >= 0) {
             events += n;
             dropped++;
+          } else if (s.upper().isBefore(heldBack)) {
+            rowsByAge = true;
           }
         }
       }
@@ -138,13 +149,16 @@ abstract class TimeSegmentedLog implements LogSegments {
     } catch (StepFailed e) {
       Run fallback = failed(e);
       if (fallback == Run.ROWS_ONLY) {
-        return new Run(events, dropped, Long.MAX_VALUE, 0);
+        return new Run(events, dropped, Long.MAX_VALUE, 0, true);
       }
+      rowsByAge = true;
     }
     if (dropped > 0) {
       LOG.log(System.Logger.Level.DEBUG, "dropped {0} log segments, {1} events", dropped, events);
     }
-    return new Run(events, dropped, rowsOnly ? Long.MAX_VALUE : segmentedFrom, 2 * w);
+    return rowsOnly
+        ? new Run(events, dropped, Long.MAX_VALUE, 0, true)
+        : new Run(events, dropped, segmentedFrom, 2 * w, rowsByAge);
   }
 
   /**

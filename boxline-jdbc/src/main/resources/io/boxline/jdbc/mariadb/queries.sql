@@ -637,10 +637,11 @@ SELECT PARTITION_NAME, PARTITION_DESCRIPTION
  WHERE TABLE_SCHEMA = '${schema}' AND TABLE_NAME = '${p}log'
  ORDER BY PARTITION_ORDINAL_POSITION
 
--- The database clock (µs) and the longest retention by age.
+-- The database clock (µs), the longest and the shortest retention by age.
 -- name: log_clock
 SELECT UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),
-       (SELECT COALESCE(MAX(retention_ms), 0) FROM ${schema}.${p}topic)
+       (SELECT COALESCE(MAX(retention_ms), 0) FROM ${schema}.${p}topic),
+       (SELECT COALESCE(MIN(retention_ms), 0) FROM ${schema}.${p}topic)
 
 -- name: log_segment_clear
 DELETE FROM ${schema}.${p}log_segment

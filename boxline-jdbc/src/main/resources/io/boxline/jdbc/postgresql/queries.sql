@@ -626,12 +626,14 @@ DELETE FROM ${schema}.${p}log l
  WHERE l.topic_id = d.topic_id AND l.partition = d.partition AND l.seq = d.seq
 
 -- ---------------------------------------------------------------- log segments (V15__log_segments.sql)
--- The segments oldest first, the database clock, the longest retention by age, and whether a seal is left.
+-- The segments oldest first, the database clock, the longest retention by age, whether a seal is left, and
+-- the shortest retention by age.
 -- name: log_layout
 SELECT s.number, s.lower_bound, s.upper_bound, now(),
        (SELECT coalesce(max(retention_ms), 0) FROM ${schema}.${p}topic),
        EXISTS (SELECT 1 FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace
-                WHERE n.nspname = '${schema}' AND k.conname = '${p}log_seal')
+                WHERE n.nspname = '${schema}' AND k.conname = '${p}log_seal'),
+       (SELECT coalesce(min(retention_ms), 0) FROM ${schema}.${p}topic)
   FROM ${schema}.${p}log_segment s
  ORDER BY s.number
 
