@@ -13,8 +13,8 @@ import java.util.Map;
  * ${p}}. No other text is ever put into SQL.
  */
 public final class SqlScript {
-  /** Migrations in order: version → resource name. */
-  static final List<String> POSTGRES_MIGRATIONS =
+  /** Migrations in order: version → resource name (public for tests that build an older schema). */
+  public static final List<String> POSTGRES_MIGRATIONS =
       List.of(
           "V1__base.sql",
           "V2__consumer_groups.sql",
