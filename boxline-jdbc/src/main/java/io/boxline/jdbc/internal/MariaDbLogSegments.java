@@ -83,18 +83,17 @@ final class MariaDbLogSegments extends TimeSegmentedLog {
 
   @Override
   long openRows(Segment open, long limit) throws StepFailed {
-    return step(
+    return number(
         "log_open_rows",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_open_rows"))) {
-            ps.setLong(1, open.lower() == null ? Long.MIN_VALUE : EpochMicros.micros(open.lower()));
-            ps.setLong(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
-            }
-          }
+        ps -> {
+          ps.setLong(1, micros(open.lower()));
+          ps.setLong(2, limit);
         });
+  }
+
+  /** A segment's lower bound in µs ({@link Long#MIN_VALUE} for the first segment's open one). */
+  private static long micros(Instant lower) {
+    return lower == null ? Long.MIN_VALUE : EpochMicros.micros(lower);
   }
 
   @Override
@@ -119,7 +118,7 @@ final class MariaDbLogSegments extends TimeSegmentedLog {
 
   @Override
   boolean expired(Segment closed) throws StepFailed {
-    long lower = closed.lower() == null ? Long.MIN_VALUE : EpochMicros.micros(closed.lower());
+    long lower = micros(closed.lower());
     long upper = EpochMicros.micros(closed.upper());
     return step(
         "log_segment_expired",
@@ -147,20 +146,14 @@ final class MariaDbLogSegments extends TimeSegmentedLog {
 
   @Override
   long drop(Segment closed) throws StepFailed {
-    long lower = closed.lower() == null ? Long.MIN_VALUE : EpochMicros.micros(closed.lower());
+    long lower = micros(closed.lower());
     long upper = EpochMicros.micros(closed.upper());
     long rows =
-        step(
+        number(
             "log_segment_rows",
-            c -> {
-              try (PreparedStatement ps = c.prepareStatement(db.sql("log_segment_rows"))) {
-                ps.setLong(1, lower);
-                ps.setLong(2, upper);
-                try (ResultSet rs = ps.executeQuery()) {
-                  rs.next();
-                  return rs.getLong(1);
-                }
-              }
+            ps -> {
+              ps.setLong(1, lower);
+              ps.setLong(2, upper);
             });
     ddl(
         "log_drop_segment",

@@ -69,17 +69,11 @@ final class PostgresLogSegments extends TimeSegmentedLog {
 
   @Override
   long openRows(Segment open, long limit) throws StepFailed {
-    return step(
+    return number(
         "log_open_rows",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_open_rows"))) {
-            dialect.bindInstant(ps, 1, open.lower());
-            ps.setLong(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
-            }
-          }
+        ps -> {
+          dialect.bindInstant(ps, 1, open.lower());
+          ps.setLong(2, limit);
         });
   }
 
@@ -90,15 +84,11 @@ final class PostgresLogSegments extends TimeSegmentedLog {
 
   @Override
   void split(Segment open, Instant upper) throws StepFailed {
-    step(
+    run(
         "log_split",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_split"))) {
-            dialect.bindInstant(ps, 1, upper);
-            ps.setString(2, LOCK_TIMEOUT);
-            ps.execute();
-          }
-          return null;
+        ps -> {
+          dialect.bindInstant(ps, 1, upper);
+          ps.setString(2, LOCK_TIMEOUT);
         });
   }
 
@@ -110,30 +100,20 @@ final class PostgresLogSegments extends TimeSegmentedLog {
    */
   @Override
   Instant splitLarge(Segment open, Instant now, long widthMs) throws StepFailed {
-    long rows = Math.max(SMALL_OPEN_SEGMENT, rowsEstimate(open.number()));
+    long estimate =
+        number("log_segment_rows_estimate", ps -> ps.setString(1, tableOf(open.number())));
+    long rows = Math.max(SMALL_OPEN_SEGMENT, estimate);
     long validateMs = SEAL_BASE.toMillis() + rows * 1000 / SEAL_ROWS_PER_SECOND;
     Instant upper = now.plusMillis(Math.max(2 * widthMs, validateMs + SEAL_BASE.toMillis()));
-    step(
+    run(
         "log_seal",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_seal"))) {
-            dialect.bindInstant(ps, 1, upper);
-            ps.setString(2, LOCK_TIMEOUT);
-            ps.execute();
-          }
-          return null;
+        ps -> {
+          dialect.bindInstant(ps, 1, upper);
+          ps.setString(2, LOCK_TIMEOUT);
         });
     boolean done = false;
     try {
-      step(
-          "log_seal_validate",
-          c -> {
-            try (PreparedStatement ps = c.prepareStatement(db.sql("log_seal_validate"))) {
-              ps.setString(1, validateMs + "ms");
-              ps.execute();
-            }
-            return null;
-          });
+      run("log_seal_validate", ps -> ps.setString(1, validateMs + "ms"));
       split(open, upper);
       done = true;
     } finally {
@@ -144,59 +124,26 @@ final class PostgresLogSegments extends TimeSegmentedLog {
     return upper;
   }
 
-  private long rowsEstimate(long number) throws StepFailed {
-    return step(
-        "log_segment_rows_estimate",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_segment_rows_estimate"))) {
-            ps.setString(1, schemaAndPrefix + "log_s" + number);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
-            }
-          }
-        });
+  private String tableOf(long number) {
+    return schemaAndPrefix + "log_s" + number;
   }
 
   private void unseal() throws StepFailed {
-    step(
-        "log_unseal",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_unseal"))) {
-            ps.setString(1, LOCK_TIMEOUT);
-            ps.execute();
-          }
-          return null;
-        });
+    run("log_unseal", ps -> ps.setString(1, LOCK_TIMEOUT));
   }
 
   @Override
   boolean expired(Segment closed) throws StepFailed {
-    return step(
-        "log_segment_expired",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_segment_expired"))) {
-            ps.setLong(1, closed.number());
-            try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() && rs.getBoolean(1);
-            }
-          }
-        });
+    return whether("log_segment_expired", ps -> ps.setLong(1, closed.number()));
   }
 
   @Override
   long drop(Segment closed) throws StepFailed {
-    return step(
+    return number(
         "log_drop_segment",
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(db.sql("log_drop_segment"))) {
-            ps.setLong(1, closed.number());
-            ps.setString(2, LOCK_TIMEOUT);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
-            }
-          }
+        ps -> {
+          ps.setLong(1, closed.number());
+          ps.setString(2, LOCK_TIMEOUT);
         });
   }
 

@@ -227,6 +227,48 @@ abstract class TimeSegmentedLog implements LogSegments {
     }
   }
 
+  /** A step of one statement that returns one number (a count, an estimate). */
+  final long number(String name, JdbcSql.Binder binder) throws StepFailed {
+    return step(
+        name,
+        c -> {
+          try (java.sql.PreparedStatement ps = c.prepareStatement(db.sql(name))) {
+            binder.bind(ps);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getLong(1);
+            }
+          }
+        });
+  }
+
+  /** A step of one statement that returns whether (false when it returns no row). */
+  final boolean whether(String name, JdbcSql.Binder binder) throws StepFailed {
+    return step(
+        name,
+        c -> {
+          try (java.sql.PreparedStatement ps = c.prepareStatement(db.sql(name))) {
+            binder.bind(ps);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** A step of one statement whose result does not matter (a function that changes the tables). */
+  final void run(String name, JdbcSql.Binder binder) throws StepFailed {
+    step(
+        name,
+        c -> {
+          try (java.sql.PreparedStatement ps = c.prepareStatement(db.sql(name))) {
+            binder.bind(ps);
+            ps.execute();
+          }
+          return null;
+        });
+  }
+
   /** Runs one step in auto-commit mode (DDL that commits by itself). */
   final <T> T autoCommitStep(String name, JdbcSql.Work<T> work) throws StepFailed {
     try (Connection c = db.connect()) {
