@@ -80,6 +80,7 @@ public final class Bench {
                 POOL,
                 PARTITIONS,
                 SEQUENCING,
+                SPACING,
                 QUIET,
                 QUIET_BUSY,
                 VERBOSE);
@@ -99,6 +100,12 @@ public final class Bench {
           io.boxline.Sequencing.SEQUENCER,
           "sequencer or in-transaction: the W1 and W2 topic's",
           io.boxline.Sequencing.class);
+  static final Opt<Double> SPACING =
+      Opt.decimal(
+          "spacing-ms",
+          -1,
+          "the sequencer's batch spacing in ms (Boxline.Builder#sequencerBatchSpacing);"
+              + " -1 keeps Boxline's default");
   static final Opt<Integer> QUIET =
       Opt.integer(
           "quiet", 0, "before each measured trial wait up to this many s for a quiet machine");

@@ -39,6 +39,10 @@ abstract class Trials {
    * sequencing) and the subscription "bench-sub", once it leads the sequencer.
    */
   Boxline start(Boxline.Builder builder, TopicName topic) throws InterruptedException {
+    double spacingMs = o.get(Bench.SPACING);
+    if (spacingMs >= 0) {
+      builder.sequencerBatchSpacing(java.time.Duration.ofNanos((long) (spacingMs * 1e6)));
+    }
     Boxline boxline = builder.build().start();
     boxline.admin().createNamespace(NamespacePath.of("bench"));
     boxline.admin().createTopic(topic, partitions, o.get(Bench.SEQUENCING));

@@ -252,10 +252,23 @@ final class W1Throughput extends Trials {
           };
       Watch machine = watch(run > 0);
       Cost cost = cost();
+      io.boxline.BoxlineStats before = boxline.stats();
       long[] times = produce(txnSize, events, business, publish, o.get(MANAGED) ? boxline : null);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
       long end = check.doneNanos();
+      io.boxline.BoxlineStats after = boxline.stats();
+      long batches = after.sequencerBatches() - before.sequencerBatches();
+      long commits = after.cursorCommitCalls() - before.cursorCommitCalls();
+      Bench.log(
+          "%s boxline: %d sequencer batches (%.1f events each), %d cursor commit calls (%.2f"
+              + " moves each)",
+          what,
+          batches,
+          (after.eventsSequenced() - before.eventsSequenced()) / (double) Math.max(1, batches),
+          commits,
+          (after.cursorMovesCommitted() - before.cursorMovesCommitted())
+              / (double) Math.max(1, commits));
       String load = machine.since();
       Cost.Figures figures = stop(cost, events, run);
       Thread.sleep(500); // late duplicates would show up here

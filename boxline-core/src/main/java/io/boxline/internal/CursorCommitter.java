@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -19,8 +20,9 @@ import java.util.function.Function;
  * each used to commit its cursor in its own round trip. Here a worker that finds no commit running
  * becomes the leader and commits every move waiting at that moment in one {@link
  * io.boxline.spi.Store#commitCursors} call; moves that arrive meanwhile wait and go together in the
- * next call, committed by one of their own workers. Nothing waits for company: a lone move commits
- * at once.
+ * next call, committed by one of their own workers. A leader waits for company only when more moves
+ * are known to be on their way (partitions handed to workers and not yet committed, {@link
+ * #expect}), and then at most {@link #COMPANY_WAIT_NANOS}: a lone move commits at once.
  *
  * <p>Each worker still waits for its own outcome before it goes on, so fencing and the
  * compare-and-set on the cursor keep their meaning. A failed call fails every move in it. The wait
@@ -29,12 +31,25 @@ import java.util.function.Function;
  */
 final class CursorCommitter {
   private final Function<List<CursorMove>, List<CommitOutcome>> commitAll;
+
+  /**
+   * How long a leader waits at most for the moves of deliveries still under way (see {@link
+   * #expect}) before it commits without them.
+   */
+  static final long COMPANY_WAIT_NANOS = TimeUnit.MICROSECONDS.toNanos(300);
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
+  private final Condition arrived = lock.newCondition();
   private final List<Request> waiting = new ArrayList<>();
   private boolean committing;
+
+  /** Deliveries under way whose move has not arrived yet. */
+  private int expected;
+
   private final AtomicLong calls;
   private final AtomicLong moves;
+  private final long companyWaitNanos;
 
   /**
    * @param commitAll commits moves together, outcomes in input order (Store#commitCursors)
@@ -51,9 +66,21 @@ final class CursorCommitter {
       Function<List<CursorMove>, List<CommitOutcome>> commitAll,
       AtomicLong calls,
       AtomicLong moves) {
+    this(commitAll, calls, moves, COMPANY_WAIT_NANOS);
+  }
+
+  /**
+   * @param companyWaitNanos how long a leader waits at most for expected moves
+   */
+  CursorCommitter(
+      Function<List<CursorMove>, List<CommitOutcome>> commitAll,
+      AtomicLong calls,
+      AtomicLong moves,
+      long companyWaitNanos) {
     this.commitAll = commitAll;
     this.calls = calls;
     this.moves = moves;
+    this.companyWaitNanos = companyWaitNanos;
   }
 
   private static final class Request {
@@ -67,12 +94,64 @@ final class CursorCommitter {
     }
   }
 
+  /**
+   * A delivery that will commit its move here has begun. Deliveries fed by one sequencer batch run
+   * side by side and finish within moments of each other; a leader that knows more moves are on
+   * their way waits for them (at most {@link #COMPANY_WAIT_NANOS} by default), so that they share
+   * one call instead of the first going alone and the rest in a second. Close it when the delivery
+   * ends.
+   */
+  Expected expect() {
+    lock.lock();
+    try {
+      expected++;
+    } finally {
+      lock.unlock();
+    }
+    return new Expected();
+  }
+
+  /** A delivery's move, expected until it arrives ({@link #commit}) or the delivery ends. */
+  final class Expected implements AutoCloseable {
+    private boolean pending = true;
+
+    /** Under the lock. */
+    private void arrive() {
+      if (pending) {
+        pending = false;
+        expected--;
+        arrived.signal();
+      }
+    }
+
+    @Override
+    public void close() {
+      lock.lock();
+      try {
+        arrive();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
   /** Commits {@code move} together with whatever else is waiting; blocks until it is decided. */
   CommitOutcome commit(CursorMove move) {
+    return commit(move, null);
+  }
+
+  /**
+   * Commits the move of delivery {@code of} (may be null) together with whatever else is waiting;
+   * blocks until it is decided.
+   */
+  CommitOutcome commit(CursorMove move, Expected of) {
     Request mine = new Request(move);
     lock.lock();
     try {
       waiting.add(mine);
+      if (of != null) {
+        of.arrive();
+      }
       while (true) {
         while (!mine.done && committing) {
           changed.awaitUninterruptibly();
@@ -81,6 +160,7 @@ final class CursorCommitter {
           return result(mine);
         }
         committing = true; // this worker leads the next call
+        awaitCompany();
         List<Request> batch = takeBatch();
         lock.unlock();
         try {
@@ -93,6 +173,19 @@ final class CursorCommitter {
       }
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** The leader, under the lock: gives the moves still expected a moment to join this call. */
+  private void awaitCompany() {
+    long left = companyWaitNanos;
+    while (expected > 0 && left > 0) {
+      try {
+        left = arrived.awaitNanos(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // a stopping consumer: commit what is here
+        return;
+      }
     }
   }
 

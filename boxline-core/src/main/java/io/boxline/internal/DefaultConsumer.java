@@ -447,13 +447,17 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     if (!claim(p)) {
       return false;
     }
+    // Counted from here, not from when the worker gets going: partitions started together finish
+    // together, and the first to commit waits a moment for the others' moves (CursorCommitter).
+    CursorCommitter.Expected expected = ctx.cursorCommits.expect();
     try {
       workers.execute(
           () -> {
             WORKER.set(this);
             try {
-              CommittingThread.runAsWorker(() -> drain.run(p, false));
+              CommittingThread.runAsWorker(() -> drain.run(p, false, expected));
             } finally {
+              expected.close();
               WORKER.remove();
               if (!HandlerWatchdog.takeSlotGivenUp()) {
                 freeWorkers.release();
@@ -467,6 +471,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
             }
           });
     } catch (java.util.concurrent.RejectedExecutionException e) {
+      expected.close();
       p.draining.set(false); // shutting down
       freeWorkers.release();
       return false;
@@ -510,7 +515,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
    */
   private void drainClaimed(LeasedPartition p) {
     try {
-      drain.run(p, true);
+      drain.run(p, true, null);
     } catch (RuntimeException e) {
       ctx.workerError("could not deliver " + p.ref() + " on the committing thread", e);
     } finally {

@@ -63,9 +63,11 @@ final class PartitionDrain {
    * Delivers what {@code p} has after its cursor; the caller holds its draining flag, which is
    * given back here. On a worker: a few batches. On the thread that committed the events ({@code
    * committingThread}): one batch of new events, and nothing that waits (parked events, retry
-   * passes and back-offs after errors are left to the workers).
+   * passes and back-offs after errors are left to the workers). {@code started} (may be null) is
+   * the move the group commit expects since the partition was handed to this worker; the first
+   * delivery takes it over.
    */
-  void run(LeasedPartition p, boolean committingThread) {
+  void run(LeasedPartition p, boolean committingThread, CursorCommitter.Expected started) {
     long backoff = READ_BACKOFF_NANOS;
     int turns = 0;
     int maxBatches = committingThread ? 1 : BATCHES_PER_TURN;
@@ -138,7 +140,7 @@ final class PartitionDrain {
             committingThreadBatches.incrementAndGet();
           }
           if ((from > 0 && (ctx.stopping() || p.state != LeasedPartition.State.ACTIVE))
-              || !deliver(p, batch, handedOver)) {
+              || !deliver(p, batch, handedOver, started)) {
             return;
           }
         }
@@ -164,9 +166,14 @@ final class PartitionDrain {
     return Math.max(batchSize, Math.min(CATCH_UP_BATCHES * batchSize, CATCH_UP_MAX_EVENTS));
   }
 
-  private boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
-    return s.txHandler() != null
-        ? transactional.deliver(p, batch)
-        : plain.deliver(p, batch, handedOver);
+  private boolean deliver(
+      LeasedPartition p, List<Event> batch, boolean handedOver, CursorCommitter.Expected started) {
+    if (s.txHandler() != null) {
+      if (started != null) {
+        started.close(); // its own transaction commits the cursor, not the group commit
+      }
+      return transactional.deliver(p, batch);
+    }
+    return plain.deliver(p, batch, handedOver, started);
   }
 }

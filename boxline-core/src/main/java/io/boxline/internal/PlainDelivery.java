@@ -61,10 +61,18 @@ final class PlainDelivery {
     /** The log did not hold the handed-over events: nothing more of this batch may commit. */
     boolean stale;
 
-    Progress(LeasedPartition p, List<Event> batch, boolean handedOver) {
+    /** This delivery's move, expected by the group commit until it arrives. */
+    final CursorCommitter.Expected expected;
+
+    Progress(
+        LeasedPartition p,
+        List<Event> batch,
+        boolean handedOver,
+        CursorCommitter.Expected expected) {
       this.p = p;
       this.batch = batch;
       this.handedOver = handedOver;
+      this.expected = expected;
     }
 
     void record(Event e, Outcome o) {
@@ -78,6 +86,9 @@ final class PlainDelivery {
 
     /** Commits handled and parked events so far; false when fenced. */
     boolean commit() {
+      if (stale || done == committed || c.abandoned() || !parks.isEmpty()) {
+        expected.close(); // no move of this delivery joins the group commit now
+      }
       if (stale) {
         return false;
       }
@@ -103,7 +114,7 @@ final class PlainDelivery {
         // The common case: committed together with the other partitions' moves of this moment.
         outcome =
             c.cursorCommits.commit(
-                new CursorMove(p.key, p.position, position, p.epoch, sequences, ids));
+                new CursorMove(p.key, p.position, position, p.epoch, sequences, ids), expected);
       } else if (handedOver) {
         outcome =
             store.commitBatchIfLogHolds(
@@ -161,8 +172,19 @@ final class PlainDelivery {
    * cursor moves past all of them with the parked ones in the same transaction. Returns true when
    * the whole batch was committed.
    */
-  boolean deliver(LeasedPartition p, List<Event> batch, boolean handedOver) {
-    Progress progress = new Progress(p, batch, handedOver);
+  boolean deliver(
+      LeasedPartition p, List<Event> batch, boolean handedOver, CursorCommitter.Expected started) {
+    try (CursorCommitter.Expected expected = c.cursorCommits.expect()) {
+      if (started != null) {
+        started.close(); // taken over by this delivery's own, with no moment expecting neither
+      }
+      return deliver(new Progress(p, batch, handedOver, expected));
+    }
+  }
+
+  private boolean deliver(Progress progress) {
+    LeasedPartition p = progress.p;
+    List<Event> batch = progress.batch;
     if (s.batchHandler() != null && deliverAsBatch(progress)) {
       return progress.commit() && progress.done == batch.size();
     }

@@ -129,6 +129,63 @@ class CursorCommitterTest {
     assertThat(committer.moves()).isEqualTo(5);
   }
 
+  /** A committer whose leaders wait up to {@code companyWait} for expected moves. */
+  private static CursorCommitter waitingUpTo(Calls store, Duration companyWait) {
+    return new CursorCommitter(
+        store::commit, new AtomicLong(), new AtomicLong(), companyWait.toNanos());
+  }
+
+  @Test
+  void aLeaderWaitsForTheMovesOfPartitionsStartedWithItsAndCommitsThemInOneCall() throws Exception {
+    Calls store = new Calls();
+    store.release.countDown();
+    CursorCommitter committer = waitingUpTo(store, Duration.ofSeconds(30));
+    CursorCommitter.Expected zero = committer.expect();
+    CursorCommitter.Expected one = committer.expect();
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1), zero));
+    await("the first move waiting for company", () -> committer.waiting() == 1);
+    assertThat(store.calls).as("no call while a started partition's move is expected").isEmpty();
+
+    assertThat(committer.commit(move(1, 2), one)).isEqualTo(CommitOutcome.COMMITTED);
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.calls).containsExactly(List.of(move(0, 1), move(1, 2)));
+  }
+
+  @Test
+  void aStartedPartitionThatEndsWithoutAMoveReleasesTheLeaderAtOnce() throws Exception {
+    Calls store = new Calls();
+    store.release.countDown();
+    CursorCommitter committer = waitingUpTo(store, Duration.ofSeconds(30));
+    CursorCommitter.Expected zero = committer.expect();
+    CursorCommitter.Expected one = committer.expect();
+    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1), zero));
+    await("the first move waiting for company", () -> committer.waiting() == 1);
+
+    one.close(); // its worker found nothing to deliver
+    one.close(); // closing twice counts once
+
+    // Well inside the 30-s bound: the leader stopped waiting when nothing more was expected.
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.calls).containsExactly(List.of(move(0, 1)));
+    assertThat(committer.commit(move(2, 3), committer.expect()))
+        .as("nothing left expected: a lone move commits at once")
+        .isEqualTo(CommitOutcome.COMMITTED);
+  }
+
+  @Test
+  void aLeaderWaitsNoLongerThanTheBoundForAMoveThatDoesNotCome() throws Exception {
+    Calls store = new Calls();
+    store.release.countDown();
+    CursorCommitter committer = waitingUpTo(store, Duration.ofMillis(20));
+    CursorCommitter.Expected zero = committer.expect();
+    committer.expect(); // a slow handler: its move comes much later
+
+    assertThat(workers.submit(() -> committer.commit(move(0, 1), zero)).get(10, TimeUnit.SECONDS))
+        .isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.calls).containsExactly(List.of(move(0, 1)));
+  }
+
   @Test
   void twoMovesOfOnePartitionNeverShareACall() throws Exception {
     Calls store = new Calls();
