@@ -81,6 +81,7 @@ public final class Bench {
                 PARTITIONS,
                 SEQUENCING,
                 SPACING,
+                OUTBOX_VACUUM_EVERY,
                 QUIET,
                 QUIET_BUSY,
                 VERBOSE);
@@ -106,6 +107,11 @@ public final class Bench {
           -1,
           "the sequencer's batch spacing in ms (Boxline.Builder#sequencerBatchSpacing);"
               + " -1 keeps Boxline's default");
+  static final Opt<Integer> OUTBOX_VACUUM_EVERY =
+      Opt.integer(
+          "outbox-vacuum-every",
+          -1,
+          "W1: JdbcStore.Builder#outboxVacuumEvery (PostgreSQL; 0 never); -1 keeps Boxline's default");
   static final Opt<Integer> QUIET =
       Opt.integer(
           "quiet", 0, "before each measured trial wait up to this many s for a quiet machine");

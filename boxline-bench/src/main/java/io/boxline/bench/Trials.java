@@ -51,6 +51,15 @@ abstract class Trials {
     return boxline;
   }
 
+  /** The store of a trial: {@code builder} with the run's store options. */
+  io.boxline.spi.Store store(io.boxline.jdbc.JdbcStore.Builder builder) {
+    int every = o.get(Bench.OUTBOX_VACUUM_EVERY);
+    if (every >= 0) {
+      builder.outboxVacuumEvery(every);
+    }
+    return builder.build();
+  }
+
   /** A consumer of {@link #SUBSCRIPTION}, to be given the rest of its settings and started. */
   static ConsumerBuilder consumer(Boxline boxline, EventHandler handler, int concurrency) {
     return boxline.consumer(SUBSCRIPTION).handler(handler).concurrency(concurrency);

@@ -228,7 +228,7 @@ final class W1Throughput extends Trials {
     Probe probe = o.get(TRACE) && run > 0 ? new Probe(schema) : null;
     DataSource ds = probe == null ? counting : probe.wrap(pool);
     Boxline boxline =
-        start(Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()), topic);
+        start(Boxline.builder().store(store(JdbcStore.builder(ds).schema(schema))), topic);
     try {
       db.exec(db.kind.businessDdl(schema));
       Consumer consumer =
