@@ -135,8 +135,16 @@ class CursorCommitterTest {
         store::commit, new AtomicLong(), new AtomicLong(), companyWait.toNanos());
   }
 
-  @Test
-  void aLeaderWaitsForTheMovesOfPartitionsStartedWithItsAndCommitsThemInOneCall() throws Exception {
+  /**
+   * Partitions 0 and 1 handed to workers; 0's move is in, its leader waiting for 1's (30-s bound).
+   */
+  private record LeaderWaiting(
+      Calls store,
+      CursorCommitter committer,
+      CursorCommitter.Expected second,
+      Future<CommitOutcome> first) {}
+
+  private LeaderWaiting leaderWaitingForASecondMove() throws InterruptedException {
     Calls store = new Calls();
     store.release.countDown();
     CursorCommitter committer = waitingUpTo(store, Duration.ofSeconds(30));
@@ -144,31 +152,33 @@ class CursorCommitterTest {
     CursorCommitter.Expected one = committer.expect();
     Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1), zero));
     await("the first move waiting for company", () -> committer.waiting() == 1);
-    assertThat(store.calls).as("no call while a started partition's move is expected").isEmpty();
+    return new LeaderWaiting(store, committer, one, first);
+  }
 
-    assertThat(committer.commit(move(1, 2), one)).isEqualTo(CommitOutcome.COMMITTED);
+  @Test
+  void aLeaderWaitsForTheMovesOfPartitionsStartedWithItsAndCommitsThemInOneCall() throws Exception {
+    LeaderWaiting w = leaderWaitingForASecondMove();
+    assertThat(w.store().calls)
+        .as("no call while a started partition's move is expected")
+        .isEmpty();
 
-    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
-    assertThat(store.calls).containsExactly(List.of(move(0, 1), move(1, 2)));
+    assertThat(w.committer().commit(move(1, 2), w.second())).isEqualTo(CommitOutcome.COMMITTED);
+
+    assertThat(w.first().get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(w.store().calls).containsExactly(List.of(move(0, 1), move(1, 2)));
   }
 
   @Test
   void aStartedPartitionThatEndsWithoutAMoveReleasesTheLeaderAtOnce() throws Exception {
-    Calls store = new Calls();
-    store.release.countDown();
-    CursorCommitter committer = waitingUpTo(store, Duration.ofSeconds(30));
-    CursorCommitter.Expected zero = committer.expect();
-    CursorCommitter.Expected one = committer.expect();
-    Future<CommitOutcome> first = workers.submit(() -> committer.commit(move(0, 1), zero));
-    await("the first move waiting for company", () -> committer.waiting() == 1);
+    LeaderWaiting w = leaderWaitingForASecondMove();
 
-    one.close(); // its worker found nothing to deliver
-    one.close(); // closing twice counts once
+    w.second().close(); // its worker found nothing to deliver
+    w.second().close(); // closing twice counts once
 
     // Well inside the 30-s bound: the leader stopped waiting when nothing more was expected.
-    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
-    assertThat(store.calls).containsExactly(List.of(move(0, 1)));
-    assertThat(committer.commit(move(2, 3), committer.expect()))
+    assertThat(w.first().get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(w.store().calls).containsExactly(List.of(move(0, 1)));
+    assertThat(w.committer().commit(move(2, 3), w.committer().expect()))
         .as("nothing left expected: a lone move commits at once")
         .isEqualTo(CommitOutcome.COMMITTED);
   }
