@@ -227,33 +227,41 @@ abstract class TimeSegmentedLog implements LogSegments {
     }
   }
 
-  /** A step of one statement that returns one number (a count, an estimate). */
-  final long number(String name, JdbcSql.Binder binder) throws StepFailed {
+  /** Reads a query's whole result set (positioned before its first row). */
+  @FunctionalInterface
+  private interface ResultReader<T> {
+    T read(java.sql.ResultSet rs) throws SQLException;
+  }
+
+  /** A step of one query, its result read by {@code reader}. */
+  private <T> T query(String name, JdbcSql.Binder binder, ResultReader<T> reader)
+      throws StepFailed {
     return step(
         name,
         c -> {
           try (java.sql.PreparedStatement ps = c.prepareStatement(db.sql(name))) {
             binder.bind(ps);
             try (java.sql.ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
+              return reader.read(rs);
             }
           }
         });
   }
 
+  /** A step of one statement that returns one number (a count, an estimate). */
+  final long number(String name, JdbcSql.Binder binder) throws StepFailed {
+    return query(
+        name,
+        binder,
+        rs -> {
+          rs.next();
+          return rs.getLong(1);
+        });
+  }
+
   /** A step of one statement that returns whether (false when it returns no row). */
   final boolean whether(String name, JdbcSql.Binder binder) throws StepFailed {
-    return step(
-        name,
-        c -> {
-          try (java.sql.PreparedStatement ps = c.prepareStatement(db.sql(name))) {
-            binder.bind(ps);
-            try (java.sql.ResultSet rs = ps.executeQuery()) {
-              return rs.next() && rs.getBoolean(1);
-            }
-          }
-        });
+    return query(name, binder, rs -> rs.next() && rs.getBoolean(1));
   }
 
   /** A step of one statement whose result does not matter (a function that changes the tables). */
