@@ -88,8 +88,18 @@ final class Browser implements AutoCloseable {
     e.sendKeys(text);
   }
 
+  /** Clicks the element {@code css} names, found again if a redraw replaced it before the click. */
   void click(String css) {
-    find(css).click();
+    until(
+        "a clickable " + css,
+        d -> {
+          WebElement e = first(css);
+          if (e == null) {
+            return null;
+          }
+          e.click();
+          return true;
+        });
   }
 
   /** Waits (bounded) until {@code condition} gives a non-null, non-false value; returns it. */
@@ -115,8 +125,12 @@ final class Browser implements AutoCloseable {
   }
 
   String text(String css) {
-    WebElement e = first(css);
-    return e == null ? "" : e.getText();
+    return until(
+        "the text of " + css,
+        d -> {
+          WebElement e = first(css);
+          return e == null ? "" : e.getText();
+        });
   }
 
   Object script(String js, Object... args) {
