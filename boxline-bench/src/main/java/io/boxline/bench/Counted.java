@@ -1,23 +1,22 @@
 package io.boxline.bench;
 
-import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.CallableStatement;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
 /**
  * A lean JDBC counter over a pool (unlike {@link Probe}, nothing is timed): statements executed
- * (every {@code execute*} call, a batch counting once) and commits/rollbacks sent. The pool's own
- * validation pings happen under it and are not counted (the server's transaction count has them).
+ * (every {@code execute*} call, a batch counting once) and commits/rollbacks sent. Connections and
+ * statements are wrapped by plain delegating classes ({@link CountedConnection}), not by reflective
+ * proxies, so that the counting costs the measured JVM next to nothing. The pool's own validation
+ * pings happen under it and are not counted (the server's transaction count has them).
  */
 final class Counted {
-  private final LongAdder statements = new LongAdder();
-  private final LongAdder commits = new LongAdder();
+  final LongAdder statements = new LongAdder();
+  final LongAdder commits = new LongAdder();
 
   long statements() {
     return statements.sum();
@@ -33,37 +32,15 @@ final class Counted {
         (proxy, m, args) -> {
           Object r = call(pool, m, args);
           return r instanceof Connection c && m.getName().equals("getConnection")
-              ? connection(c)
+              ? new CountedConnection(c, this)
               : r;
         });
   }
 
-  private Connection connection(Connection target) {
-    InvocationHandler h =
-        (proxy, m, args) -> {
-          String name = m.getName();
-          switch (name) {
-            case "commit", "rollback" -> commits.increment();
-            default -> {}
-          }
-          Object r = call(target, m, args);
-          if (r instanceof CallableStatement cs) {
-            return statement(CallableStatement.class, cs);
-          }
-          if (r instanceof PreparedStatement ps) {
-            return statement(PreparedStatement.class, ps);
-          }
-          if (r instanceof Statement s && name.equals("createStatement")) {
-            return statement(Statement.class, s);
-          }
-          return r;
-        };
-    return Probe.proxy(Connection.class, h);
-  }
-
-  private <S extends Statement> S statement(Class<S> type, S target) {
+  /** A prepared call through a proxy: rare (nothing on the measured paths makes one). */
+  CallableStatement callable(CallableStatement target) {
     return Probe.proxy(
-        type,
+        CallableStatement.class,
         (proxy, m, args) -> {
           if (m.getName().startsWith("execute")) {
             statements.increment();

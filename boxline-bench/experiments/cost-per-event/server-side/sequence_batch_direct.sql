@@ -1,0 +1,18 @@
+-- The same 1,000 batches with the function's query run directly (no PL/pgSQL wrapper, no RETURN QUERY).
+DO $$
+DECLARE t0 timestamptz; total interval := '0'; n int := 0; taken bigint := 0; r record;
+BEGIN
+  LOOP
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
+    t0 := clock_timestamp();
+    FOR r IN WITH lease AS ( UPDATE ccb.sequencer_lease SET expires_at = now() + make_interval(secs => 60) WHERE name = 'sequencer' AND owner = 'me'::text RETURNING set_config('synchronous_commit', 'off', true) AS async ), taken AS ( DELETE FROM ccb.outbox o WHERE o.id = ANY (ARRAY(SELECT id FROM ccb.outbox WHERE EXISTS (SELECT 1 FROM lease) AND (false OR id < coalesce((SELECT min(id) FROM ccb.outbox WHERE partition IS NULL), 9223372036854775807)) ORDER BY id LIMIT 23)) RETURNING o.* ), placed AS (   SELECT t.id, t.event_id, t.topic_id, coalesce(t.partition, CASE WHEN t.event_key IS NULL THEN floor(random() * tp.partitions)::integer ELSE ccb.murmur2_partition(t.event_key, tp.partitions) END) AS partition, t.event_key, t.event_type, t.source, t.content_type, t.payload, t.headers, t.created_at, t.deliver_at FROM taken t LEFT JOIN ccb.topic tp ON t.partition IS NULL AND tp.id = t.topic_id ), numbered AS ( SELECT t.*, row_number() OVER (PARTITION BY t.topic_id, t.partition ORDER BY t.id) AS rn FROM placed t ), counts AS ( SELECT topic_id, partition, count(*) AS n FROM placed GROUP BY topic_id, partition ), advanced AS ( UPDATE ccb.partition p SET last_seq = p.last_seq + c.n FROM counts c WHERE p.topic_id = c.topic_id AND p.partition = c.partition RETURNING p.topic_id, p.partition, p.last_seq, c.n ), appended AS ( INSERT INTO ccb.log (topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers, created_at, deliver_at) SELECT m.topic_id, m.partition, a.last_seq - a.n + m.rn, m.event_id, m.event_key, m.event_type, m.source, m.content_type, m.payload, m.headers, m.created_at, m.deliver_at FROM numbered m JOIN advanced a ON a.topic_id = m.topic_id AND a.partition = m.partition RETURNING topic_id, partition, seq, event_id, event_key, event_type, source, content_type, payload, headers, created_at, deliver_at ), heads AS ( SELECT string_agg(topic_id || ':' || partition || ':' || last_seq, ',') AS list FROM advanced ) SELECT 0 AS kind, EXISTS (SELECT 1 FROM lease), (SELECT count(*) FROM taken), NOT false AND EXISTS (SELECT 1 FROM ccb.outbox WHERE partition IS NULL), h.list, (CASE WHEN h.list IS NULL THEN NULL ELSE pg_notify('ccb_log'::text, CASE WHEN length(h.list) > 7000 THEN '*' ELSE h.list END) END)::text, CASE WHEN (SELECT count(*) FROM appended) <> (SELECT count(*) FROM taken) THEN ccb.sequencer_abort('outbox holds events for a partition that does not exist' || ' (topic deleted or rows written by hand?)') END, NULL::bigint, NULL::integer, NULL::bigint, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::text, NULL::bytea, NULL::text, NULL::timestamptz, NULL::timestamptz FROM heads h UNION ALL SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, a.topic_id, a.partition, a.seq, a.event_id, a.event_key, a.event_type, a.source, a.content_type, a.payload, a.headers::text, a.created_at, a.deliver_at FROM appended a WHERE true LOOP
+      IF r.kind = 1 THEN taken := taken + 1; END IF;
+    END LOOP;
+    COMMIT;
+    total := total + (clock_timestamp() - t0);
+    n := n + 1;
+    EXIT WHEN n >= 1000;
+  END LOOP;
+  RAISE NOTICE 'batches % events % per batch % us, per event % us', n, taken,
+    round(extract(epoch from total) * 1e6 / n, 1), round(extract(epoch from total) * 1e6 / greatest(taken, 1), 1);
+END $$;
