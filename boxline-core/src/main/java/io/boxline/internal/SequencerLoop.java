@@ -48,10 +48,10 @@ final class SequencerLoop implements WakeupListener {
   private long currentSpacingNanos;
 
   /**
-   * Events beyond the first that earn the whole spacing: each adds a tenth of it (0.5 ms of the
-   * default 5 ms), so the spacing grows with the rate and reaches its cap only under heavy load.
+   * Events beyond the first that earn the whole spacing: each adds a twentieth of it (0.5 ms of the
+   * default 10 ms), so the spacing grows with the rate and reaches its cap only under heavy load.
    */
-  private static final int SPACING_STEPS = 10;
+  private static final int SPACING_STEPS = 20;
 
   /**
    * When the last batch that moved events but was not full ended; 0 when spacing does not apply.
@@ -226,8 +226,8 @@ final class SequencerLoop implements WakeupListener {
             }
             // Space the next batch only when commits already arrive faster than one per batch (a
             // lone event, a quiet system or 200/s, is never held back), and the longer the more
-            // events came together: a tenth of the spacing per event beyond the first, up to all
-            // of it from eleven events on. Larger batches cost less per event.
+            // events came together: a twentieth of the spacing per event beyond the first, up to
+            // all of it from 21 events on. Larger batches cost less per event.
             int extra = Math.min(batch.events() - 1, SPACING_STEPS);
             currentSpacingNanos = spacingNanos * extra / SPACING_STEPS;
             spacedSinceNanos = currentSpacingNanos == 0 ? 0 : System.nanoTime();
