@@ -135,24 +135,41 @@ public abstract class CommittingThreadBehaviour extends DatabaseSuite {
     Seen seen = new Seen();
     Consumer consumer = boxline.consumer("s").handleOnCommittingThread(true).handler(seen).start();
     int warm = warmUp(boxline, t, 1, consumer);
-    long batches = consumer.committingThreadBatches();
 
-    boxline.inTransaction(
-        tx -> {
-          for (int i = 0; i < 3; i++) {
-            boxline.publisher().publish(tx, raw(t, "k", "e-" + i));
-          }
-          return null;
-        });
+    // A worker woken by an earlier announcement may hold the partition a moment longer (it finds
+    // nothing and lets go); a transaction that meets it leaves its events to that worker, which is
+    // right. Such a transaction is handled by the worker and the next one tried (bounded).
+    List<String> inline = null;
+    long batches = 0;
+    int handled = warm;
+    for (int attempt = 0; attempt < 10 && inline == null; attempt++) {
+      batches = consumer.committingThreadBatches();
+      String prefix = "a" + attempt + "-e-";
+      boxline.inTransaction(
+          tx -> {
+            for (int i = 0; i < 3; i++) {
+              boxline.publisher().publish(tx, raw(t, "k", prefix + i));
+            }
+            return null;
+          });
+      if (consumer.committingThreadBatches() > batches) {
+        inline = List.of(prefix + 0, prefix + 1, prefix + 2);
+      } else {
+        handled += 3;
+        awaitHandled(handled, consumer);
+      }
+    }
+    assertThat(inline).as("a transaction handled on its committing thread in 10 tries").isNotNull();
 
     // No wait: the three were handled before inTransaction returned, on this thread.
-    assertThat(afterWarmUp(seen)).containsExactly("e-0", "e-1", "e-2");
-    for (Event e : seen.events.all.subList(warm, warm + 3)) {
+    List<Event> last = seen.events.all.subList(handled, seen.events.size());
+    assertThat(last.stream().map(SuiteSupport::body).toList()).isEqualTo(inline);
+    for (Event e : last) {
       assertThat(seen.thread(e)).as("thread of " + body(e)).isSameAs(Thread.currentThread());
     }
     assertThat(consumer.committingThreadBatches()).isEqualTo(batches + 1);
     SuiteSupport.awaitCaughtUp(boxline, "s");
-    assertThat(consumer.handledCount()).isEqualTo(warm + 3);
+    assertThat(consumer.handledCount()).isEqualTo(handled + 3);
   }
 
   /**
