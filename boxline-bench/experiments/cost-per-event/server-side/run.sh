@@ -26,11 +26,26 @@ INSERT INTO ccb.outbox (event_id, topic_id, partition, event_key, event_type, co
 VACUUM ANALYZE ccb.outbox;
 SQL
 }
+# The body of sequence_batch as the migration defines it, with its parameters as this loop's values.
+direct=$(python3 - <<'PY'
+src = open("../../../../boxline-jdbc/src/main/resources/io/boxline/jdbc/postgresql/V11__publish_checks.sql").read()
+body = src[src.index("CREATE FUNCTION ${schema}.${p}sequence_batch"):]
+body = body[body.index("RETURN QUERY") + len("RETURN QUERY"):body.index("END\n$$;")].strip().rstrip(";")
+for k, v in {"${schema}": "ccb", "${p}": "", "p_lease_secs": "60", "p_owner": "'me'::text",
+             "p_max_events": "23", "p_channel": "'ccb_log'::text", "p_max_notify": "7000",
+             "p_return_events": "true", "p_place_unassigned": "false"}.items():
+    body = body.replace(k, v)
+print(" ".join(line.split("--")[0].strip() for line in body.splitlines()))
+PY
+)
+batches() { # batches NAME QUERY
+  outbox 23000
+  QUERY="$2" python3 -c 'import os, sys; sys.stdout.write(open("sequence_batch_loop.sql").read().replace("BATCH_QUERY", os.environ["QUERY"]))' \
+    | $PSQL -d ccbench 2>&1 | grep NOTICE | sed "s/.*NOTICE:/$1/"
+}
 for round in 1 2 3; do
   cursors commit_cursors
   cursors commit_cursor_set
-  for f in sequence_batch_function sequence_batch_direct; do
-    outbox 23000
-    $PSQL -d ccbench -f $f.sql 2>&1 | grep NOTICE | sed "s/.*NOTICE:/$f/"
-  done
+  batches sequence_batch_function "SELECT * FROM ccb.sequence_batch(60, 'me', 23, 'ccb_log', 7000, true, false)"
+  batches sequence_batch_direct "$direct"
 done

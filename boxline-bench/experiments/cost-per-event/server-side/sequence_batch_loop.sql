@@ -1,11 +1,13 @@
--- 1,000 sequencer batches of 23 events through the sequence_batch function (as Boxline calls it).
+-- 1,000 sequencer batches of 23 events; run.sh puts the batch statement in place of BATCH_QUERY: the
+-- sequence_batch function as Boxline calls it, or the function's own query run directly (no PL/pgSQL wrapper,
+-- no RETURN QUERY), taken from the migration that defines it.
 DO $$
 DECLARE t0 timestamptz; total interval := '0'; n int := 0; taken bigint := 0; r record;
 BEGIN
   LOOP
     PERFORM set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
     t0 := clock_timestamp();
-    FOR r IN SELECT * FROM ccb.sequence_batch(60, 'me', 23, 'ccb_log', 7000, true, false) LOOP
+    FOR r IN BATCH_QUERY LOOP
       IF r.kind = 1 THEN taken := taken + 1; END IF;
     END LOOP;
     COMMIT;
