@@ -20,7 +20,7 @@ public record DeadLetterQuery(
     int limit) {
 
   public DeadLetterQuery {
-    Names.requireName("subscription name", subscription);
+    Names.requireSubscriptionName(subscription);
     Names.requireStorable("event type", type, Names.MAX_LABEL_LENGTH);
     Names.requireStorable("event key", key, Names.MAX_KEY_LENGTH);
     Names.requireStorable("error text", errorContains, Names.MAX_KEY_LENGTH);

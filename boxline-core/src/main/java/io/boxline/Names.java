@@ -49,6 +49,37 @@ public final class Names {
 
   private Names() {}
 
+  /**
+   * Validates a subscription name and returns it: a plain name ({@code audit}), or one that belongs
+   * to a namespace ({@code acme/billing/audit}: a namespace path, a slash, a name), at most {@value
+   * #MAX_NAME_LENGTH} characters in all. The server requires the second form from tokens limited to
+   * some namespaces, so two tenants can use the same short name.
+   */
+  public static String requireSubscriptionName(String name) {
+    if (name == null || name.indexOf('/') < 0) {
+      return requireName("subscription name", name);
+    }
+    if (name.length() > MAX_NAME_LENGTH) {
+      throw new ValidationException(
+          "subscription name '"
+              + abbreviate(name)
+              + "' is "
+              + name.length()
+              + " characters long; the limit is "
+              + MAX_NAME_LENGTH);
+    }
+    int slash = name.lastIndexOf('/');
+    NamespacePath.of(name.substring(0, slash));
+    requireName("subscription name", name.substring(slash + 1));
+    return name;
+  }
+
+  /** The namespace a subscription name belongs to, or null for a plain name. */
+  public static NamespacePath subscriptionNamespace(String name) {
+    int slash = name.lastIndexOf('/');
+    return slash < 0 ? null : NamespacePath.of(name.substring(0, slash));
+  }
+
   /** Validates one name (namespace segment, topic, subscription) and returns it. */
   public static String requireName(String what, String name) {
     if (name == null || name.isEmpty()) {

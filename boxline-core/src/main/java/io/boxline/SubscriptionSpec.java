@@ -17,7 +17,7 @@ public final class SubscriptionSpec {
   }
 
   public static SubscriptionSpec of(String name, TopicName... topics) {
-    Names.requireName("subscription name", name);
+    Names.requireSubscriptionName(name);
     if (topics.length == 0) {
       throw new ValidationException("subscription '" + name + "' needs at least one topic");
     }

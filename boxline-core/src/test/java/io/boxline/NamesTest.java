@@ -24,6 +24,27 @@ class NamesTest {
   }
 
   @Test
+  void subscriptionNamesArePlainOrBelongToANamespace() {
+    assertThat(Names.requireSubscriptionName("audit")).isEqualTo("audit");
+    assertThat(Names.subscriptionNamespace("audit")).isNull();
+    assertThat(Names.requireSubscriptionName("acme/billing/audit")).isEqualTo("acme/billing/audit");
+    assertThat(Names.subscriptionNamespace("acme/billing/audit"))
+        .isEqualTo(NamespacePath.of("acme/billing"));
+    assertThat(SubscriptionSpec.of("ta/audit", TopicName.parse("ta/orders")).name())
+        .isEqualTo("ta/audit");
+    assertThatThrownBy(() -> Names.requireSubscriptionName("acme//audit"))
+        .isInstanceOf(ValidationException.class);
+    assertThatThrownBy(() -> Names.requireSubscriptionName("acme/"))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("must not be empty");
+    assertThatThrownBy(() -> Names.requireSubscriptionName("/audit"))
+        .isInstanceOf(ValidationException.class);
+    assertThatThrownBy(() -> Names.requireSubscriptionName("a/" + "x".repeat(127)))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("limit is 128");
+  }
+
+  @Test
   void topicNamesParseAndAreLimited() {
     TopicName t = TopicName.parse("acme/billing/orders");
     assertThat(t.namespace()).isEqualTo(NamespacePath.of("acme/billing"));

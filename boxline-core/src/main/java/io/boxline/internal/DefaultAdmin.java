@@ -55,7 +55,7 @@ final class DefaultAdmin implements Admin {
   }
 
   private Optional<SubscriptionInfo> findSubscription(String name) {
-    return store.findSubscription(Names.requireName("subscription name", name));
+    return store.findSubscription(Names.requireSubscriptionName(name));
   }
 
   @Override

@@ -218,7 +218,7 @@ public final class DefaultBoxline implements Boxline {
 
   /** Looks a subscription up by name; a name that could not exist is refused with its rule. */
   private Optional<SubscriptionInfo> findSubscription(String name) {
-    return store.findSubscription(Names.requireName("subscription name", name));
+    return store.findSubscription(Names.requireSubscriptionName(name));
   }
 
   @Override

@@ -50,7 +50,8 @@ import java.util.regex.Pattern;
  * retry.
  */
 final class RemoteMembers implements RemoteConsumers {
-  private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
+  // 200: the server puts its token's name (up to 60) and a colon before a client's id (up to 100).
+  private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,200}");
   private static final Pattern ACK =
       Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(r?)(\\d+)\\.(\\d+)");
 
@@ -72,7 +73,7 @@ final class RemoteMembers implements RemoteConsumers {
 
   private SubscriptionInfo subscription(String name) {
     return store
-        .findSubscription(io.boxline.Names.requireName("subscription name", name))
+        .findSubscription(io.boxline.Names.requireSubscriptionName(name))
         .orElseThrow(() -> new NotFoundException("subscription '" + name + "' does not exist"));
   }
 
@@ -81,7 +82,7 @@ final class RemoteMembers implements RemoteConsumers {
       throw new ValidationException(
           "member id '"
               + member
-              + "' must be 1 to 100 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
+              + "' must be 1 to 200 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
     }
     return member;
   }

@@ -66,6 +66,11 @@ public record ServerConfig(
    * @param console serve the web console under {@code /console/} (default true)
    * @param keystore PKCS#12 keystore for TLS, or empty for plain HTTP
    * @param keystorePassword the keystore's password
+   * @param idleTimeout a connection that sends nothing for this long is closed (default 60 s; an
+   *     unfinished request holds no thread meanwhile)
+   * @param bodyTimeout a request body must arrive in full within this (default 30 s), else 408
+   * @param maxConnections open connections at most (default 2048); past it new ones wait in the
+   *     accept queue
    */
   public record Http(
       String host,
@@ -77,7 +82,10 @@ public record ServerConfig(
       boolean protectMetrics,
       boolean console,
       Optional<Path> keystore,
-      String keystorePassword) {}
+      String keystorePassword,
+      Duration idleTimeout,
+      Duration bodyTimeout,
+      int maxConnections) {}
 
   /**
    * @param url JDBC URL of PostgreSQL, MariaDB/MySQL or H2; empty starts an embedded PostgreSQL

@@ -649,7 +649,9 @@ class ServerApiTest {
     assertThat(second.get("events")).hasSize(2);
     Api.Reply late =
         api.as(A_CONSUMER)
-            .post(members + "m1/settle", "{\"settle\":[{\"ackId\":\"" + ackId + "\"}]}");
+            .post(
+                members + "m1/settle",
+                "{\"settle\":[{\"ackId\":\"" + ackId + "\",\"outcome\":\"done\"}]}");
     assertThat(late.status()).as(late.toString()).isEqualTo(409);
     assertThat(late.json().get("message").asText()).contains("fetch again");
     Api.Reply hole =
@@ -658,7 +660,7 @@ class ServerApiTest {
                 members + "m2/settle",
                 "{\"settle\":[{\"ackId\":\""
                     + second.get("events").get(1).get("ackId").asText()
-                    + "\"}]}");
+                    + "\",\"outcome\":\"done\"}]}");
     assertThat(hole.status()).isEqualTo(400);
     assertThat(hole.json().get("message").asText()).contains("not settled");
     StringBuilder both = new StringBuilder("{\"settle\":[");
@@ -669,7 +671,7 @@ class ServerApiTest {
                 both.append(both.length() > 12 ? "," : "")
                     .append("{\"ackId\":\"")
                     .append(e.get("ackId").asText())
-                    .append("\"}"));
+                    .append("\",\"outcome\":\"done\"}"));
     assertThat(
             api.as(A_CONSUMER)
                 .post(members + "m2/settle", both.append("]}").toString())

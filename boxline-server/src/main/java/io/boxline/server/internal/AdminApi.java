@@ -9,6 +9,7 @@ import io.boxline.Event;
 import io.boxline.EventPosition;
 import io.boxline.EventQuery;
 import io.boxline.FailureCounts;
+import io.boxline.Names;
 import io.boxline.NamespacePath;
 import io.boxline.PartitionLag;
 import io.boxline.RetryingEvent;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /** The admin endpoints: everything {@link Admin} and {@link io.boxline.DeadLetters} offer. */
@@ -100,6 +102,7 @@ final class AdminApi {
 
   private void createNamespace(Call c) {
     JsonNode body = c.body();
+    Problems.onlyFields(body, "", Set.of("name"));
     NamespacePath ns = Call.valid(() -> NamespacePath.of(text(body, "name", true)));
     c.caller.require(Action.MANAGE, ns);
     admin.createNamespace(ns);
@@ -125,6 +128,7 @@ final class AdminApi {
 
   private void createTopic(Call c) {
     JsonNode body = c.body();
+    Problems.onlyFields(body, "", Set.of("name", "partitions", "sequencing"));
     TopicName name = Call.valid(() -> TopicName.parse(text(body, "name", true)));
     c.caller.require(Action.MANAGE, name);
     int partitions = integer(body, "partitions", 16);
@@ -216,7 +220,7 @@ final class AdminApi {
    * {@code payload=base64}: the stored bytes, also of a JSON payload; {@code payload=json}
    * (default) parses JSON.
    */
-  private static boolean rawPayload(Call c) {
+  static boolean rawPayload(Call c) {
     String p = c.query("payload").orElse("json");
     if (!p.equals("json") && !p.equals("base64")) {
       throw ApiException.badRequest("payload must be json or base64, got '" + p + "'");
@@ -253,7 +257,7 @@ final class AdminApi {
     c.caller.require(Action.READ);
     List<Object> out = new ArrayList<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
-      if (c.caller.coversAll(s.topics())) {
+      if (c.caller.covers(s)) {
         out.add(Views.subscription(s));
       }
     }
@@ -262,6 +266,7 @@ final class AdminApi {
 
   private void createSubscription(Call c) {
     JsonNode body = c.body();
+    Problems.onlyFields(body, "", Set.of("name", "topics", "start"));
     String name = text(body, "name", true);
     JsonNode topicsNode = body.get("topics");
     if (topicsNode == null || !topicsNode.isArray() || topicsNode.isEmpty()) {
@@ -275,7 +280,19 @@ final class AdminApi {
       }
       topics.add(Call.valid(() -> TopicName.parse(t.asText())));
     }
+    Call.valid(() -> Names.requireSubscriptionName(name));
     c.caller.requireAll(Action.MANAGE, topics, "every topic of the subscription");
+    if (!c.caller.coversSubscriptionName(name)) {
+      throw c.caller.outOfScope("subscription '" + name + "'");
+    }
+    if (!c.caller.allAccess() && Names.subscriptionNamespace(name) == null) {
+      throw ApiException.badRequest(
+          "a token limited to namespaces names its subscriptions <namespace>/<name>, e.g. '"
+              + c.caller.examplePrefix()
+              + "/"
+              + Problems.quote(name)
+              + "', so that other tenants can use the same name");
+    }
     StartPosition start =
         start(Optional.ofNullable(text(body, "start", false)).orElse("earliest"), "start");
     SubscriptionSpec spec =
@@ -297,24 +314,24 @@ final class AdminApi {
    */
   static SubscriptionInfo subscription(Admin admin, Call c, Action action) {
     c.caller.require(action);
-    String name = c.param("subscription");
-    Optional<SubscriptionInfo> found = Call.valid(() -> admin.subscription(name));
-    if (found.isEmpty()) {
-      throw missingSubscription(c.caller, name);
-    }
-    c.caller.requireAll(action, found.get().topics(), "subscription '" + name + "'");
-    return found.get();
+    return visibleSubscription(admin, c.caller, c.param("subscription"));
   }
 
   /**
-   * 404 for a token of every namespace; for a token of some, the same 403 as for a subscription of
-   * another tenant, so that names outside its namespaces cannot be probed.
+   * The named subscription when the caller may see it; else the same answer whether it exists or
+   * not (403 for a token of some namespaces, 404 for one of all). A name in a namespace the caller
+   * does not cover is refused before anything is read.
    */
-  private static ApiException missingSubscription(Caller caller, String name) {
-    if (caller.allAccess()) {
-      return ApiException.notFound("subscription '" + name + "' does not exist");
+  static SubscriptionInfo visibleSubscription(Admin admin, Caller caller, String name) {
+    Call.valid(() -> Names.requireSubscriptionName(name));
+    if (!caller.coversSubscriptionName(name)) {
+      throw caller.hiddenSubscription(name);
     }
-    return caller.outOfScope("subscription '" + name + "' (or it does not exist)");
+    Optional<SubscriptionInfo> found = admin.subscription(name);
+    if (found.isEmpty() || !caller.covers(found.get())) {
+      throw caller.hiddenSubscription(name);
+    }
+    return found.get();
   }
 
   private void subscription(Call c) {
@@ -328,11 +345,8 @@ final class AdminApi {
   private void deleteSubscription(Call c) {
     c.caller.require(Action.MANAGE);
     String name = c.param("subscription");
-    Optional<SubscriptionInfo> s = Call.valid(() -> admin.subscription(name));
-    if (s.isPresent()) {
-      c.caller.requireAll(Action.MANAGE, s.get().topics(), "subscription '" + name + "'");
-    } else if (!c.caller.allAccess()) {
-      throw missingSubscription(c.caller, name);
+    if (!c.caller.allAccess()) {
+      visibleSubscription(admin, c.caller, name);
     }
     c.json(
         200,
@@ -388,6 +402,7 @@ final class AdminApi {
   private void rewind(Call c) {
     SubscriptionInfo s = subscription(c, Action.MANAGE);
     JsonNode body = c.body();
+    Problems.onlyFields(body, "", Set.of("to"));
     StartPosition to = start(text(body, "to", true), "to");
     Instant now = clock.instant();
     List<Object> out = new ArrayList<>();
@@ -510,10 +525,13 @@ final class AdminApi {
       String subscription, Map<String, String> f, int limit) {
     for (String k : f.keySet()) {
       if (!DEAD_LETTER_FILTERS.contains(k)) {
+        String near = ConfigReader.nearest(k, DEAD_LETTER_FILTERS);
         throw ApiException.badRequest(
             "unknown filter '"
-                + k
-                + "'; filters are "
+                + Problems.quote(k)
+                + "'"
+                + (near == null ? "" : "; did you mean '" + near + "'?")
+                + " Filters are "
                 + new java.util.TreeSet<>(DEAD_LETTER_FILTERS));
       }
     }
@@ -541,7 +559,7 @@ final class AdminApi {
     c.caller.require(Action.READ);
     Map<String, SubscriptionInfo> visible = new java.util.HashMap<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
-      if (c.caller.coversAll(s.topics())) {
+      if (c.caller.covers(s)) {
         visible.put(s.name(), s);
       }
     }

@@ -1,6 +1,8 @@
 package io.boxline.server.internal;
 
+import io.boxline.Names;
 import io.boxline.NamespacePath;
+import io.boxline.SubscriptionInfo;
 import io.boxline.TopicName;
 import io.boxline.server.ServerConfig;
 import io.boxline.server.ServerConfig.Role;
@@ -36,11 +38,18 @@ final class Auth {
     final String name;
     final Role role;
     private final List<String> prefixes;
+    private final byte[] ackKey;
+    private final String memberTag;
 
-    Caller(String name, Role role, List<String> prefixes) {
+    Caller(String name, Role role, List<String> prefixes, byte[] ackKey) {
       this.name = name;
       this.role = role;
       this.prefixes = prefixes;
+      this.ackKey = ackKey;
+      this.memberTag =
+          MEMBER_TAG.matcher(name).matches()
+              ? name
+              : "t" + java.util.HexFormat.of().formatHex(sha256(name)).substring(0, 12);
     }
 
     boolean allAccess() {
@@ -71,6 +80,60 @@ final class Auth {
         }
       }
       return true;
+    }
+
+    /**
+     * Whether this token may use a subscription: its namespace (when its name has one) and every
+     * one of its topics are covered.
+     */
+    boolean covers(SubscriptionInfo s) {
+      return coversSubscriptionName(s.name()) && coversAll(s.topics());
+    }
+
+    /** Whether the namespace a subscription name belongs to is covered (plain names: yes). */
+    boolean coversSubscriptionName(String name) {
+      NamespacePath ns = Names.subscriptionNamespace(name);
+      return ns == null || covers(ns);
+    }
+
+    /**
+     * The answer for a subscription this token may not see, the same whether it exists or not, so
+     * that names outside the token's namespaces cannot be probed.
+     */
+    ApiException hiddenSubscription(String name) {
+      if (allAccess()) {
+        return ApiException.notFound("subscription '" + Problems.quote(name) + "' does not exist");
+      }
+      return ApiException.forbidden(
+          "token '"
+              + name()
+              + "' may only touch namespaces "
+              + prefixes
+              + "; subscription '"
+              + Problems.quote(name)
+              + "' is outside them or does not exist");
+    }
+
+    String name() {
+      return name;
+    }
+
+    /** A namespace this token covers, for examples in messages. */
+    String examplePrefix() {
+      return prefixes.stream().filter(p -> !p.equals("*")).findFirst().orElse("acme");
+    }
+
+    /** The key that seals this token's ack ids (see {@link AckIds}). */
+    byte[] ackKey() {
+      return ackKey;
+    }
+
+    /**
+     * The id the group knows this token's member {@code member} by: the token's name in front, so
+     * that the same member id from two tokens names two members.
+     */
+    String memberId(String member) {
+      return memberTag + ":" + member;
     }
 
     boolean may(Action action) {
@@ -140,7 +203,12 @@ final class Auth {
 
     ApiException outOfScope(String what) {
       return ApiException.forbidden(
-          "token '" + name + "' may only touch namespaces " + prefixes + ", not " + what);
+          "token '"
+              + name
+              + "' may only touch namespaces "
+              + prefixes
+              + ", not "
+              + Problems.quote(what));
     }
 
     private static String describe(Action action) {
@@ -169,20 +237,40 @@ final class Auth {
     }
   }
 
+  private static final java.util.regex.Pattern MEMBER_TAG =
+      java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,60}");
+
   private final List<Known> tokens = new ArrayList<>();
   private final boolean disabled;
+  private final Caller anonymous;
 
   Auth(ServerConfig config) {
     this.disabled = config.authDisabled() && config.tokens().isEmpty();
     for (ServerConfig.Token t : config.tokens()) {
-      tokens.add(new Known(sha256(t.secret()), new Caller(t.name(), t.role(), t.namespaces())));
+      tokens.add(
+          new Known(
+              sha256(t.secret()),
+              new Caller(
+                  t.name(), t.role(), t.namespaces(), sha256("boxline ack id\0" + t.secret()))));
     }
+    // Without tokens every caller is an admin; ack ids are still sealed (against accidents, not
+    // attackers), with a key every instance on the same database derives alike.
+    this.anonymous =
+        new Caller(
+            "anonymous",
+            Role.ADMIN,
+            List.of("*"),
+            sha256(
+                "boxline ack id\0"
+                    + config.database().url().orElse("")
+                    + "\0"
+                    + config.database().schema()));
   }
 
   /** The caller of a request with this Authorization header; 401 when there is none that fits. */
   Caller authenticate(String authorization) {
     if (disabled) {
-      return new Caller("anonymous", Role.ADMIN, List.of("*"));
+      return anonymous;
     }
     if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
       throw new ApiException(

@@ -1,43 +1,91 @@
 package io.boxline.server.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.boxline.NamespacePath;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URLDecoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
 
-/** One HTTP request being answered: path parameters, query, body, caller, and the answer. */
+/**
+ * One HTTP request being answered: path parameters, query, body (read in full before the handler
+ * runs), caller, and the answer. Exactly one of {@link #send}, {@link #stream} or {@link
+ * #notModified} answers it; the router completes the exchange afterwards.
+ */
 final class Call {
-  static final ObjectMapper JSON = new ObjectMapper();
+  /** Writes answers; reads request bodies that carry no event payload. */
+  static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .build();
 
-  final HttpExchange exchange;
+  /**
+   * Reads publish bodies: duplicate keys inside a payload are the sender's business (the payload is
+   * stored as sent); the envelope's own keys are checked by {@link Payloads}.
+   */
+  static final ObjectMapper PUBLISH_JSON =
+      JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+
+  static {
+    // Request bodies deeper than this are refused (400), not parsed recursively.
+    JSON.getFactory()
+        .setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(200).build());
+  }
+
+  final Request request;
+  final Response response;
+  private final Callback callback;
   final Map<String, String> params;
   final Map<String, String> query;
   final Auth.Caller caller;
-  private final int maxBodyBytes;
-  boolean answered;
+  final byte[] bodyBytes;
+  private boolean answered;
+  private OutputStream stream;
 
-  Call(HttpExchange exchange, Map<String, String> params, Auth.Caller caller, int maxBodyBytes) {
-    this.exchange = exchange;
+  Call(
+      Request request,
+      Response response,
+      Callback callback,
+      Map<String, String> params,
+      Auth.Caller caller,
+      byte[] body) {
+    this.request = request;
+    this.response = response;
+    this.callback = callback;
     this.params = params;
-    this.query = parseQuery(exchange.getRequestURI().getRawQuery());
+    this.query = parseQuery(request.getHttpURI().getQuery());
     this.caller = caller;
-    this.maxBodyBytes = maxBodyBytes;
+    this.bodyBytes = body == null ? new byte[0] : body;
   }
 
   String param(String name) {
     return params.get(name);
+  }
+
+  /** A request header, or null. */
+  String header(String name) {
+    return request.getHeaders().get(name);
+  }
+
+  void setHeader(String name, String value) {
+    response.getHeaders().put(name, value);
   }
 
   /** The {@code {topic}} path parameter: a full name such as {@code acme%2Fbilling%2Forders}. */
@@ -64,7 +112,11 @@ final class Call {
       n = Long.parseLong(v.get());
     } catch (NumberFormatException e) {
       throw ApiException.badRequest(
-          "query parameter " + name + " must be a whole number, got '" + v.get() + "'");
+          "query parameter "
+              + name
+              + " must be a whole number, got '"
+              + Problems.quote(v.get())
+              + "'");
     }
     if (n < min || n > max) {
       throw ApiException.badRequest(
@@ -89,7 +141,7 @@ final class Call {
           "query parameter "
               + name
               + " must be a whole number of 0 or more, got '"
-              + v.get()
+              + Problems.quote(v.get())
               + "'");
     }
   }
@@ -103,91 +155,41 @@ final class Call {
       return Boolean.parseBoolean(v.get());
     }
     throw ApiException.badRequest(
-        "query parameter " + name + " must be true or false, got '" + v.get() + "'");
+        "query parameter "
+            + name
+            + " must be true or false, got '"
+            + Problems.quote(v.get())
+            + "'");
   }
 
-  /** The request body as JSON; 413 past the size limit, 400 when it is not JSON. */
+  /** The request body as a JSON object; 400 when it is missing, not JSON or not an object. */
   JsonNode body() {
-    byte[] bytes = bodyBytes();
-    if (bytes.length == 0) {
+    if (bodyBytes.length == 0) {
       throw ApiException.badRequest("this request needs a JSON body");
     }
+    return parse(JSON, bodyBytes);
+  }
+
+  /** The body as a JSON object, or an empty object when there is none. */
+  JsonNode bodyOrEmpty() {
+    return bodyBytes.length == 0 ? JSON.createObjectNode() : parse(JSON, bodyBytes);
+  }
+
+  static JsonNode parse(ObjectMapper mapper, byte[] bytes) {
     try {
-      JsonNode node = JSON.readTree(bytes);
-      if (node == null) {
+      JsonNode node = mapper.readTree(bytes);
+      if (node == null || node.isMissingNode()) {
         throw ApiException.badRequest("this request needs a JSON body");
+      }
+      if (!node.isObject()) {
+        throw ApiException.badRequest("the body must be a JSON object");
       }
       return node;
     } catch (JsonProcessingException e) {
-      throw ApiException.badRequest("the body is not valid JSON: " + e.getOriginalMessage());
+      throw ApiException.badRequest("the body is not valid JSON: " + Problems.jsonError(e));
     } catch (IOException e) {
-      throw ApiException.badRequest("the body could not be read: " + e.getMessage());
+      throw ApiException.badRequest("the body could not be read");
     }
-  }
-
-  JsonNode bodyOrEmpty() {
-    byte[] bytes = bodyBytes();
-    if (bytes.length == 0) {
-      return JSON.createObjectNode();
-    }
-    try {
-      JsonNode node = JSON.readTree(bytes);
-      return node == null ? JSON.createObjectNode() : node;
-    } catch (IOException e) {
-      throw ApiException.badRequest("the body is not valid JSON: " + e.getMessage());
-    }
-  }
-
-  private byte[] bodyBytes() {
-    String length = exchange.getRequestHeaders().getFirst("Content-Length");
-    if (length != null) {
-      try {
-        if (Long.parseLong(length.trim()) > maxBodyBytes) {
-          throw tooLarge();
-        }
-      } catch (NumberFormatException e) {
-        throw ApiException.badRequest("Content-Length is not a number");
-      }
-    }
-    try (InputStream in = exchange.getRequestBody()) {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      byte[] buf = new byte[8192];
-      int n;
-      while ((n = in.read(buf)) > 0) {
-        out.write(buf, 0, n);
-        if (out.size() > maxBodyBytes) {
-          throw tooLarge();
-        }
-      }
-      return out.toByteArray();
-    } catch (IOException e) {
-      throw ApiException.badRequest("the body could not be read: " + e.getMessage());
-    }
-  }
-
-  /**
-   * Reads and drops what is left of the body (up to 64 MiB) so the client, still sending, reads the
-   * 413 instead of a reset connection; the connection is closed after the answer.
-   */
-  private ApiException tooLarge() {
-    exchange.getResponseHeaders().set("Connection", "close");
-    try {
-      InputStream in = exchange.getRequestBody();
-      byte[] buf = new byte[65536];
-      long dropped = 0;
-      int n;
-      while (dropped < 64L * 1024 * 1024 && (n = in.read(buf)) > 0) {
-        dropped += n;
-      }
-    } catch (IOException e) {
-      // The client stopped sending; answer anyway.
-    }
-    return new ApiException(
-        413,
-        "too_large",
-        "the request body is larger than "
-            + maxBodyBytes
-            + " bytes (http.maxBodyBytes); send fewer events per request");
   }
 
   void json(int status, Object value) {
@@ -195,28 +197,60 @@ final class Call {
     try {
       bytes = JSON.writeValueAsBytes(value);
     } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
+      throw new IllegalStateException("an answer could not be written as JSON", e);
     }
     send(status, "application/json", bytes);
   }
 
+  boolean answered() {
+    return answered;
+  }
+
   void send(int status, String contentType, byte[] bytes) {
     answered = true;
-    exchange.getResponseHeaders().set("Content-Type", contentType);
-    if (!exchange.getResponseHeaders().containsKey("Cache-Control")) {
-      exchange.getResponseHeaders().set("Cache-Control", "no-store");
+    response.setStatus(status);
+    if (status != 204 && status != 304) {
+      response.getHeaders().put("Content-Type", contentType);
+    }
+    if (!response.getHeaders().contains("Cache-Control")) {
+      response.getHeaders().put("Cache-Control", "no-store");
+    }
+    if (status == 204 || status == 304) {
+      response.write(true, null, callback);
+    } else {
+      response.getHeaders().put("Content-Length", Long.toString(bytes.length));
+      response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+  }
+
+  /** 304: the client's copy is current. */
+  void notModified() {
+    send(304, null, null);
+  }
+
+  /**
+   * Starts a streamed 200 answer (server-sent events); writes block until sent. The router closes
+   * the stream and completes the exchange when the handler returns.
+   */
+  OutputStream stream(String contentType) {
+    answered = true;
+    response.setStatus(200);
+    response.getHeaders().put("Content-Type", contentType);
+    response.getHeaders().put("Cache-Control", "no-store");
+    stream = Content.Sink.asOutputStream(response);
+    return stream;
+  }
+
+  /** Completes a streamed answer (a no-op for the others, which complete when written). */
+  void finishStream() {
+    if (stream == null) {
+      return;
     }
     try {
-      if (status == 204) {
-        exchange.sendResponseHeaders(204, -1);
-      } else {
-        exchange.sendResponseHeaders(status, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(bytes);
-        }
-      }
+      stream.close();
+      callback.succeeded();
     } catch (IOException e) {
-      // The client went away; nothing to answer.
+      callback.failed(e);
     }
   }
 

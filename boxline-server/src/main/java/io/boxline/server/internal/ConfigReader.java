@@ -218,7 +218,10 @@ public final class ConfigReader {
         "protectMetrics",
         "console",
         "keystore",
-        "keystorePassword");
+        "keystorePassword",
+        "idleTimeout",
+        "bodyTimeout",
+        "maxConnections");
     Optional<Path> keystore = n.optionalText("keystore").map(Path::of);
     String password = n.text("keystorePassword", "");
     if (keystore.isPresent() && !Files.isReadable(keystore.get())) {
@@ -248,7 +251,10 @@ public final class ConfigReader {
         n.bool("protectMetrics", false),
         n.bool("console", true),
         keystore,
-        password);
+        password,
+        n.duration("idleTimeout", Duration.ofSeconds(60)),
+        n.duration("bodyTimeout", Duration.ofSeconds(30)),
+        n.integer("maxConnections", 2048, 16, 1_000_000));
   }
 
   private ServerConfig.Database database(Node n) {
@@ -678,7 +684,8 @@ public final class ConfigReader {
     }
   }
 
-  private static String nearest(String key, Set<String> candidates) {
+  /** The candidate within two edits of {@code key} (case aside), or null. */
+  static String nearest(String key, Set<String> candidates) {
     String best = null;
     int bestDistance = 3;
     for (String c : candidates) {

@@ -45,7 +45,7 @@ final class ConsoleAssets {
   }
 
   private static void redirect(Call c, String to) {
-    c.exchange.getResponseHeaders().set("Location", to);
+    c.setHeader("Location", to);
     c.send(302, "text/plain; charset=utf-8", ("see " + to).getBytes(StandardCharsets.UTF_8));
   }
 
@@ -55,22 +55,16 @@ final class ConsoleAssets {
     if (a == null || a.bytes == null) {
       throw ApiException.notFound("the console has no file '" + name + "'");
     }
-    var h = c.exchange.getResponseHeaders();
-    h.set("Content-Security-Policy", CONTENT_SECURITY_POLICY);
-    h.set("X-Content-Type-Options", "nosniff");
-    h.set("Referrer-Policy", "no-referrer");
-    h.set("ETag", a.etag);
-    if (a.etag.equals(c.exchange.getRequestHeaders().getFirst("If-None-Match"))) {
-      c.answered = true;
-      try {
-        c.exchange.sendResponseHeaders(304, -1);
-      } catch (IOException e) {
-        // The client went away.
-      }
+    c.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+    c.setHeader("X-Content-Type-Options", "nosniff");
+    c.setHeader("Referrer-Policy", "no-referrer");
+    c.setHeader("ETag", a.etag);
+    // The files change only with the jar: revalidate by ETag instead of the API's no-store.
+    c.setHeader("Cache-Control", "no-cache");
+    if (a.etag.equals(c.header("If-None-Match"))) {
+      c.notModified();
       return;
     }
-    // The files change only with the jar: revalidate by ETag instead of the API's no-store.
-    h.set("Cache-Control", "no-cache");
     c.send(200, a.type, a.bytes);
   }
 

@@ -11,7 +11,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 
 /**
  * Consuming as a member of a subscription's group over HTTP: fetch (long-poll), settle, leave.
@@ -21,6 +25,7 @@ import java.util.Optional;
 final class ConsumeApi {
   static final int MAX_WAIT_MILLIS = 30_000;
   private static final long POLL_MILLIS = 250;
+  private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
   private final Boxline boxline;
   private final TailWakeups wakeups;
@@ -38,13 +43,41 @@ final class ConsumeApi {
     r.add("DELETE", "/v1/subscriptions/{subscription}/members/{member}", this::leave);
   }
 
+  private static final Set<String> FETCH_FIELDS = Set.of("weight", "max", "waitMillis", "payload");
+  private static final Set<String> SETTLE_FIELDS = Set.of("settle");
+  private static final Set<String> SETTLEMENT_FIELDS =
+      Set.of("ackId", "outcome", "retryIn", "reason");
+
+  /** Long polls in flight on this instance, by subscription and member, so a leave ends them. */
+  private final Map<String, Set<Poll>> polls = new ConcurrentHashMap<>();
+
+  /** One long poll: cancelled when its member leaves. */
+  private static final class Poll {
+    volatile boolean left;
+  }
+
   private SubscriptionInfo subscription(Call c) {
-    return AdminApi.subscription(boxline.admin(), c, Action.CONSUME);
+    c.caller.require(Action.CONSUME);
+    return AdminApi.visibleSubscription(boxline.admin(), c.caller, c.param("subscription"));
+  }
+
+  /** The member of the path as the group knows it: bound to the calling token. */
+  private static String member(Call c) {
+    String given = c.param("member");
+    if (given == null || !MEMBER.matcher(given).matches()) {
+      throw ApiException.badRequest(
+          "member id '"
+              + Problems.quote(given)
+              + "' must be 1 to 100 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
+    }
+    return c.caller.memberId(given);
   }
 
   private void fetch(Call c) throws InterruptedException {
     SubscriptionInfo s = subscription(c);
+    String member = member(c);
     JsonNode body = c.bodyOrEmpty();
+    Problems.onlyFields(body, "", FETCH_FIELDS);
     double weight = body.path("weight").isMissingNode() ? 1.0 : number(body, "weight");
     int max = AdminApi.integer(body, "max", 100);
     int waitMillis = AdminApi.integer(body, "waitMillis", 0);
@@ -52,22 +85,60 @@ final class ConsumeApi {
       throw ApiException.badRequest(
           "waitMillis must be between 0 and " + MAX_WAIT_MILLIS + ", got " + waitMillis);
     }
+    String encoding = Optional.ofNullable(AdminApi.text(body, "payload", false)).orElse("json");
+    if (!encoding.equals("json") && !encoding.equals("base64")) {
+      throw ApiException.badRequest(
+          "payload must be json (JSON payloads inline, as stored) or base64 (every payload as its"
+              + " stored bytes), got '"
+              + Problems.quote(encoding)
+              + "'");
+    }
     RemoteConsumers members = boxline.remoteConsumers();
     long deadline = System.nanoTime() + Duration.ofMillis(waitMillis).toNanos();
+    String pollKey = s.name() + "\n" + member;
+    Poll poll = new Poll();
+    polls.computeIfAbsent(pollKey, k -> ConcurrentHashMap.newKeySet()).add(poll);
     RemoteConsumers.Batch batch;
-    while (true) {
-      long seen = wakeups.generation();
-      batch = Call.valid(() -> members.fetch(s.name(), c.param("member"), weight, max));
-      long left = (deadline - System.nanoTime()) / 1_000_000;
-      if (!batch.deliveries().isEmpty() || left <= 0 || !running.getAsBoolean()) {
-        break;
+    try {
+      while (true) {
+        long seen = wakeups.generation();
+        batch = Call.valid(() -> members.fetch(s.name(), member, weight, max));
+        if (poll.left) {
+          // The member left while this poll ran: it stays out, and what was read goes back.
+          members.leave(s.name(), member);
+          batch = new RemoteConsumers.Batch(List.of(), List.of(), batch.checkInWithin());
+          break;
+        }
+        long left = (deadline - System.nanoTime()) / 1_000_000;
+        if (!batch.deliveries().isEmpty() || left <= 0 || !running.getAsBoolean()) {
+          break;
+        }
+        wakeups.await(seen, Math.min(left, POLL_MILLIS));
+        if (poll.left) {
+          batch = new RemoteConsumers.Batch(List.of(), List.of(), batch.checkInWithin());
+          break;
+        }
       }
-      wakeups.await(seen, Math.min(left, POLL_MILLIS));
+    } finally {
+      polls.computeIfPresent(
+          pollKey,
+          (k, set) -> {
+            set.remove(poll);
+            return set.isEmpty() ? null : set;
+          });
     }
+    boolean raw = encoding.equals("base64");
+    byte[] key = c.caller.ackKey();
     List<Object> events = new ArrayList<>();
     for (RemoteConsumers.Delivery d : batch.deliveries()) {
       events.add(
-          Views.of("ackId", d.ackId(), "attempt", d.attempt(), "event", Views.event(d.event())));
+          Views.of(
+              "ackId",
+              AckIds.seal(key, s.name(), member, d.ackId()),
+              "attempt",
+              d.attempt(),
+              "event",
+              Views.event(d.event(), raw)));
     }
     List<Object> partitions = new ArrayList<>();
     batch
@@ -86,15 +157,18 @@ final class ConsumeApi {
 
   private void settle(Call c) {
     SubscriptionInfo s = subscription(c);
+    String member = member(c);
     JsonNode body = c.body();
+    Problems.onlyFields(body, "", SETTLE_FIELDS);
     JsonNode list = body.get("settle");
-    if (!body.isObject() || list == null || !list.isArray() || list.isEmpty()) {
+    if (list == null || !list.isArray() || list.isEmpty()) {
       throw ApiException.badRequest(
           "the body is {\"settle\": [{\"ackId\": \"...\", \"outcome\": \"done\"}, ...]}; outcome is done, retry or dead");
     }
     if (list.size() > 10_000) {
       throw new ApiException(413, "too_large", "settle at most 10000 events per request");
     }
+    byte[] key = c.caller.ackKey();
     List<Settlement> settlements = new ArrayList<>();
     for (int i = 0; i < list.size(); i++) {
       JsonNode x = list.get(i);
@@ -102,16 +176,24 @@ final class ConsumeApi {
       if (!x.isObject()) {
         throw ApiException.badRequest(at + "must be an object");
       }
-      String ackId = AdminApi.text(x, "ackId", true);
-      String outcome = Optional.ofNullable(AdminApi.text(x, "outcome", false)).orElse("done");
+      Problems.onlyFields(x, at, SETTLEMENT_FIELDS);
+      String sealed = AdminApi.text(x, "ackId", true);
+      String outcome = AdminApi.text(x, "outcome", false);
+      if (outcome == null) {
+        throw ApiException.badRequest(
+            at + "needs \"outcome\": done, retry or dead (nothing is assumed)");
+      }
       Outcome o;
       try {
         o = Outcome.valueOf(outcome.toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw ApiException.badRequest(
-            at + "outcome must be done, retry or dead, got '" + outcome + "'");
+            at + "outcome must be done, retry or dead, got '" + Problems.quote(outcome) + "'");
       }
       String retryIn = AdminApi.text(x, "retryIn", false);
+      if (retryIn != null && o != Outcome.RETRY) {
+        throw ApiException.badRequest(at + "retryIn goes with outcome retry only");
+      }
       Duration wait = null;
       if (retryIn != null) {
         try {
@@ -121,22 +203,38 @@ final class ConsumeApi {
           }
         } catch (RuntimeException e) {
           throw ApiException.badRequest(
-              at + "retryIn must be a duration such as 500ms, 30s or 5m, got '" + retryIn + "'");
+              at
+                  + "retryIn must be a duration such as 500ms, 30s or 5m, got '"
+                  + Problems.quote(retryIn)
+                  + "'");
         }
+      }
+      String ackId = AckIds.open(key, s.name(), member, sealed);
+      if (ackId == null) {
+        throw ApiException.badRequest(
+            at
+                + "ackId is not one that fetch gave this member of this subscription; settle only"
+                + " the ack ids of your own fetches");
       }
       settlements.add(new Settlement(ackId, o, wait, AdminApi.text(x, "reason", false)));
     }
-    int n =
-        Call.valid(
-            () -> boxline.remoteConsumers().settle(s.name(), c.param("member"), settlements));
+    int n = Call.valid(() -> boxline.remoteConsumers().settle(s.name(), member, settlements));
     c.json(200, Views.of("settled", n));
   }
 
   private void leave(Call c) {
     SubscriptionInfo s = subscription(c);
+    String member = member(c);
+    if (c.bodyBytes.length > 0) {
+      throw ApiException.badRequest("leaving takes no body");
+    }
+    Set<Poll> inFlight = polls.get(s.name() + "\n" + member);
+    if (inFlight != null) {
+      inFlight.forEach(p -> p.left = true);
+    }
     Call.valid(
         () -> {
-          boxline.remoteConsumers().leave(s.name(), c.param("member"));
+          boxline.remoteConsumers().leave(s.name(), member);
           return null;
         });
     c.json(200, Views.of("subscription", s.name(), "member", c.param("member"), "left", true));
@@ -144,7 +242,7 @@ final class ConsumeApi {
 
   private static double number(JsonNode body, String field) {
     JsonNode v = body.get(field);
-    if (!v.isNumber()) {
+    if (v == null || !v.isNumber()) {
       throw ApiException.badRequest("\"" + field + "\" must be a number");
     }
     return v.asDouble();

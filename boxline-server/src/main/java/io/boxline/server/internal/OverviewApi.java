@@ -55,7 +55,7 @@ final class OverviewApi {
     admin.failures().forEach(f -> failures.put(f.subscription(), f));
     List<Object> subscriptions = new ArrayList<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
-      if (!c.caller.coversAll(s.topics())) {
+      if (!c.caller.covers(s)) {
         continue;
       }
       GroupState g = admin.group(s.name());

@@ -64,9 +64,14 @@ final class ProduceApi {
   private void publish(Call c) {
     TopicName topic = c.topic();
     c.caller.require(Action.PUBLISH, topic);
-    JsonNode body = c.body();
+    if (c.bodyBytes.length == 0) {
+      throw ApiException.badRequest(
+          "this request needs a JSON body: one event or {\"events\": [...]}");
+    }
+    JsonNode body = Call.parse(Call.PUBLISH_JSON, c.bodyBytes);
     List<JsonNode> items = new ArrayList<>();
-    if (body.isObject() && body.has("events")) {
+    boolean batch = body.isObject() && body.has("events");
+    if (batch) {
       if (body.size() != 1 || !body.get("events").isArray()) {
         throw ApiException.badRequest(
             "a batch is {\"events\": [ ... ]} with nothing beside the list");
@@ -91,10 +96,16 @@ final class ProduceApi {
               + items.size()
               + ": split the batch");
     }
+    for (JsonNode item : items) {
+      if (!item.isObject()) {
+        throw ApiException.badRequest("an event must be a JSON object");
+      }
+    }
+    List<byte[]> payloads = Payloads.cut(c.bodyBytes, batch);
     // An unknown topic is refused by the publisher (404) from its topic cache: no query here.
     List<OutgoingEvent> events = new ArrayList<>();
     for (int i = 0; i < items.size(); i++) {
-      events.add(event(topic, items.get(i), items.size() == 1 ? "" : "events[" + i + "]: "));
+      events.add(event(topic, items.get(i), payloads.get(i), batch ? "events[" + i + "]: " : ""));
     }
     List<PublishResult> results =
         boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
@@ -112,20 +123,13 @@ final class ProduceApi {
     c.json(200, Views.of("topic", topic.toString(), "results", out));
   }
 
-  private static OutgoingEvent event(TopicName topic, JsonNode e, String at) {
+  private static OutgoingEvent event(TopicName topic, JsonNode e, byte[] payload, String at) {
     if (!e.isObject()) {
       throw ApiException.badRequest(at + "an event must be a JSON object");
     }
-    for (Iterator<String> it = e.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!EVENT_FIELDS.contains(f)) {
-        throw ApiException.badRequest(
-            at
-                + "unknown field '"
-                + f
-                + "'; an event has "
-                + new java.util.TreeSet<>(EVENT_FIELDS));
-      }
+    Problems.onlyFields(e, at, EVENT_FIELDS);
+    if (e.path("type").isMissingNode() || e.path("type").isNull()) {
+      throw ApiException.badRequest(at + "an event needs \"type\", e.g. \"OrderPlaced\"");
     }
     if (e.has("payload") && e.has("payloadBase64")) {
       throw ApiException.badRequest(at + "give payload (JSON) or payloadBase64 (bytes), not both");
@@ -156,10 +160,18 @@ final class ProduceApi {
         }
         b.contentType(str(e, "contentType", at).orElse("application/octet-stream"));
       } else {
-        JsonNode payload = e.get("payload");
         if (payload != null) {
-          b.payload(Call.JSON.writeValueAsString(payload).getBytes(StandardCharsets.UTF_8));
-          b.contentType(str(e, "contentType", at).orElse("application/json"));
+          // Stored as the sender wrote it: the bytes of the value in the request body.
+          String type = str(e, "contentType", at).orElse("application/json");
+          if (!Payloads.isJson(type)) {
+            throw ApiException.badRequest(
+                at
+                    + "payload holds JSON, but contentType is '"
+                    + Problems.quote(type)
+                    + "'; send other content as payloadBase64 with its contentType");
+          }
+          b.payload(payload);
+          b.contentType(type);
         } else {
           str(e, "contentType", at).ifPresent(b::contentType);
         }
@@ -180,8 +192,6 @@ final class ProduceApi {
       return b.build();
     } catch (io.boxline.ValidationException ex) {
       throw ApiException.badRequest(at + ex.getMessage());
-    } catch (com.fasterxml.jackson.core.JsonProcessingException ex) {
-      throw ApiException.badRequest(at + "payload cannot be written as JSON");
     }
   }
 
@@ -211,7 +221,7 @@ final class ProduceApi {
             .topic(topic)
             .orElseThrow(() -> ApiException.notFound("topic " + topic + " does not exist"));
     long[] positions = new long[info.partitions()];
-    String resume = c.exchange.getRequestHeaders().getFirst("Last-Event-ID");
+    String resume = c.header("Last-Event-ID");
     if (resume == null) {
       resume = c.query("position").orElse(null);
     }
@@ -229,6 +239,7 @@ final class ProduceApi {
     }
     String key = c.query("key").orElse(null);
     String type = c.query("type").orElse(null);
+    boolean raw = AdminApi.rawPayload(c);
     if (!streams.tryAcquire()) {
       throw new ApiException(
           503,
@@ -236,11 +247,7 @@ final class ProduceApi {
           "this server already serves http.maxStreams tail streams; retry later or raise it");
     }
     try {
-      c.answered = true;
-      c.exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-      c.exchange.getResponseHeaders().set("Cache-Control", "no-store");
-      c.exchange.sendResponseHeaders(200, 0);
-      OutputStream out = c.exchange.getResponseBody();
+      OutputStream out = c.stream("text/event-stream");
       out.write(("retry: 1000\n\n").getBytes(StandardCharsets.UTF_8));
       out.flush();
       long lastWrite = System.nanoTime();
@@ -261,7 +268,13 @@ final class ProduceApi {
               if (type != null && !type.equals(e.type())) {
                 continue;
               }
-              String data = Call.JSON.writeValueAsString(Views.event(e));
+              // A payload keeps its line breaks; each line is one data line, as SSE has it.
+              String data =
+                  Call.JSON
+                      .writeValueAsString(Views.event(e, raw))
+                      .replace("\r\n", "\n")
+                      .replace('\r', '\n')
+                      .replace("\n", "\ndata: ");
               out.write(
                   ("id: " + formatPositions(positions) + "\nevent: event\ndata: " + data + "\n\n")
                       .getBytes(StandardCharsets.UTF_8));

@@ -1,7 +1,5 @@
 package io.boxline.server.internal;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
 import io.boxline.BusySubscriptionException;
 import io.boxline.FencedException;
 import io.boxline.GroupFullException;
@@ -10,52 +8,77 @@ import io.boxline.PayloadTooLargeException;
 import io.boxline.ValidationException;
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * Matches {@code METHOD /path/{param}} routes on the raw path (so an encoded {@code %2F} stays
  * inside one parameter), authenticates, runs the handler, and turns exceptions into JSON errors.
  */
-final class Router implements HttpHandler {
+final class Router extends Handler.Abstract.NonBlocking {
   private static final System.Logger LOG = System.getLogger("io.boxline.server.http");
 
   @FunctionalInterface
-  interface Handler {
+  interface RouteHandler {
     void handle(Call call) throws Exception;
   }
 
   /** One route: method, pattern, whether it needs a token, what it does. */
-  record Route(String method, String pattern, boolean open, Handler handler, List<String> parts) {
-    Route(String method, String pattern, boolean open, Handler handler) {
-      this(method, pattern, open, handler, List.of(pattern.substring(1).split("/", -1)));
+  record Route(
+      String method,
+      String pattern,
+      boolean open,
+      boolean inline,
+      RouteHandler handler,
+      List<String> parts) {
+    Route(String method, String pattern, boolean open, boolean inline, RouteHandler handler) {
+      this(method, pattern, open, inline, handler, List.of(pattern.substring(1).split("/", -1)));
     }
   }
 
   private final List<Route> routes = new ArrayList<>();
   private final Auth auth;
   private final int maxBodyBytes;
+  private final Duration bodyTimeout;
+  private final Executor workers;
   private volatile boolean closing;
   private final java.util.concurrent.atomic.AtomicInteger active =
       new java.util.concurrent.atomic.AtomicInteger();
 
-  Router(Auth auth, int maxBodyBytes) {
+  Router(Auth auth, int maxBodyBytes, Duration bodyTimeout, Executor workers) {
     this.auth = auth;
     this.maxBodyBytes = maxBodyBytes;
+    this.bodyTimeout = bodyTimeout;
+    this.workers = workers;
   }
 
-  void add(String method, String pattern, Handler handler) {
-    routes.add(new Route(method, pattern, false, handler));
+  void add(String method, String pattern, RouteHandler handler) {
+    routes.add(new Route(method, pattern, false, false, handler));
   }
 
-  void addOpen(String method, String pattern, Handler handler) {
-    routes.add(new Route(method, pattern, true, handler));
+  void addOpen(String method, String pattern, RouteHandler handler) {
+    routes.add(new Route(method, pattern, true, false, handler));
+  }
+
+  /** An open route answered on the I/O thread: it must not block. */
+  void addInline(String method, String pattern, RouteHandler handler) {
+    routes.add(new Route(method, pattern, true, true, handler));
   }
 
   List<Route> routes() {
@@ -73,14 +96,14 @@ final class Router implements HttpHandler {
   }
 
   @Override
-  public void handle(HttpExchange exchange) {
+  public boolean handle(Request request, Response response, Callback callback) {
     long t0 = System.nanoTime();
-    String method = exchange.getRequestMethod();
-    String rawPath = exchange.getRequestURI().getRawPath();
-    Call call = null;
-    int status = 500;
-    String callerName = "-";
+    String method = request.getMethod();
+    String rawPath = request.getHttpURI().getPath();
     active.incrementAndGet();
+    Exchange x = new Exchange(request, response, callback, method, rawPath, t0);
+    Route match;
+    Map<String, String> params;
     try {
       if (closing) {
         throw new ApiException(
@@ -88,8 +111,8 @@ final class Router implements HttpHandler {
       }
       String[] given =
           rawPath.length() > 1 ? rawPath.substring(1).split("/", -1) : new String[] {""};
-      Route match = null;
-      Map<String, String> params = null;
+      match = null;
+      params = null;
       Set<String> allowed = new TreeSet<>();
       for (Route r : routes) {
         Map<String, String> p = match(r.parts(), given);
@@ -105,46 +128,197 @@ final class Router implements HttpHandler {
       }
       if (match == null) {
         if (!allowed.isEmpty()) {
-          exchange.getResponseHeaders().set("Allow", String.join(", ", allowed));
+          response.getHeaders().put("Allow", String.join(", ", allowed));
           throw new ApiException(
               405,
               "method_not_allowed",
-              method + " is not allowed here; use " + String.join(" or ", allowed));
+              Problems.quote(method) + " is not allowed here; use " + String.join(" or ", allowed));
         }
-        throw ApiException.notFound(
-            "no endpoint " + method + " " + rawPath + "; see /openapi.json");
+        throw ApiException.notFound("no such endpoint; see /openapi.json for the API");
       }
+      long length = request.getLength();
+      if (length > maxBodyBytes) {
+        response.getHeaders().put("Connection", "close");
+        throw tooLarge();
+      }
+    } catch (ApiException e) {
+      x.fail(e);
+      return true;
+    }
+    if (match.inline()) {
+      // Answered on the calling thread: liveness must answer while every worker is busy.
+      run(x, match, params, new byte[0]);
+      return true;
+    }
+    Route route = match;
+    Map<String, String> found = params;
+    // The body is read without holding a worker thread; a client that sends it too slowly is cut
+    // off after the body timeout.
+    Content.Source.asByteArrayAsync(request, maxBodyBytes + 1)
+        .orTimeout(bodyTimeout.toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete(
+            (body, error) -> {
+              if (error != null) {
+                x.fail(bodyError(error));
+                return;
+              }
+              if (body.length > maxBodyBytes) {
+                response.getHeaders().put("Connection", "close");
+                x.fail(tooLarge());
+                return;
+              }
+              try {
+                workers.execute(() -> run(x, route, found, body));
+              } catch (RejectedExecutionException full) {
+                response.getHeaders().put("Retry-After", "1");
+                x.fail(
+                    new ApiException(
+                        503,
+                        "overloaded",
+                        "the server is answering as many requests as it can (http.threads);"
+                            + " retry after a second"));
+              }
+            });
+    return true;
+  }
+
+  private ApiException bodyError(Throwable error) {
+    Throwable e =
+        error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+            ? error.getCause()
+            : error;
+    if (e instanceof java.util.concurrent.TimeoutException) {
+      return new ApiException(
+          408,
+          "timeout",
+          "the request body did not arrive within "
+              + bodyTimeout.toSeconds()
+              + " s (http.bodyTimeout); send it at once");
+    }
+    if (e instanceof IllegalArgumentException) {
+      return tooLarge();
+    }
+    return ApiException.badRequest("the request body could not be read");
+  }
+
+  private ApiException tooLarge() {
+    return new ApiException(
+        413,
+        "too_large",
+        "the request body is larger than "
+            + maxBodyBytes
+            + " bytes (http.maxBodyBytes); send fewer events per request");
+  }
+
+  /** Authenticates, runs the handler and answers; on a worker thread (or inline). */
+  private void run(Exchange x, Route route, Map<String, String> params, byte[] body) {
+    Call call = null;
+    try {
       Auth.Caller caller =
-          match.open()
-              ? null
-              : auth.authenticate(exchange.getRequestHeaders().getFirst("Authorization"));
-      callerName = caller == null ? "-" : caller.name;
-      call = new Call(exchange, params, caller, maxBodyBytes);
-      match.handler().handle(call);
-      status = exchange.getResponseCode();
+          route.open() ? null : auth.authenticate(x.request.getHeaders().get("Authorization"));
+      x.callerName = caller == null ? "-" : caller.name;
+      call = new Call(x.request, x.response, x.callback, params, caller, body);
+      route.handler().handle(call);
+      if (call.answered()) {
+        call.finishStream();
+        x.status = x.response.getStatus();
+        x.logged();
+      } else {
+        throw new IllegalStateException("the handler of " + route.pattern() + " gave no answer");
+      }
     } catch (Throwable e) {
+      if (call != null && call.answered()) {
+        // A stream that failed half-way: end it; the client sees the connection close.
+        LOG.log(Level.DEBUG, "http " + x.method + " " + route.pattern() + " ended early", e);
+        call.finishStream();
+        x.logged();
+        return;
+      }
+      x.fail(e);
+    }
+  }
+
+  /** One exchange's answer when it fails, and its log line. */
+  private final class Exchange {
+    final Request request;
+    final Response response;
+    final Callback callback;
+    final String method;
+    final String rawPath;
+    final long t0;
+    String callerName = "-";
+    int status = 500;
+    private boolean ended;
+
+    Exchange(
+        Request request,
+        Response response,
+        Callback callback,
+        String method,
+        String rawPath,
+        long t0) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+      this.method = method;
+      this.rawPath = rawPath;
+      this.t0 = t0;
+    }
+
+    void fail(Throwable e) {
       ApiException api = translate(e);
-      status = api.status;
+      String correlation = null;
       if (api.status >= 500 && api.status != 503) {
-        LOG.log(Level.ERROR, "http " + method + " " + rawPath + " failed", e);
+        correlation = UUID.randomUUID().toString().substring(0, 13);
+        LOG.log(
+            Level.ERROR,
+            "http "
+                + method
+                + " "
+                + Problems.quote(rawPath)
+                + " failed [correlationId="
+                + correlation
+                + "]",
+            e);
+        api =
+            new ApiException(
+                500,
+                "internal",
+                "the server failed; its log has the details under correlation id " + correlation);
       }
-      if (call == null || !call.answered) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("status", api.status);
-        body.put("error", api.code);
-        body.put("message", api.getMessage());
-        Call answer = call != null ? call : new Call(exchange, Map.of(), null, maxBodyBytes);
-        answer.json(api.status, body);
+      status = api.status;
+      byte[] bytes;
+      try {
+        bytes =
+            Call.JSON.writeValueAsBytes(
+                new Problems.Problem(api.status, api.code, api.getMessage(), correlation));
+      } catch (Exception never) {
+        bytes = "{\"status\":500,\"error\":\"internal\"}".getBytes(StandardCharsets.UTF_8);
       }
-    } finally {
+      response.setStatus(api.status);
+      response.getHeaders().put("Content-Type", "application/json");
+      response.getHeaders().put("Cache-Control", "no-store");
+      response.getHeaders().put("Content-Length", Long.toString(bytes.length));
+      response.write(true, ByteBuffer.wrap(bytes), callback);
+      logged();
+    }
+
+    void logged() {
+      if (ended) {
+        return;
+      }
+      ended = true;
       active.decrementAndGet();
-      exchange.close();
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(
             Level.DEBUG,
             String.format(
                 "http method=%s path=%s status=%d caller=%s ms=%.1f",
-                method, rawPath, status, callerName, (System.nanoTime() - t0) / 1e6));
+                method,
+                Problems.quote(rawPath),
+                status,
+                callerName,
+                (System.nanoTime() - t0) / 1e6));
       }
     }
   }
@@ -175,12 +349,7 @@ final class Router implements HttpHandler {
         || e instanceof GroupFullException) {
       return ApiException.conflict(e.getMessage());
     }
-    return new ApiException(
-        500,
-        "internal",
-        "the server failed: "
-            + e.getClass().getSimpleName()
-            + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+    return new ApiException(500, "internal", "the server failed");
   }
 
   private static Map<String, String> match(List<String> pattern, String[] given) {

@@ -1,8 +1,5 @@
 package io.boxline.server.internal;
 
-import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsServer;
 import io.boxline.Boxline;
 import io.boxline.SubscriptionSpec;
 import io.boxline.jdbc.JdbcStore;
@@ -14,10 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.security.KeyStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,8 +20,16 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A running server: the database, Boxline with its metrics, the declared catalog, the relays and
@@ -41,7 +43,8 @@ public final class ServerRuntime implements AutoCloseable {
   private PrometheusMeterRegistry registry;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
-  private HttpServer http;
+  private Server jetty;
+  private ServerConnector connector;
   private ThreadPoolExecutor executor;
   private Router router;
   private Auth auth;
@@ -131,38 +134,60 @@ public final class ServerRuntime implements AutoCloseable {
   }
 
   private void startHttp() throws Exception {
-    // The JDK server writes headers and body separately; with Nagle's algorithm on, a keep-alive
-    // client's delayed ACK stalls each answer (measured: 88 requests/s on one connection, and
-    // concurrent clients stuck for good). Read once, when the JDK's server classes load.
-    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-      System.setProperty("sun.net.httpserver.nodelay", "true");
-    }
     ServerConfig.Http h = config.http();
-    InetSocketAddress address = new InetSocketAddress(h.host(), h.port());
-    if (h.keystore().isPresent()) {
-      HttpsServer https = HttpsServer.create(address, 256);
-      https.setHttpsConfigurator(new HttpsConfigurator(sslContext(h)));
-      http = https;
-    } else {
-      http = HttpServer.create(address, 256);
-    }
     AtomicInteger n = new AtomicInteger();
+    // Handlers that may block (database calls, long polls, streams) run here; when all threads are
+    // busy and the queue is full, a request gets 503 with Retry-After instead of waiting unseen.
     executor =
         new ThreadPoolExecutor(
             h.threads(),
             h.threads(),
             60,
             TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(1024),
+            new ArrayBlockingQueue<>(h.threads() * 8),
             r -> {
               Thread t = new Thread(r, "boxline-http-" + n.incrementAndGet());
               t.setDaemon(true);
               return t;
             },
             new ThreadPoolExecutor.AbortPolicy());
-    http.setExecutor(executor);
+    // Jetty's own threads only parse requests and write answers; they never wait on a client.
+    QueuedThreadPool io = new QueuedThreadPool(16, 4);
+    io.setName("boxline-jetty");
+    io.setDaemon(true);
+    jetty = new Server(io);
+    HttpConfiguration hc = new HttpConfiguration();
+    hc.setSendServerVersion(false);
+    hc.setSendXPoweredBy(false);
+    hc.setRequestHeaderSize(16 * 1024);
+    // Topic and subscription names travel URL-encoded in one path segment (acme%2Forders).
+    hc.setUriCompliance(
+        UriCompliance.DEFAULT.with("boxline", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR));
+    HttpConnectionFactory http11 = new HttpConnectionFactory(hc);
+    ServerConnector connector;
+    if (h.keystore().isPresent()) {
+      SslContextFactory.Server tls = new SslContextFactory.Server();
+      tls.setKeyStorePath(h.keystore().get().toString());
+      tls.setKeyStorePassword(h.keystorePassword());
+      tls.setKeyStoreType("PKCS12");
+      hc.addCustomizer(new SecureRequestCustomizer(false));
+      connector =
+          new ServerConnector(
+              jetty, 1, 1, new SslConnectionFactory(tls, http11.getProtocol()), http11);
+    } else {
+      connector = new ServerConnector(jetty, 1, 1, http11);
+    }
+    connector.setHost(h.host());
+    connector.setPort(h.port());
+    connector.setAcceptQueueSize(256);
+    // A connection that sends nothing (an unfinished request, an idle keep-alive) is closed after
+    // this; it holds no thread meanwhile.
+    connector.setIdleTimeout(h.idleTimeout().toMillis());
+    jetty.addConnector(connector);
+    jetty.addBean(new NetworkConnectionLimit(h.maxConnections(), connector));
+    jetty.setErrorHandler(new JsonErrors());
     auth = new Auth(config);
-    router = new Router(auth, h.maxBodyBytes());
+    router = new Router(auth, h.maxBodyBytes(), h.bodyTimeout(), executor);
     new AdminApi(boxline, Clock.systemUTC()).register(router);
     new OverviewApi(boxline.admin(), Clock.systemUTC()).register(router);
     if (h.console()) {
@@ -171,25 +196,14 @@ public final class ServerRuntime implements AutoCloseable {
     new ProduceApi(boxline, h.maxStreams(), () -> running, wakeups).register(router);
     new ConsumeApi(boxline, wakeups, () -> running).register(router);
     registerOps(router);
-    http.createContext("/", router);
-    http.start();
-  }
-
-  private static SSLContext sslContext(ServerConfig.Http h) throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    char[] password = h.keystorePassword().toCharArray();
-    try (InputStream in = Files.newInputStream(h.keystore().get())) {
-      ks.load(in, password);
-    }
-    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-    kmf.init(ks, password);
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(kmf.getKeyManagers(), null, null);
-    return ctx;
+    jetty.setHandler(router);
+    jetty.setStopTimeout(0);
+    jetty.start();
+    this.connector = connector;
   }
 
   private void registerOps(Router r) {
-    r.addOpen("GET", "/health/live", c -> c.json(200, Views.of("status", "UP")));
+    r.addInline("GET", "/health/live", c -> c.json(200, Views.of("status", "UP")));
     r.addOpen(
         "GET",
         "/health/ready",
@@ -206,8 +220,7 @@ public final class ServerRuntime implements AutoCloseable {
           if (config.http().protectMetrics()) {
             // Metrics name every tenant's topics and subscriptions: a token of every namespace
             // only.
-            auth.authenticate(c.exchange.getRequestHeaders().getFirst("Authorization"))
-                .requireCluster(Auth.Action.READ);
+            auth.authenticate(c.header("Authorization")).requireCluster(Auth.Action.READ);
           }
           c.send(
               200,
@@ -243,7 +256,7 @@ public final class ServerRuntime implements AutoCloseable {
   }
 
   public int port() {
-    return http.getAddress().getPort();
+    return connector.getLocalPort();
   }
 
   public String baseUrl() {
@@ -300,8 +313,12 @@ public final class ServerRuntime implements AutoCloseable {
                 + "; closing their connections");
       }
     }
-    if (http != null) {
-      http.stop(0);
+    if (jetty != null) {
+      try {
+        jetty.stop();
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, "the HTTP listener did not stop cleanly", e);
+      }
     }
     if (executor != null) {
       executor.shutdown();

@@ -1,6 +1,5 @@
 package io.boxline.server.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.DeadLetter;
 import io.boxline.Event;
 import io.boxline.FailureCounts;
@@ -12,8 +11,6 @@ import io.boxline.RetryingEvent;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicState;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -140,8 +137,8 @@ final class Views {
   }
 
   /**
-   * An event; with {@code raw} its payload is always the stored bytes in base64, also when it is
-   * JSON (which is otherwise sent parsed, so its spacing and number forms are the parser's).
+   * An event; a JSON payload goes into the answer as stored ({@link Payloads#inline}), any other as
+   * base64; with {@code raw} every payload is the stored bytes in base64.
    */
   static Map<String, Object> event(Event e, boolean raw) {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -156,7 +153,7 @@ final class Views {
     m.put("headers", e.headers());
     m.put("createdAt", time(e.createdAt()));
     m.put("deliverAt", time(e.deliverAt()));
-    JsonNode json = raw ? null : jsonPayload(e);
+    Object json = raw ? null : Payloads.inline(e.payload(), e.contentType());
     if (json != null) {
       m.put("payload", json);
     } else {
@@ -165,23 +162,6 @@ final class Views {
           e.payload() == null ? null : Base64.getEncoder().encodeToString(e.payload()));
     }
     return m;
-  }
-
-  /**
-   * The payload as JSON when its content type says JSON and it parses; else null (sent as base64).
-   */
-  private static JsonNode jsonPayload(Event e) {
-    String ct = e.contentType();
-    if (e.payload() == null
-        || ct == null
-        || !(ct.startsWith("application/json") || ct.contains("+json"))) {
-      return null;
-    }
-    try {
-      return Call.JSON.readTree(new String(e.payload(), StandardCharsets.UTF_8));
-    } catch (IOException ex) {
-      return null;
-    }
   }
 
   static Map<String, Object> retrying(RetryingEvent r) {
