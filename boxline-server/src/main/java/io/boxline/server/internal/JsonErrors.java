@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ErrorHandler;
@@ -74,11 +73,26 @@ final class JsonErrors extends ErrorHandler {
     }
   }
 
+  /** The same codes as the API's own answers. */
   private static String code(int status) {
-    String reason = HttpStatus.getMessage(status);
-    return reason == null
-        ? "error"
-        : reason.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z]+", "_");
+    switch (status) {
+      case 400:
+        return "bad_request";
+      case 404:
+        return "not_found";
+      case 405:
+        return "method_not_allowed";
+      case 408:
+        return "timeout";
+      case 413:
+      case 414:
+      case 431:
+        return "too_large";
+      case 503:
+        return "overloaded";
+      default:
+        return status >= 500 ? "internal" : "bad_request";
+    }
   }
 
   /** Jetty's own reason when it is a plain phrase; nothing that names code. */
