@@ -15,6 +15,11 @@ final class Databases {
 
   private Databases() {}
 
+  /** The {@code database:} line of a server config for a schema on the test PostgreSQL. */
+  static String postgresYaml(String schema) {
+    return "database: {url: '" + PG_URL + "', user: postgres, schema: " + schema + "}\n";
+  }
+
   static String uniqueName(String prefix) {
     return prefix + Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
   }

@@ -52,11 +52,7 @@ class ServerApiTest {
     Databases.postgres().close();
     String yaml =
         "http: {port: 0, maxBodyBytes: 65536, shutdownTimeout: 5s}\n"
-            + "database: {url: '"
-            + Databases.PG_URL
-            + "', user: postgres, schema: "
-            + schema
-            + "}\n"
+            + Databases.postgresYaml(schema)
             + "tokens:\n"
             + token("all", ADMIN, "admin", "'*'")
             + token("a-admin", A_ADMIN, "admin", "tenant-a")
@@ -70,9 +66,7 @@ class ServerApiTest {
             + "subscriptions:\n"
             + "  - {name: a-audit, topics: [tenant-a/orders]}\n"
             + "  - {name: b-audit, topics: [tenant-b/orders]}\n";
-    Path config = Files.createTempFile("boxline-server", ".yaml");
-    Files.writeString(config, yaml);
-    server = ServerProcess.start(Map.of(), "--config", config.toString());
+    server = ServerProcess.startWithConfig(yaml);
     api = new Api(server.awaitReady(Duration.ofSeconds(90)), ADMIN);
     HikariConfig hc = new HikariConfig();
     hc.setJdbcUrl(Databases.PG_URL);

@@ -12,15 +12,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,11 +49,7 @@ class ServerHardeningTest {
     String yaml =
         "http: {port: 0, threads: 4, maxStreams: 2, maxBodyBytes: 65536, shutdownTimeout: 5s,"
             + " idleTimeout: 20s}\n"
-            + "database: {url: '"
-            + Databases.PG_URL
-            + "', user: postgres, schema: "
-            + schema
-            + "}\n"
+            + Databases.postgresYaml(schema)
             + "tokens:\n"
             + ServerApiTest.token("all", ADMIN, "admin", "'*'")
             + ServerApiTest.token("ta-admin", A_ADMIN, "admin", "ta")
@@ -69,9 +61,7 @@ class ServerHardeningTest {
             + "topics:\n"
             + "  - {name: ta/orders, partitions: 2}\n"
             + "  - {name: tb/orders, partitions: 2}\n";
-    Path config = Files.createTempFile("boxline-hardening", ".yaml");
-    Files.writeString(config, yaml);
-    server = ServerProcess.start(Map.of(), "--config", config.toString());
+    server = ServerProcess.startWithConfig(yaml);
     base = server.awaitReady(Duration.ofSeconds(90));
     api = new Api(base, ADMIN);
   }
@@ -82,14 +72,6 @@ class ServerHardeningTest {
       server.close();
     }
     Databases.dropPostgresSchema(schema);
-  }
-
-  static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
-      Thread.sleep(20);
-    }
   }
 
   /** Fetches until the member has {@code n} events (bounded). */
@@ -169,7 +151,7 @@ class ServerHardeningTest {
                   .build(),
               HttpResponse.BodyHandlers.ofString()));
     }
-    await(
+    ServerApiTest.await(
         "a poll refused for overload",
         () -> polls.stream().anyMatch(f -> f.isDone() && f.join().statusCode() == 503));
     assertThat(api.get("/health/live").status()).isEqualTo(200);
@@ -458,7 +440,8 @@ class ServerHardeningTest {
         CompletableFuture.supplyAsync(
             () -> api.as(A_CONSUMER).post(members + "m/fetch", "{\"waitMillis\":25000}"));
     String groupPath = "/v1/subscriptions/" + enc("ta/leave-sub") + "/group";
-    await("the member joined", () -> api.get(groupPath).json().get("members").size() == 1);
+    ServerApiTest.await(
+        "the member joined", () -> api.get(groupPath).json().get("members").size() == 1);
     long t0 = System.nanoTime();
     assertThat(api.as(A_CONSUMER).delete(members + "m").status()).isEqualTo(200);
     Api.Reply ended = poll.get(10, java.util.concurrent.TimeUnit.SECONDS);

@@ -75,6 +75,13 @@ final class ServerProcess implements AutoCloseable {
     return new ServerProcess(pb.start());
   }
 
+  /** Starts {@code BoxlineServer} with this config file text. */
+  static ServerProcess startWithConfig(String yaml) throws IOException {
+    Path config = Files.createTempFile("boxline-server", ".yaml");
+    Files.writeString(config, yaml);
+    return start(Map.of(), "--config", config.toString());
+  }
+
   /** The base URL once the server printed "ready", within {@code timeout}. */
   String awaitReady(Duration timeout) throws Exception {
     try {
