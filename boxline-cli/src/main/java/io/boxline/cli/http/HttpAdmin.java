@@ -149,7 +149,18 @@ public final class HttpAdmin implements Admin {
                   + "/partitions/"
                   + q.partition()
                   + "/events"
-                  + query(of("after", after, "key", q.key(), "id", q.eventId(), "limit", want)));
+                  + query(
+                      of(
+                          "after",
+                          after,
+                          "key",
+                          q.key(),
+                          "id",
+                          q.eventId(),
+                          "limit",
+                          want,
+                          "payload",
+                          "base64")));
       List<Event> events = Views.list(page.get("events"), Views::event);
       out.addAll(events);
       if (events.size() < want || q.eventId() != null) {
@@ -163,7 +174,13 @@ public final class HttpAdmin implements Admin {
   @Override
   public Optional<Event> event(TopicName topic, int partition, long sequence) {
     JsonNode n =
-        server.getOrNull(topicPath(topic) + "/partitions/" + partition + "/events/" + sequence);
+        server.getOrNull(
+            topicPath(topic)
+                + "/partitions/"
+                + partition
+                + "/events/"
+                + sequence
+                + "?payload=base64");
     return n == null ? Optional.empty() : Optional.of(Views.event(n));
   }
 

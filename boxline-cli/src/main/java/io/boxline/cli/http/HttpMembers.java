@@ -36,7 +36,7 @@ public final class HttpMembers {
     JsonNode n =
         server.post(
             path(subscription, member) + "/fetch",
-            of("weight", weight, "max", max, "waitMillis", waitMillis));
+            of("weight", weight, "max", max, "waitMillis", waitMillis, "payload", "base64"));
     List<Delivery> deliveries =
         Views.list(
             n.get("events"),

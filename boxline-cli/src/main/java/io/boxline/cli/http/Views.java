@@ -214,9 +214,8 @@ final class Views {
   }
 
   /**
-   * An event as the server shows it. The payload is {@code payloadBase64} as sent, or, for a JSON
-   * content type, {@code payload}: the server parsed the stored text, so the bytes here are that
-   * JSON written compactly (same value; the original spacing is not kept).
+   * An event as the server shows it. The client asks for {@code payloadBase64} (the stored bytes);
+   * an inline {@code payload} from an older server is taken as its JSON text.
    */
   static Event event(JsonNode n) {
     byte[] payload;
