@@ -125,6 +125,20 @@ public interface Admin {
   boolean deleteSubscription(String subscription, boolean force);
 
   /**
+   * Gives a subscription a new name and keeps everything it has: cursors, retries, dead letters,
+   * inbox and its group policy override. This is how a subscription with a plain name moves into a
+   * namespace ({@code audit} to {@code acme/audit}), where the server's tokens limited to that
+   * namespace can use it. Its consumers must be stopped first, since they name the subscription;
+   * they start again under the new name. Renaming to the current name changes nothing.
+   *
+   * @return the subscription under its new name
+   * @throws NotFoundException when {@code from} does not exist
+   * @throws ValidationException when {@code to} is not a valid subscription name or is taken
+   * @throws BusySubscriptionException when consumers of it are live
+   */
+  SubscriptionInfo renameSubscription(String from, String to);
+
+  /**
    * Deletes a topic with everything on it: its partitions, events, outbox rows not yet sequenced,
    * idempotency keys, and the cursors, retries and dead letters of every subscription on it (those
    * subscriptions keep their other topics). Returns false when it did not exist. Processes that

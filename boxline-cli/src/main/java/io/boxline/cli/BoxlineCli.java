@@ -29,6 +29,7 @@ import picocli.CommandLine.Command;
       ConsumeCommand.class,
       ChangeCommands.Create.class,
       ChangeCommands.Delete.class,
+      RenameCommand.class,
       ChangeCommands.Rewind.class,
       ChangeCommands.Retention.class,
       ChangeCommands.GroupPolicyCommand.class,

@@ -391,6 +391,33 @@ final class DefaultAdmin implements Admin {
     return deleted;
   }
 
+  @Override
+  public SubscriptionInfo renameSubscription(String from, String to) {
+    Names.requireSubscriptionName(to);
+    SubscriptionInfo s = existing(from);
+    if (s.name().equals(to)) {
+      return s;
+    }
+    if (store.findSubscription(to).isPresent()) {
+      throw new ValidationException(
+          "subscription '" + to + "' exists already; pick another name or delete that one first");
+    }
+    List<String> live = coordination.liveMembers(s.name());
+    if (!live.isEmpty()) {
+      throw new BusySubscriptionException(s.name(), live, "rename");
+    }
+    // An override is whatever differs from what the new name gets by default.
+    GroupPolicy policy = coordination.policy(s.name());
+    boolean override = !policy.equals(coordination.policy(to));
+    clearCoordination(s.name(), partitionsOf(s.topics()));
+    SubscriptionInfo renamed = store.renameSubscription(s, to);
+    if (override) {
+      coordination.setPolicy(Optional.of(to), Optional.of(policy));
+    }
+    LOG.log(Level.INFO, "subscription {0} renamed to {1}", s.name(), to);
+    return renamed;
+  }
+
   private void clearCoordination(String group, List<PartitionKey> partitions) {
     coordination.forceRelease(group, partitions);
     coordination.setPolicy(Optional.of(group), Optional.empty());

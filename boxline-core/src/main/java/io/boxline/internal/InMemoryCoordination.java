@@ -26,6 +26,13 @@ import java.util.Set;
 public final class InMemoryCoordination implements CoordinationStore {
   private final Clock clock;
   private final long epochBase;
+
+  /**
+   * The highest epoch handed out: a slot made anew (a group renamed, its leases forced away) starts
+   * above it, since the cursors it fences may carry any epoch of this instance.
+   */
+  private long highestEpoch;
+
   private final Map<String, Group> groups = new HashMap<>();
   private GroupPolicy clusterPolicy;
   private long policyChanges;
@@ -141,6 +148,7 @@ public final class InMemoryCoordination implements CoordinationStore {
         s.epoch++;
         s.releasing = false;
         s.since = clock.instant();
+        highestEpoch = Math.max(highestEpoch, s.epoch);
         out[i] = s.epoch;
       } else {
         out[i] = -1;
@@ -151,7 +159,7 @@ public final class InMemoryCoordination implements CoordinationStore {
 
   private Slot newSlot() {
     Slot s = new Slot();
-    s.epoch = epochBase;
+    s.epoch = Math.max(epochBase, highestEpoch);
     return s;
   }
 

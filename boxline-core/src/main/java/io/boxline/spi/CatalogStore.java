@@ -61,6 +61,14 @@ public interface CatalogStore {
   boolean deleteSubscription(SubscriptionInfo subscription);
 
   /**
+   * Gives the subscription the name {@code to} in one transaction, dropping its old group's leases
+   * and members; its cursors, parked events and inbox stay. Returns it as stored now. The caller
+   * checks that no consumer runs; a taken name is refused with {@link
+   * io.boxline.ValidationException}.
+   */
+  SubscriptionInfo renameSubscription(SubscriptionInfo subscription, String to);
+
+  /**
    * Deletes the topic and everything on it, in one transaction: its partitions, log, outbox rows
    * not yet sequenced (and set-aside ones), idempotency keys, and every subscription's cursors,
    * parked events and leases on it (the subscriptions stay, reading their other topics). Returns

@@ -484,6 +484,30 @@ class ServerHardeningTest {
     assertThat(list.body()).contains("tb/audit").doesNotContain("ta/");
   }
 
+  @Test
+  void aPlainNamedSubscriptionMovesIntoItsTenantsNamespaceByRename() throws Exception {
+    assertThat(
+            api.post("/v1/subscriptions", "{\"name\":\"legacy\",\"topics\":[\"ta/orders\"]}")
+                .status())
+        .isEqualTo(201);
+    String legacy = "/v1/subscriptions/legacy/rename";
+    Api.Reply plain = api.as(A_ADMIN).post(legacy, "{\"to\":\"legacy2\"}");
+    assertThat(plain.status()).isEqualTo(400);
+    Api.Reply foreign = api.as(A_ADMIN).post(legacy, "{\"to\":\"tb/legacy\"}");
+    assertThat(foreign.status()).isEqualTo(403);
+    Api.Reply fromB = api.as(B_ADMIN).post(legacy, "{\"to\":\"tb/legacy\"}");
+    assertThat(fromB.status()).isEqualTo(403);
+    Api.Reply moved = api.as(A_ADMIN).post(legacy, "{\"to\":\"ta/legacy\"}");
+    assertThat(moved.status()).as(moved.toString()).isEqualTo(200);
+    assertThat(moved.json().get("name").asText()).isEqualTo("ta/legacy");
+    assertThat(api.get("/v1/subscriptions/legacy").status()).isEqualTo(404);
+    assertThat(
+            api.as(A_CONSUMER)
+                .post("/v1/subscriptions/" + enc("ta/legacy") + "/members/w/fetch", "{}")
+                .status())
+        .isEqualTo(200);
+  }
+
   /** Sends raw bytes; returns the status line and the body (the server closes the connection). */
   String[] raw(String request) throws Exception {
     try (Socket s = new Socket("127.0.0.1", URI.create(base).getPort())) {

@@ -243,6 +243,11 @@ public final class HttpAdmin implements Admin {
   }
 
   @Override
+  public SubscriptionInfo renameSubscription(String from, String to) {
+    return Views.subscription(server.post(subscriptionPath(from) + "/rename", of("to", to)));
+  }
+
+  @Override
   public boolean deleteTopic(TopicName topic, boolean force) {
     return server
         .delete(topicPath(topic) + query(of("force", force ? "true" : null)))

@@ -181,6 +181,23 @@ final class Catalog {
     return namespaces.keySet().stream().sorted().map(NamespacePath::of).toList();
   }
 
+  /** Gives the subscription a new name; refuses a taken one. */
+  SubscriptionInfo renameSubscription(long id, String to) {
+    SubscriptionInfo s = subscriptionsById.get(id);
+    if (s == null) {
+      throw new io.boxline.NotFoundException("subscription " + id + " does not exist");
+    }
+    if (subscriptionsByName.containsKey(to)) {
+      throw new io.boxline.ValidationException("subscription '" + to + "' exists already");
+    }
+    SubscriptionInfo renamed =
+        new SubscriptionInfo(to, s.id(), s.topics(), s.createdAt(), s.start(), s.lastActive());
+    subscriptionsByName.remove(s.name());
+    subscriptionsByName.put(to, renamed);
+    subscriptionsById.put(id, renamed);
+    return renamed;
+  }
+
   /** Forgets the subscription; false when there was none. */
   boolean deleteSubscription(long id) {
     SubscriptionInfo s = subscriptionsById.remove(id);

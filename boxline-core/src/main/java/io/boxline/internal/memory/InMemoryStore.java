@@ -201,6 +201,14 @@ public final class InMemoryStore extends MemoryCursorStore implements Store {
   }
 
   @Override
+  public SubscriptionInfo renameSubscription(SubscriptionInfo subscription, String to) {
+    SubscriptionInfo renamed =
+        db.locked(() -> db.catalog.renameSubscription(subscription.id(), to));
+    db.coordination.forget(subscription.name());
+    return renamed;
+  }
+
+  @Override
   public boolean deleteSubscription(SubscriptionInfo subscription) {
     boolean deleted =
         db.locked(

@@ -409,6 +409,22 @@ final class SqlCatalog {
     return last;
   }
 
+  SubscriptionInfo renameSubscription(SubscriptionInfo s, String to) {
+    db.tx(
+        "rename_subscription",
+        c -> {
+          deleteAll(c, s.name(), "delete_group_leases", "delete_group_members");
+          try (PreparedStatement ps = c.prepareStatement(db.sql("rename_subscription"))) {
+            ps.setString(1, to);
+            ps.setLong(2, s.id());
+            return ps.executeUpdate();
+          }
+        });
+    return findSubscription(to)
+        .orElseThrow(
+            () -> new io.boxline.NotFoundException("subscription '" + s.name() + "' is gone"));
+  }
+
   boolean deleteSubscription(SubscriptionInfo s) {
     return db.tx(
         "delete_subscription",

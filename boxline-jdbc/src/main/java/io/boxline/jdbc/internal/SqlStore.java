@@ -284,6 +284,11 @@ abstract class SqlStore implements Store {
   }
 
   @Override
+  public SubscriptionInfo renameSubscription(SubscriptionInfo subscription, String to) {
+    return catalog.renameSubscription(subscription, to);
+  }
+
+  @Override
   public boolean deleteSubscription(SubscriptionInfo subscription) {
     return catalog.deleteSubscription(subscription);
   }

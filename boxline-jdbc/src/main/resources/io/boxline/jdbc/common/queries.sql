@@ -33,6 +33,9 @@ DELETE FROM ${schema}.${p}lease WHERE group_name = ?
 -- name: delete_group_members
 DELETE FROM ${schema}.${p}member WHERE group_name = ?
 
+-- name: rename_subscription
+UPDATE ${schema}.${p}subscription SET name = ? WHERE id = ?
+
 -- name: delete_subscription
 DELETE FROM ${schema}.${p}subscription WHERE id = ?
 

@@ -66,6 +66,7 @@ final class AdminApi {
     r.add("PUT", "/v1/subscriptions/{subscription}/group-policy", this::setGroupPolicy);
     r.add("DELETE", "/v1/subscriptions/{subscription}/group-policy", this::clearGroupPolicy);
     r.add("POST", "/v1/subscriptions/{subscription}/rewind", this::rewind);
+    r.add("POST", "/v1/subscriptions/{subscription}/rename", this::rename);
     r.add("GET", "/v1/subscriptions/{subscription}/failures", this::subscriptionFailures);
     r.add("GET", "/v1/subscriptions/{subscription}/retries", this::retries);
     r.add("GET", "/v1/subscriptions/{subscription}/dead-letters", this::deadLetters);
@@ -282,17 +283,7 @@ final class AdminApi {
     }
     Call.valid(() -> Names.requireSubscriptionName(name));
     c.caller.requireAll(Action.MANAGE, topics, "every topic of the subscription");
-    if (!c.caller.coversSubscriptionName(name)) {
-      throw c.caller.outOfScope("subscription '" + name + "'");
-    }
-    if (!c.caller.allAccess() && Names.subscriptionNamespace(name) == null) {
-      throw ApiException.badRequest(
-          "a token limited to namespaces names its subscriptions <namespace>/<name>, e.g. '"
-              + c.caller.examplePrefix()
-              + "/"
-              + Problems.quote(name)
-              + "', so that other tenants can use the same name");
-    }
+    requireNewName(c.caller, name);
     StartPosition start =
         start(Optional.ofNullable(text(body, "start", false)).orElse("earliest"), "start");
     SubscriptionSpec spec =
@@ -397,6 +388,35 @@ final class AdminApi {
     var policy = ConfigReader.groupPolicyFrom(c.body());
     admin.setDefaultGroupPolicy(policy);
     c.json(200, Views.policy(policy));
+  }
+
+  /**
+   * Moves a subscription to a new name (a plain-named one into the caller's namespace): the caller
+   * must be allowed to change it and to create a subscription of that name.
+   */
+  private void rename(Call c) {
+    SubscriptionInfo s = subscription(c, Action.MANAGE);
+    JsonNode body = c.body();
+    Problems.onlyFields(body, "", Set.of("to"));
+    String to = text(body, "to", true);
+    requireNewName(c.caller, to);
+    c.json(200, Views.subscription(admin.renameSubscription(s.name(), to)));
+  }
+
+  /** What a token may name a subscription it creates or renames: its namespaces only. */
+  private static void requireNewName(Caller caller, String name) {
+    Call.valid(() -> Names.requireSubscriptionName(name));
+    if (!caller.coversSubscriptionName(name)) {
+      throw caller.outOfScope("subscription '" + name + "'");
+    }
+    if (!caller.allAccess() && Names.subscriptionNamespace(name) == null) {
+      throw ApiException.badRequest(
+          "a token limited to namespaces names its subscriptions <namespace>/<name>, e.g. '"
+              + caller.examplePrefix()
+              + "/"
+              + Problems.quote(name)
+              + "', so that other tenants can use the same name");
+    }
   }
 
   private void rewind(Call c) {

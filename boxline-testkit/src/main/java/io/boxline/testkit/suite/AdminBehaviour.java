@@ -156,6 +156,47 @@ public abstract class AdminBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void aSubscriptionRenamedIntoANamespaceKeepsItsCursorsAndPolicy() {
+    TopicName t = topic(boxline, "acme/admin/moved", 2);
+    subscribe(boxline, "moved", t);
+    io.boxline.GroupPolicy policy = io.boxline.GroupPolicy.DEFAULT.withBatchSize(7);
+    boxline.admin().setGroupPolicy("moved", policy);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Consumer c = boxline.consumer("moved").handler(e -> seen.add(body(e))).start();
+    SuiteSupport.publish(boxline, t, "k", 6);
+    Await.until(WAIT, "6 handled", () -> c.handledCount() == 6);
+    long id = boxline.admin().subscription("moved").orElseThrow().id();
+
+    assertThatThrownBy(() -> boxline.admin().renameSubscription("moved", "acme/moved"))
+        .isInstanceOf(BusySubscriptionException.class)
+        .hasMessageContaining("live consumers");
+    c.close();
+    Await.until(
+        WAIT, "the consumer left", () -> boxline.admin().group("moved").members().isEmpty());
+    assertThat(boxline.admin().renameSubscription("moved", "acme/moved").name())
+        .isEqualTo("acme/moved");
+
+    assertThat(boxline.admin().subscription("moved")).isEmpty();
+    assertThat(boxline.admin().subscription("acme/moved").orElseThrow().id()).isEqualTo(id);
+    assertThat(SuiteSupport.totalPosition(boxline.admin().lag("acme/moved"))).isEqualTo(6);
+    assertThat(boxline.admin().groupPolicy("acme/moved")).isEqualTo(policy);
+    SuiteSupport.publish(boxline, t, "n", 3);
+    List<String> after = new CopyOnWriteArrayList<>();
+    boxline.consumer("acme/moved").handler(e -> after.add(body(e))).start();
+    Await.until(WAIT, "the 3 new events under the new name", () -> after.size() == 3);
+    assertThat(after).doesNotContainAnyElementsOf(seen);
+
+    subscribe(boxline, "other", t);
+    assertThatThrownBy(() -> boxline.admin().renameSubscription("other", "acme/moved"))
+        .isInstanceOf(ValidationException.class)
+        .hasMessageContaining("exists already");
+    assertThatThrownBy(() -> boxline.admin().renameSubscription("nothing", "acme/x"))
+        .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> boxline.admin().renameSubscription("other", "acme//x"))
+        .isInstanceOf(ValidationException.class);
+  }
+
+  @Test
   void anAbandonedSubscriptionStopsHoldingRetentionBackOnceDeleted() {
     TopicName t = topic(boxline, "acme/admin/kept", 1);
     subscribe(boxline, "abandoned", t);
