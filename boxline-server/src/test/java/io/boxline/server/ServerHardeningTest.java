@@ -552,6 +552,26 @@ class ServerHardeningTest {
       String head = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
       assertThat(head).startsWith("HTTP/1.1 431");
     }
+    // A chunked body past http.maxBodyBytes (no Content-Length to refuse it by) gets 413 too.
+    StringBuilder chunked =
+        new StringBuilder(
+            "POST /v1/topics/"
+                + enc("ta/orders")
+                + "/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                + A_PRODUCER
+                + "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    String chunk = "a".repeat(8192);
+    for (int i = 0; i < 10; i++) {
+      chunked
+          .append(Integer.toHexString(chunk.length()))
+          .append("\r\n")
+          .append(chunk)
+          .append("\r\n");
+    }
+    chunked.append("0\r\n\r\n");
+    String[] tooLarge = raw(chunked.toString());
+    assertThat(tooLarge[0]).contains(" 413");
+    assertThat(Api.JSON.readTree(tooLarge[1]).get("error").asText()).isEqualTo("too_large");
     assertThat(api.get("/health/live").status()).isEqualTo(200);
   }
 }

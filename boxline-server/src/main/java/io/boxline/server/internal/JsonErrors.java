@@ -2,7 +2,6 @@ package io.boxline.server.internal;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -32,13 +31,6 @@ final class JsonErrors extends ErrorHandler {
     response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
     response.write(true, ByteBuffer.wrap(body), callback);
     return true;
-  }
-
-  @Override
-  public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-    fields.put(HttpHeader.CONTENT_TYPE, "application/json");
-    fields.put(HttpHeader.CACHE_CONTROL, "no-store");
-    return ByteBuffer.wrap(problem(status, reason));
   }
 
   static byte[] problem(int status, String reason) {

@@ -241,6 +241,7 @@ final class ProduceApi {
     String type = c.query("type").orElse(null);
     boolean raw = AdminApi.rawPayload(c);
     if (!streams.tryAcquire()) {
+      c.setHeader("Retry-After", "5");
       throw new ApiException(
           503,
           "too_many_streams",

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +27,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Promise;
 
 /**
  * Matches {@code METHOD /path/{param}} routes on the raw path (so an encoded {@code %2F} stays
@@ -106,6 +108,7 @@ final class Router extends Handler.Abstract.NonBlocking {
     Map<String, String> params;
     try {
       if (closing) {
+        response.getHeaders().put("Retry-After", "1");
         throw new ApiException(
             503, "shutting_down", "the server is shutting down; retry on another instance");
       }
@@ -154,8 +157,9 @@ final class Router extends Handler.Abstract.NonBlocking {
     Map<String, String> found = params;
     // The body is read without holding a worker thread; a client that sends it too slowly is cut
     // off after the body timeout.
-    Content.Source.asByteArrayAsync(request, maxBodyBytes + 1)
-        .orTimeout(bodyTimeout.toMillis(), TimeUnit.MILLISECONDS)
+    CompletableFuture<byte[]> read = new CompletableFuture<>();
+    Content.Source.asByteArrayAsync(request, maxBodyBytes, Promise.Invocable.toPromise(read));
+    read.orTimeout(bodyTimeout.toMillis(), TimeUnit.MILLISECONDS)
         .whenComplete(
             (body, error) -> {
               if (error != null) {
@@ -195,8 +199,8 @@ final class Router extends Handler.Abstract.NonBlocking {
               + bodyTimeout.toSeconds()
               + " s (http.bodyTimeout); send it at once");
     }
-    if (e instanceof IllegalArgumentException) {
-      return tooLarge();
+    if (e instanceof IllegalStateException || e instanceof IllegalArgumentException) {
+      return tooLarge(); // Jetty's "Max size exceeded"
     }
     return ApiException.badRequest("the request body could not be read");
   }
