@@ -24,6 +24,8 @@ public record DeadLetterQuery(
     Names.requireStorable("event type", type, Names.MAX_LABEL_LENGTH);
     Names.requireStorable("event key", key, Names.MAX_KEY_LENGTH);
     Names.requireStorable("error text", errorContains, Names.MAX_KEY_LENGTH);
+    Names.requireStorable("deadBefore", deadBefore);
+    Names.requireStorable("deadAfter", deadAfter);
     if (limit < 1 || limit > 100_000) {
       throw new ValidationException("limit must be between 1 and 100000, got " + limit);
     }

@@ -55,6 +55,9 @@ final class RemoteMembers implements RemoteConsumers {
   private static final Pattern ACK =
       Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(r?)(\\d+)\\.(\\d+)");
 
+  /** As a Java consumer's error text: a reason is kept with the parked event. */
+  static final int MAX_REASON_LENGTH = 2000;
+
   private final Store store;
   private final CoordinationStore coordination;
   private final TopicCache topics;
@@ -357,6 +360,7 @@ final class RemoteMembers implements RemoteConsumers {
     if (s == null || s.ackId() == null || s.outcome() == null) {
       throw new ValidationException("each settlement needs an ackId and an outcome");
     }
+    io.boxline.Names.requireStorable("reason", s.reason(), MAX_REASON_LENGTH);
     var m = ACK.matcher(s.ackId());
     if (!m.matches()) {
       throw new ValidationException("'" + s.ackId() + "' is not an ack id given out by fetch");

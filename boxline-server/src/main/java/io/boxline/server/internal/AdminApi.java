@@ -653,7 +653,8 @@ final class AdminApi {
 
   private static Instant instant(String s, String field) {
     try {
-      return Instant.parse(s);
+      Instant t = Instant.parse(s);
+      return Call.valid(() -> Names.requireStorable(field, t));
     } catch (DateTimeParseException e) {
       throw ApiException.badRequest(
           field + " must be an ISO-8601 time such as 2026-01-31T12:00:00Z; got '" + s + "'");

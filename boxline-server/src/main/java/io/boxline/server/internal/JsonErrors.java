@@ -24,6 +24,10 @@ final class JsonErrors extends ErrorHandler {
     if (status < 400) {
       status = 500;
     }
+    if (status == 505) {
+      // A request line without a version (or a version not spoken): a malformed request.
+      status = 400;
+    }
     Object m = request.getAttribute(ERROR_MESSAGE);
     byte[] body = problem(status, m == null ? null : m.toString());
     response.setStatus(status);
