@@ -62,7 +62,8 @@ public record ServerConfig(
    * @param maxStreams open tail streams at most (default 16; more get 503)
    * @param shutdownTimeout how long SIGTERM waits for in-flight requests, relays and consumers
    *     (default 20 s)
-   * @param protectMetrics require a token with read access for {@code /metrics} (default false)
+   * @param protectMetrics require a token for {@code *} with read access for {@code /metrics}
+   *     (default true: the metrics name every tenant's topics and subscriptions)
    * @param console serve the web console under {@code /console/} (default true)
    * @param keystore PKCS#12 keystore for TLS, or empty for plain HTTP
    * @param keystorePassword the keystore's password

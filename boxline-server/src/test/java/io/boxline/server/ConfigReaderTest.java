@@ -37,6 +37,15 @@ class ConfigReaderTest {
     assertThat(c.http().port()).isZero();
     assertThat(c.http().host()).isEqualTo("127.0.0.1");
     assertThat(c.http().shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.http().protectMetrics()).as("/metrics protected by default").isTrue();
+    assertThat(
+            parse(
+                    "http: {protectMetrics: false}\ndatabase: {url: 'jdbc:postgresql://db/app'}\n"
+                        + TOKEN,
+                    Map.of())
+                .http()
+                .protectMetrics())
+        .isFalse();
     assertThat(c.database().user()).isEqualTo("app");
     assertThat(c.database().password()).isEmpty();
     assertThat(c.database().toString()).doesNotContain("password");

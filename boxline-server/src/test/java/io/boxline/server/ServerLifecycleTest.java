@@ -366,6 +366,7 @@ class ServerLifecycleTest {
                       .send(
                           java.net.http.HttpRequest.newBuilder(
                                   java.net.URI.create(base + "/metrics"))
+                              .header("Authorization", "Bearer " + TOKEN)
                               .build(),
                           java.net.http.HttpResponse.BodyHandlers.ofString())
                       .body();

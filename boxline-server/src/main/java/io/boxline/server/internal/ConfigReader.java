@@ -245,7 +245,7 @@ public final class ConfigReader {
         threads,
         maxStreams,
         n.duration("shutdownTimeout", Duration.ofSeconds(20)),
-        n.bool("protectMetrics", false),
+        n.bool("protectMetrics", true),
         n.bool("console", true),
         keystore,
         password);
