@@ -136,7 +136,11 @@ public final class HttpAdmin implements Admin {
     return Views.list(server.get("/v1/subscriptions").get("subscriptions"), Views::subscription);
   }
 
-  /** Pages of at most {@value #EVENTS_PAGE} until the query's limit or the end of the partition. */
+  /**
+   * Pages of at most {@value #EVENTS_PAGE} until the query's limit or the end of the partition,
+   * each event with its stored bytes ({@code payload=base64}: a JSON payload as it was sent, not
+   * parsed and written again).
+   */
   @Override
   public List<Event> events(EventQuery q) {
     List<Event> out = new ArrayList<>();
@@ -149,7 +153,18 @@ public final class HttpAdmin implements Admin {
                   + "/partitions/"
                   + q.partition()
                   + "/events"
-                  + query(of("after", after, "key", q.key(), "id", q.eventId(), "limit", want)));
+                  + query(
+                      of(
+                          "after",
+                          after,
+                          "key",
+                          q.key(),
+                          "id",
+                          q.eventId(),
+                          "limit",
+                          want,
+                          "payload",
+                          "base64")));
       List<Event> events = Views.list(page.get("events"), Views::event);
       out.addAll(events);
       if (events.size() < want || q.eventId() != null) {
@@ -163,7 +178,13 @@ public final class HttpAdmin implements Admin {
   @Override
   public Optional<Event> event(TopicName topic, int partition, long sequence) {
     JsonNode n =
-        server.getOrNull(topicPath(topic) + "/partitions/" + partition + "/events/" + sequence);
+        server.getOrNull(
+            topicPath(topic)
+                + "/partitions/"
+                + partition
+                + "/events/"
+                + sequence
+                + "?payload=base64");
     return n == null ? Optional.empty() : Optional.of(Views.event(n));
   }
 

@@ -214,9 +214,10 @@ final class Views {
   }
 
   /**
-   * An event as the server shows it. The payload is {@code payloadBase64} as sent, or, for a JSON
-   * content type, {@code payload}: the server parsed the stored text, so the bytes here are that
-   * JSON written compactly (same value; the original spacing is not kept).
+   * An event as the server shows it. The payload is {@code payloadBase64}, the stored bytes (what
+   * the events routes send when asked with {@code payload=base64}), or, for a JSON content type
+   * elsewhere (dead letters, retries), {@code payload}: the server parsed the stored text, so the
+   * bytes here are that JSON written compactly (same value; the original spacing is not kept).
    */
   static Event event(JsonNode n) {
     byte[] payload;
