@@ -137,6 +137,13 @@ final class S1Server {
                     ms[ms.length - 1]));
           }
         }
+        TopicName probed = topic(boxline, "s1-hostile");
+        out.append(
+            S1Hostile.probe(
+                base,
+                "/v1/topics/" + probed.toString().replace("/", "%2F") + "/events",
+                new int[] {0, 64, 256, 1024},
+                50));
       }
     }
     return out.toString();
@@ -350,7 +357,7 @@ final class S1Server {
                         .append(settle.length() > 11 ? "," : "")
                         .append("{\"ackId\":\"")
                         .append(d.get("ackId").asText())
-                        .append("\"}");
+                        .append("\",\"outcome\":\"done\"}");
                   }
                   int status =
                       postTo(member + "/settle", settle.append("]}").toString()).statusCode();

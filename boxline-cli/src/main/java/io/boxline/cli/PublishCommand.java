@@ -37,7 +37,11 @@ import picocli.CommandLine.Parameters;
       "  boxline publish acme/billing/invoices --key order-42 --type InvoiceSent --payload '{\"total\":12}'",
       "  cat events.jsonl | boxline publish acme/billing/invoices --stdin --batch 500",
       "%nA JSON line: {\"key\": \"k\", \"type\": \"t\", \"payload\": {...} or \"text\", \"headers\": {...},",
-      "  \"idempotencyKey\": \"…\", \"source\": \"…\", \"contentType\": \"…\", \"payloadBase64\": \"…\"}"
+      "  \"idempotencyKey\": \"…\", \"source\": \"…\", \"contentType\": \"…\", \"payloadBase64\": \"…\"}",
+      "%nWithout a content type, a payload given as text (--payload, or a JSON line's \"payload\")",
+      "is stored as application/json when it is a JSON document, else as text/plain;",
+      "charset=utf-8; a payloadBase64 as application/octet-stream. --payload stores the text's",
+      "UTF-8 bytes exactly as given."
     })
 final class PublishCommand extends InspectCommands.Base {
   @Parameters(paramLabel = "TOPIC", description = "namespace/topic")
@@ -52,7 +56,11 @@ final class PublishCommand extends InspectCommands.Base {
   @Option(names = "--source", description = "the event's source")
   String source;
 
-  @Option(names = "--content-type", description = "the payload's content type")
+  @Option(
+      names = "--content-type",
+      description =
+          "the payload's content type (default: application/json when the payload is a JSON"
+              + " document, else text/plain; charset=utf-8)")
   String contentType;
 
   @Option(
@@ -66,7 +74,9 @@ final class PublishCommand extends InspectCommands.Base {
       description = "publish once per key: a repeat is a duplicate")
   String idempotencyKey;
 
-  @Option(names = "--payload", description = "the payload, as text")
+  @Option(
+      names = "--payload",
+      description = "the payload, as text; its UTF-8 bytes are stored exactly as given")
   String payload;
 
   @Option(names = "--stdin", description = "read events as JSON lines from standard input")
@@ -102,7 +112,14 @@ final class PublishCommand extends InspectCommands.Base {
     long duplicates = 0;
     if (!stdin) {
       OutgoingEvent.Builder b = OutgoingEvent.builder(name);
-      apply(b, key, type, source, contentType, headers, idempotencyKey);
+      apply(
+          b,
+          key,
+          type,
+          source,
+          contentType != null ? contentType : contentTypeOf(payload),
+          headers,
+          idempotencyKey);
       b.payload(payload.getBytes(StandardCharsets.UTF_8));
       OutgoingEvent e = b.build();
       PublishResult r = publish(session, name, List.of(e)).get(0);
@@ -234,26 +251,57 @@ final class PublishCommand extends InspectCommands.Base {
       h.fields().forEachRemaining(e -> headers.put(e.getKey(), e.getValue().asText()));
     }
     OutgoingEvent.Builder b = OutgoingEvent.builder(topic);
-    apply(
-        b,
-        text(n, "key"),
-        text(n, "type"),
-        text(n, "source"),
-        text(n, "contentType"),
-        headers,
-        text(n, "idempotencyKey"));
     JsonNode p = n.get("payload");
     JsonNode p64 = n.get("payloadBase64");
+    // Without a content type: JSON for a JSON value or a text that is one, UTF-8 text for other
+    // text, the library's application/octet-stream for bytes and for no payload.
+    String type = text(n, "contentType");
     if (p64 != null && !p64.isNull()) {
       b.payload(Base64.getDecoder().decode(p64.asText()));
     } else if (p == null || p.isNull()) {
       b.payload(new byte[0]);
     } else if (p.isTextual()) {
       b.payload(p.asText().getBytes(StandardCharsets.UTF_8));
+      type = type != null ? type : contentTypeOf(p.asText());
     } else {
       b.payload(p.toString().getBytes(StandardCharsets.UTF_8));
+      type = type != null ? type : JSON_CONTENT_TYPE;
     }
+    apply(
+        b,
+        text(n, "key"),
+        text(n, "type"),
+        text(n, "source"),
+        type,
+        headers,
+        text(n, "idempotencyKey"));
     return b.build();
+  }
+
+  static final String JSON_CONTENT_TYPE = "application/json";
+  static final String TEXT_CONTENT_TYPE = "text/plain; charset=utf-8";
+
+  /** Strict JSON: one document and nothing after it. */
+  private static final com.fasterxml.jackson.databind.ObjectReader STRICT_JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper()
+          .reader()
+          .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  /**
+   * The content type of a payload given as text when none is: application/json when the text is a
+   * JSON document (an object, array, string, number, true, false or null, and nothing else), else
+   * UTF-8 text.
+   */
+  static String contentTypeOf(String text) {
+    if (text.isBlank()) {
+      return TEXT_CONTENT_TYPE;
+    }
+    try {
+      JsonNode parsed = STRICT_JSON.readTree(text);
+      return parsed == null || parsed.isMissingNode() ? TEXT_CONTENT_TYPE : JSON_CONTENT_TYPE;
+    } catch (IOException e) {
+      return TEXT_CONTENT_TYPE;
+    }
   }
 
   private static String text(JsonNode n, String field) {

@@ -248,6 +248,24 @@ class CliServerTest {
     return all;
   }
 
+  /**
+   * A payload given as text goes through the server as its bytes: JSON is stored as {@code
+   * application/json}, byte for byte (spacing and {@code 12.50} included), other text as UTF-8
+   * text, and {@code tail} shows the stored bytes.
+   */
+  @Test
+  @Timeout(300)
+  void aJsonPayloadIsStoredAsJsonByteForByteOverTheServer() throws Exception {
+    String topic = "acme/srvct/prices";
+    ok("create", "namespace", "acme/srvct");
+    ok("create", "topic", topic, "--partitions", "1");
+    PublishedContentTypes.check(cli, topic, () -> stored(topic, 1));
+    JsonNode tailed =
+        JSON.readTree(ok("tail", topic, "--from", "earliest", "--key", "a", "-o", "json").out());
+    assertThat(tailed.get("payload").asText()).isEqualTo(PublishedContentTypes.PRICED);
+    assertThat(tailed.get("contentType").asText()).isEqualTo("application/json");
+  }
+
   @Test
   @Timeout(600)
   void inspectsPublishesRedrivesAndTailsOverTheServer() throws Exception {
@@ -285,7 +303,9 @@ class CliServerTest {
     assertThat(new String(k1.payload(), StandardCharsets.UTF_8))
         .as("the bytes as given, spacing included")
         .isEqualTo("{\"n\": 1}");
-    assertThat(k1.contentType()).isEqualTo("application/octet-stream");
+    assertThat(k1.contentType())
+        .as("a JSON payload is stored as JSON")
+        .isEqualTo("application/json");
     assertThat(k1.id().toString()).isEqualTo(one.out().strip().split("  ")[1]);
 
     // The catalog.
@@ -420,7 +440,8 @@ class CliServerTest {
     assertThat(dead.outLines().get(1)).contains("k1", "Placed", "poison k1");
     JsonNode letter = json("dead-letters", "list", "failing", "--type", "Placed", "-o", "json");
     assertThat(letter).hasSize(1);
-    assertThat(letter.get(0).get("event").get("payload").asText()).isEqualTo("{\"n\": 1}");
+    // The stored bytes, as every read over the server asks for them (payload=base64).
+    assertThat(letter.get(0).get("event").get("payload").asText()).isEqualTo("{\"n\":1}");
     assertThat(json("dead-letters", "list", "failing", "--key", "k3", "-o", "json")).isEmpty();
     Cli.Result unconfirmed = fails(cli, 4, "dead-letters", "redrive", "failing");
     assertThat(unconfirmed.err()).contains("1 dead letter(s) of failing match", "pass --yes");
@@ -486,7 +507,8 @@ class CliServerTest {
         () -> exec.handled().size() == 30 && app.admin().failures("workers").deadLetters() == 2);
     exec.assertEachKeyInOrder();
     List<GroupState.Member> members = app.admin().group("workers").members();
-    assertThat(members).extracting(GroupState.Member::id).containsExactly("exec-member");
+    // The group knows an HTTP member by its token's name and its id (docs/guide/server.md).
+    assertThat(members).extracting(GroupState.Member::id).containsExactly("cli-admin:exec-member");
 
     Cli.Result dead = ok("dead-letters", "list", "workers");
     assertThat(dead.out())

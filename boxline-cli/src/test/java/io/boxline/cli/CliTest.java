@@ -137,6 +137,25 @@ class CliTest {
         .contains("subscription " + sub + " on [" + topic + "]");
   }
 
+  /**
+   * A payload given as text goes straight to the database as its bytes: JSON is stored as {@code
+   * application/json}, byte for byte, other text as UTF-8 text, and {@code tail} shows the bytes.
+   */
+  @Test
+  @Timeout(180)
+  void aJsonPayloadIsStoredAsJsonByteForByte() throws Exception {
+    String topic = "acme/clict/prices";
+    ok("create", "namespace", "acme/clict");
+    ok("create", "topic", topic, "--partitions", "1");
+    PublishedContentTypes.check(
+        cli,
+        topic,
+        () -> app.admin().events(io.boxline.EventQuery.of(TopicName.parse(topic), 0).limit(100)));
+    JsonNode tailed = json("tail", topic, "--from", "earliest", "--key", "a", "-o", "json");
+    assertThat(tailed.get("payload").asText()).isEqualTo(PublishedContentTypes.PRICED);
+    assertThat(tailed.get("contentType").asText()).isEqualTo("application/json");
+  }
+
   @Test
   @Timeout(180)
   void inspectsAndChangesWhatAdminOffersWithTablesForPeopleAndJsonForScripts() throws Exception {

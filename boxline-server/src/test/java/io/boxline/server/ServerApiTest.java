@@ -39,6 +39,7 @@ class ServerApiTest {
   static final String A_OPERATOR = "tenant-a-operator-token";
   static final String A_PRODUCER = "tenant-a-producer-token";
   static final String A_CONSUMER = "tenant-a-consumer-token";
+  static final String VIEWER = "viewer-token-of-everything";
 
   String schema;
   ServerProcess server;
@@ -60,6 +61,7 @@ class ServerApiTest {
             + token("a-operator", A_OPERATOR, "operator", "tenant-a")
             + token("a-producer", A_PRODUCER, "producer", "tenant-a")
             + token("a-consumer", A_CONSUMER, "consumer", "tenant-a")
+            + token("wall", VIEWER, "viewer", "'*'")
             + "topics:\n"
             + "  - {name: tenant-a/orders, partitions: 4}\n"
             + "  - {name: tenant-b/orders, partitions: 4}\n"
@@ -405,13 +407,32 @@ class ServerApiTest {
   }
 
   @Test
-  void healthMetricsAndTheApiDescriptionNeedNoToken() {
+  void healthAndTheApiDescriptionNeedNoToken() {
     assertThat(api.as(null).get("/health/live").status()).isEqualTo(200);
     assertThat(api.as(null).get("/health/ready").json().get("status").asText()).isEqualTo("UP");
-    Api.Reply metrics = api.as(null).get("/metrics");
-    assertThat(metrics.status()).isEqualTo(200);
-    assertThat(metrics.body()).contains("boxline_");
     assertThat(api.as(null).get("/openapi.json").json().get("openapi").asText()).startsWith("3.");
+  }
+
+  /**
+   * The metrics name every tenant's topics and subscriptions: by default only a token for every
+   * namespace whose role may read gets them.
+   */
+  @Test
+  void metricsNeedAReadingTokenOfEveryNamespaceByDefault() {
+    Api.Reply anonymous = api.as(null).get("/metrics");
+    assertThat(anonymous.status()).as(anonymous.toString()).isEqualTo(401);
+    assertThat(anonymous.body()).doesNotContain("boxline_");
+    Api.Reply scoped = api.as(A_ADMIN).get("/metrics");
+    assertThat(scoped.status()).as(scoped.toString()).isEqualTo(403);
+    assertThat(scoped.json().get("message").asText()).contains("token for \"*\"");
+    assertThat(scoped.body()).doesNotContain("boxline_");
+    Api.Reply producer = api.as(A_PRODUCER).get("/metrics");
+    assertThat(producer.status()).as(producer.toString()).isEqualTo(403);
+    for (String reader : List.of(VIEWER, ADMIN)) {
+      Api.Reply metrics = api.as(reader).get("/metrics");
+      assertThat(metrics.status()).as(metrics.toString()).isEqualTo(200);
+      assertThat(metrics.body()).contains("boxline_");
+    }
   }
 
   @Test

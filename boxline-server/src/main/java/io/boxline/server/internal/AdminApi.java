@@ -445,17 +445,20 @@ final class AdminApi {
     EventPosition after = position(c.query.get("after"));
     for (RetryingEvent r :
         Call.valid(() -> admin.retrying(s.name(), after, c.intQuery("limit", 100, 1, 10_000)))) {
-      out.add(Views.retrying(r));
+      out.add(Views.retrying(r, rawPayload(c)));
     }
     c.json(200, Views.of("retries", out));
   }
 
   private void deadLetters(Call c) {
     SubscriptionInfo s = subscription(c, Action.READ);
-    DeadLetterQuery q = deadLetterQuery(s.name(), c.query, c.intQuery("limit", 100, 1, 10_000));
+    Map<String, String> filters = new java.util.HashMap<>(c.query);
+    filters.remove("payload");
+    DeadLetterQuery q = deadLetterQuery(s.name(), filters, c.intQuery("limit", 100, 1, 10_000));
+    boolean raw = rawPayload(c);
     List<Object> out = new ArrayList<>();
     for (DeadLetter d : boxline.deadLetters().list(q)) {
-      out.add(Views.deadLetter(d));
+      out.add(Views.deadLetter(d, raw));
     }
     c.json(200, Views.of("deadLetters", out));
   }

@@ -61,17 +61,41 @@ public final class ConfigReader {
   /** False for request bodies: ${...} there is text, not a variable. */
   private final boolean expand;
 
-  private ConfigReader(String source, Map<String, String> env) {
-    this(source, env, true);
-  }
+  /**
+   * {@code --dev}: the config has no {@code database.url} and the server runs on a throwaway
+   * embedded PostgreSQL; without it a config must name its database.
+   */
+  private final boolean dev;
 
-  private ConfigReader(String source, Map<String, String> env, boolean expand) {
+  private ConfigReader(String source, Map<String, String> env, boolean expand, boolean dev) {
     this.source = source;
     this.env = env;
     this.expand = expand;
+    this.dev = dev;
   }
 
+  /** What a config without a database is told. */
+  static final String NO_DATABASE =
+      "is required: the server keeps its events in a database of yours. Set database.url to its"
+          + " JDBC URL (e.g. jdbc:postgresql://127.0.0.1:5432/app, see docs/guide/server.md), or run"
+          + " with --dev to try the server out on a throwaway embedded PostgreSQL";
+
+  /** What a server started with neither a config nor {@code --dev} is told. */
+  public static final String NO_CONFIG =
+      "no config given, so the server has no database. Pass --config boxline.yaml (or set "
+          + "BOXLINE_CONFIG) with database.url set to your database's JDBC URL (see"
+          + " docs/guide/server.md), or run with --dev to try the server out on a throwaway embedded"
+          + " PostgreSQL";
+
   public static ServerConfig read(Path file, Map<String, String> env) {
+    return read(file, env, false);
+  }
+
+  /**
+   * Reads a config file; with {@code dev} (the {@code --dev} flag) it must not name a database, and
+   * the server runs on a throwaway embedded PostgreSQL.
+   */
+  public static ServerConfig read(Path file, Map<String, String> env, boolean dev) {
     String text;
     try {
       text = Files.readString(file);
@@ -83,10 +107,15 @@ public final class ConfigReader {
     } catch (IOException e) {
       throw new ConfigException(file.toString(), "", "cannot be read: " + e.getMessage());
     }
-    return parse(text, file.toString(), env);
+    return parse(text, file.toString(), env, dev);
   }
 
   public static ServerConfig parse(String yaml, String source, Map<String, String> env) {
+    return parse(yaml, source, env, false);
+  }
+
+  public static ServerConfig parse(
+      String yaml, String source, Map<String, String> env, boolean dev) {
     JsonNode root;
     try {
       root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
@@ -101,13 +130,16 @@ public final class ConfigReader {
     if (root == null || root.isMissingNode() || root.isNull()) {
       root = new ObjectMapper().createObjectNode();
     }
-    ConfigReader reader = new ConfigReader(source, env);
+    ConfigReader reader = new ConfigReader(source, env, true, dev);
     return reader.config(reader.new Node(root, ""));
   }
 
-  /** The defaults alone: embedded PostgreSQL, tokens from the environment. */
-  public static ServerConfig defaults(Map<String, String> env) {
-    return parse("", "defaults", env);
+  /**
+   * {@code --dev} without a file: the defaults on a throwaway embedded PostgreSQL, the token from
+   * {@code BOXLINE_ADMIN_TOKEN}.
+   */
+  public static ServerConfig dev(Map<String, String> env) {
+    return parse("", "--dev", env, true);
   }
 
   private ServerConfig config(Node root) {
@@ -194,6 +226,17 @@ public final class ConfigReader {
         root.has("groupPolicy")
             ? Optional.of(groupPolicy(root.get("groupPolicy")))
             : Optional.empty();
+    // Checked last, so that what else is wrong with a file comes first.
+    if (db.url().isEmpty() && !dev) {
+      throw root.get("database").get("url").error(NO_DATABASE);
+    }
+    if (db.url().isPresent() && dev) {
+      throw root.get("database")
+          .get("url")
+          .error(
+              "is set, but --dev runs on a throwaway embedded PostgreSQL; run without --dev to use"
+                  + " this database, or remove database.url to try the server out");
+    }
     return new ServerConfig(
         source,
         http,
@@ -248,7 +291,7 @@ public final class ConfigReader {
         threads,
         maxStreams,
         n.duration("shutdownTimeout", Duration.ofSeconds(20)),
-        n.bool("protectMetrics", false),
+        n.bool("protectMetrics", true),
         n.bool("console", true),
         keystore,
         password,
@@ -329,7 +372,7 @@ public final class ConfigReader {
 
   /** A retention policy from a request body (the same keys as in the config file). */
   static RetentionPolicy retentionFrom(JsonNode body) {
-    ConfigReader r = new ConfigReader("request body", Map.of(), false);
+    ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
     return r.retention(r.new Node(body, ""));
   }
 
@@ -383,7 +426,7 @@ public final class ConfigReader {
 
   /** A group policy from a request body (the same keys as in the config file). */
   static GroupPolicy groupPolicyFrom(JsonNode body) {
-    ConfigReader r = new ConfigReader("request body", Map.of(), false);
+    ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
     return r.groupPolicy(r.new Node(body, ""));
   }
 

@@ -3,15 +3,17 @@ package io.boxline.server.internal;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.server.ServerConfig;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import javax.sql.DataSource;
 
-/** The server's connection pool, on the configured database or an embedded PostgreSQL. */
+/**
+ * The server's connection pool, on the configured database, or, with {@code --dev} only (the one
+ * way to a config without {@code database.url}), on a throwaway embedded PostgreSQL.
+ */
 final class Database implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("io.boxline.server");
-  private EmbeddedPostgres embedded;
+  private DevPostgres embedded;
   private HikariDataSource pool;
   final String description;
 
@@ -23,15 +25,19 @@ final class Database implements AutoCloseable {
       url = config.url().get();
       description = redact(url);
     } else {
-      LOG.log(Level.INFO, "starting an embedded PostgreSQL (no database.url in the config)");
-      embedded = EmbeddedPostgres.builder().start();
-      url = embedded.getJdbcUrl("postgres", "postgres");
+      LOG.log(
+          Level.WARNING,
+          "DEV MODE (--dev): starting a throwaway embedded PostgreSQL. Every topic, event and"
+              + " subscription is THROWN AWAY when the server stops. Not for anything you want to"
+              + " keep: set database.url in a config and run without --dev.");
+      embedded = DevPostgres.start();
+      url = embedded.jdbcUrl;
       user = "postgres";
       password = "";
       description =
-          "embedded PostgreSQL on port "
-              + embedded.getPort()
-              + " (its data is lost when the server stops)";
+          "throwaway embedded PostgreSQL on port "
+              + embedded.port
+              + " (--dev: its data is thrown away when the server stops)";
     }
     HikariConfig cfg = new HikariConfig();
     cfg.setJdbcUrl(url);

@@ -164,10 +164,10 @@ final class Views {
     return m;
   }
 
-  static Map<String, Object> retrying(RetryingEvent r) {
+  static Map<String, Object> retrying(RetryingEvent r, boolean raw) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("subscription", r.subscription());
-    m.put("event", event(r.event()));
+    m.put("event", event(r.event(), raw));
     m.put("behindItsKey", r.behindItsKey());
     m.put("attempts", r.attempts());
     m.put("nextAttemptAt", time(r.nextAttemptAt()));
@@ -176,10 +176,10 @@ final class Views {
     return m;
   }
 
-  static Map<String, Object> deadLetter(DeadLetter d) {
+  static Map<String, Object> deadLetter(DeadLetter d, boolean raw) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("subscription", d.subscription());
-    m.put("event", event(d.event()));
+    m.put("event", event(d.event(), raw));
     m.put("attempts", d.attempts());
     m.put("lastError", d.lastError());
     m.put("firstFailedAt", time(d.firstFailedAt()));

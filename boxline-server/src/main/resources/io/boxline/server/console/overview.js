@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { h, clear, num, rate, seconds, badge, table } from './dom.js';
+import { h, clear, append, num, rate, seconds, badge, table } from './dom.js';
 import { record, rateOf } from './history.js';
 
 // Namespaces → topics → subscriptions, with rates from the counters sampled at every refresh.
@@ -20,14 +20,16 @@ export function overview(root) {
     const dead = o.subscriptions.reduce((a, s) => a + s.deadLetters, 0);
     const lag = o.subscriptions.reduce((a, s) => a + s.lag, 0);
     const inRate = o.topics.reduce((a, t) => a + (rateOf('in:' + t.name) || 0), 0);
-    clear(cards).append(
+    // The outbox is cluster-wide: only a token for every namespace gets it. The DOM's own append
+    // would print a missing card as the text "null"; dom.js's append leaves it out.
+    append(clear(cards), [
       card('Topics', num(o.topics.length), 'topics'),
       card('Subscriptions', num(o.subscriptions.length), 'subscriptions'),
       card('Events in', rate(inRate), 'in-rate'),
       card('Lag (events)', num(lag), 'lag'),
       card('Dead letters', num(dead), 'dead-letters'),
       o.outbox ? card('Outbox backlog', num(o.outbox.events) + (o.outbox.events ? ' · ' + seconds(o.outbox.ageSeconds) : ''), 'outbox') : null,
-    );
+    ]);
     const rows = [];
     const namespaces = [...new Set(o.topics.map((t) => t.namespace))].sort();
     for (const ns of namespaces) {
