@@ -510,6 +510,11 @@ class ConsoleBrowserTest {
         d -> browser.text("#payload").startsWith("00000000  7b 22") ? true : null);
     // The stored bytes, not the parsed JSON (which would print 276.5 for 276.50).
     assertThat(browser.text("#payload")).contains(".50}");
+    browser.click("#ev-detail [data-mode='Stored']");
+    browser.until(
+        "the payload as stored",
+        d -> browser.text("#payload").startsWith("{") ? true : null);
+    assertThat(browser.text("#payload")).contains(".50}").doesNotContain("\n  ");
     // Far into the partition by position.
     browser.type("#ev-at", "");
     browser.type("#ev-after", "499990");

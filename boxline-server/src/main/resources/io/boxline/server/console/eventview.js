@@ -1,14 +1,16 @@
 import { h, time, num } from './dom.js';
 import { api, topicPath } from './api.js';
 
-// One event: its fields, headers, and payload as pretty JSON, text or hex.
+// One event: its fields, headers, and payload as pretty JSON, the text as stored, or hex.
 export function eventDetail(e) {
   const bytes = payloadBytes(e);
   const views = {};
   if (e.payload !== undefined) views.JSON = JSON.stringify(e.payload, null, 2);
-  const text = bytes ? new TextDecoder('utf-8', { fatal: false }).decode(bytes) : '';
+  const text = bytes ? utf8(bytes) : '';
   if (e.payload === undefined && bytes) views.Text = text;
-  // A JSON payload arrives parsed; its hex view asks the server for the stored bytes.
+  // A JSON payload arrives inline and the browser parses it (276.50 becomes 276.5): its stored text
+  // and hex views ask the server for the stored bytes.
+  if (e.payload !== undefined) views.Stored = null;
   if (e.payloadBase64) views.Hex = hexDump(bytes);
   else if (bytes) views.Hex = null;
   const pre = h('pre', { id: 'payload', tabindex: '0', 'aria-label': 'Payload' });
@@ -23,7 +25,9 @@ export function eventDetail(e) {
       pre.textContent = 'Loading the stored bytes…';
       try {
         const raw = await api(`${topicPath(e.topic)}/partitions/${e.partition}/events/${e.sequence}`, { params: { payload: 'base64' } });
-        views[m] = hexDump(decode(raw.payloadBase64));
+        const stored = decode(raw.payloadBase64);
+        if ('Stored' in views) views.Stored = utf8(stored);
+        views.Hex = hexDump(stored);
       } catch (err) {
         pre.textContent = 'Could not read the stored bytes: ' + err.message;
         return;
@@ -50,6 +54,10 @@ export function eventDetail(e) {
       : h('p', { class: 'muted' }, 'No headers.'),
     h('div', { class: 'row', role: 'group', 'aria-label': 'Show payload as' }, 'Payload', buttons),
     pre);
+}
+
+function utf8(bytes) {
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
 }
 
 function decode(base64) {
