@@ -127,4 +127,17 @@ final class AttackFailures {
       return "(could not write " + file + ": " + e.getMessage() + ")";
     }
   }
+
+  /**
+   * Throws the {@link #report} (and prints it) when there is a failure, after writing them all to
+   * {@code file}.
+   */
+  void throwIfAny(Path file, String header) {
+    if (!isEmpty()) {
+      String written = writeAll(file, header);
+      String report = report(header + "all failures: " + written + "\n");
+      System.out.println(report);
+      throw new AssertionError(report);
+    }
+  }
 }
