@@ -69,7 +69,16 @@ public final class Names {
               + MAX_NAME_LENGTH);
     }
     int slash = name.lastIndexOf('/');
-    NamespacePath.of(name.substring(0, slash));
+    try {
+      NamespacePath.of(name.substring(0, slash));
+    } catch (ValidationException e) {
+      throw new ValidationException(
+          "subscription name '"
+              + abbreviate(name)
+              + "' names a namespace that is not valid ("
+              + e.getMessage()
+              + "); write <namespace>/<name>, e.g. acme/billing/audit");
+    }
     requireName("subscription name", name.substring(slash + 1));
     return name;
   }

@@ -512,8 +512,7 @@ class ConsoleBrowserTest {
     assertThat(browser.text("#payload")).contains(".50}");
     browser.click("#ev-detail [data-mode='Stored']");
     browser.until(
-        "the payload as stored",
-        d -> browser.text("#payload").startsWith("{") ? true : null);
+        "the payload as stored", d -> browser.text("#payload").startsWith("{") ? true : null);
     assertThat(browser.text("#payload")).contains(".50}").doesNotContain("\n  ");
     // Far into the partition by position.
     browser.type("#ev-at", "");
