@@ -359,9 +359,28 @@ final class ConsumerContext {
     return new Outcome(ParkState.DEAD, attempts, s.clock().instant(), reason);
   }
 
+  /**
+   * A failure as the error text kept with a parked event: at most 2,000 characters, storable on
+   * every database (a NUL, which PostgreSQL refuses, and a lone surrogate, which has no UTF-8 form,
+   * become U+FFFD).
+   */
   static String describe(Throwable t) {
     String m = t.getClass().getName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
-    return m.length() > 2000 ? m.substring(0, 2000) : m;
+    m = m.length() > 2000 ? m.substring(0, 2000) : m;
+    StringBuilder out = new StringBuilder(m.length());
+    for (int i = 0; i < m.length(); i++) {
+      char c = m.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < m.length()
+          && Character.isLowSurrogate(m.charAt(i + 1))) {
+        out.append(c).append(m.charAt(++i));
+      } else if (c == '\0' || Character.isSurrogate(c)) {
+        out.append('\uFFFD');
+      } else {
+        out.append(c);
+      }
+    }
+    return out.toString();
   }
 
   static Resolution toResolution(Outcome o) {

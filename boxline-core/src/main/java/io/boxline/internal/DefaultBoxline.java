@@ -310,19 +310,23 @@ public final class DefaultBoxline implements Boxline {
       }
       closed = true;
     }
-    observers.closing(this);
+    // Every step runs even when one before it fails: a consumer that cannot stop must not leave
+    // the loops running or the store open.
+    Closer closer = new Closer("Boxline " + settings.instanceId());
+    closer.step("observers", () -> observers.closing(this));
     for (Consumer c : List.copyOf(consumers)) {
-      c.close();
+      closer.step("consumer " + c.subscription(), c::close);
     }
-    tasks.stopLoops(LOOP_STOP_TIMEOUT);
+    closer.step("task loops", () -> tasks.stopLoops(LOOP_STOP_TIMEOUT));
     if (sequencer != null) {
-      retention.stop(LOOP_STOP_TIMEOUT);
-      sequencer.stop(LOOP_STOP_TIMEOUT);
+      closer.step("retention", () -> retention.stop(LOOP_STOP_TIMEOUT));
+      closer.step("sequencer", () -> sequencer.stop(LOOP_STOP_TIMEOUT));
     }
-    announcer.stop(LOOP_STOP_TIMEOUT);
-    settings.coordination().close();
-    store.close();
+    closer.step("announcer", () -> announcer.stop(LOOP_STOP_TIMEOUT));
+    closer.step("coordination", () -> settings.coordination().close());
+    closer.step("store", store::close);
     LOG.log(Level.INFO, "Boxline {0} closed", settings.instanceId());
+    closer.finish();
   }
 
   private final class DeadLettersImpl implements DeadLetters {

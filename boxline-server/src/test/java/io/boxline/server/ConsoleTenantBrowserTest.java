@@ -94,7 +94,10 @@ class ConsoleTenantBrowserTest {
             .append(settle.length() == 0 ? "" : ",")
             .append("{\"ackId\":\"")
             .append(d.get("ackId").asText())
-            .append(dead ? "\",\"outcome\":\"dead\",\"reason\":\"card declined\"}" : "\"}");
+            .append(
+                dead
+                    ? "\",\"outcome\":\"dead\",\"reason\":\"card declined\"}"
+                    : "\",\"outcome\":\"done\"}");
       }
       if (settle.length() > 0) {
         Api.Reply r = api.post(member + "/settle", "{\"settle\":[" + settle + "]}");

@@ -798,6 +798,9 @@ class ServerApiTest {
         "POST /v1/subscriptions/{subscription}/rewind",
         new String[] {bSub + "/rewind", "{\"to\":\"latest\"}"});
     calls.put(
+        "POST /v1/subscriptions/{subscription}/rename",
+        new String[] {bSub + "/rename", "{\"to\":\"tenant-a/taken\"}"});
+    calls.put(
         "POST /v1/subscriptions/{subscription}/dead-letters/redrive",
         new String[] {bSub + "/dead-letters/redrive", "{}"});
     calls.put(

@@ -329,24 +329,36 @@ public final class ServerRuntime implements AutoCloseable {
       }
       executor.shutdownNow();
     }
+    // Each of the rest runs even when one before it fails; the first failure is thrown at the end.
+    List<RuntimeException> failures = new ArrayList<>();
     for (Relay r : relays) {
-      try {
-        r.close();
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "relay for " + r.subscription() + " did not close cleanly", e);
-      }
+      step("relay for " + r.subscription(), r::close, failures);
     }
     if (boxline != null) {
-      boxline.close();
+      step("Boxline", boxline::close, failures);
     }
     if (registry != null) {
-      registry.close();
+      step("the metrics registry", registry::close, failures);
     }
     if (database != null) {
-      database.close();
+      step("the connection pool", database::close, failures);
     }
     LOG.log(
         Level.INFO,
         String.format("Boxline server stopped in %.1f s", (System.nanoTime() - t0) / 1e9));
+    if (!failures.isEmpty()) {
+      RuntimeException first = failures.get(0);
+      failures.subList(1, failures.size()).forEach(first::addSuppressed);
+      throw first;
+    }
+  }
+
+  private static void step(String what, Runnable close, List<RuntimeException> failures) {
+    try {
+      close.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, what + " did not close cleanly; closing the rest", e);
+      failures.add(e);
+    }
   }
 }
