@@ -43,11 +43,7 @@ class ConsoleApiTest {
         BoxlineServer.start(
             ServerConfig.parse(
                 "http: {port: 0}\n"
-                    + "database: {url: '"
-                    + Databases.PG_URL
-                    + "', user: postgres, schema: "
-                    + schema
-                    + "}\n"
+                    + Databases.postgresYaml(schema)
                     + "tokens:\n"
                     + "  - {name: all, secret: "
                     + ADMIN

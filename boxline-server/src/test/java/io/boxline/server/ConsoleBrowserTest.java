@@ -80,11 +80,7 @@ class ConsoleBrowserTest {
     Databases.postgres().close();
     String yaml =
         "http: {port: 0, shutdownTimeout: 5s}\n"
-            + "database: {url: '"
-            + Databases.PG_URL
-            + "', user: postgres, schema: "
-            + schema
-            + "}\n"
+            + Databases.postgresYaml(schema)
             + "tokens:\n"
             + ServerApiTest.token("ops-admin", ADMIN, "admin", "'*'")
             + ServerApiTest.token("dashboard", VIEWER, "viewer", "'*'")

@@ -45,11 +45,7 @@ class ConsoleTenantBrowserTest {
     Databases.postgres().close();
     String yaml =
         "http: {port: 0, shutdownTimeout: 5s}\n"
-            + "database: {url: '"
-            + Databases.PG_URL
-            + "', user: postgres, schema: "
-            + schema
-            + "}\n"
+            + Databases.postgresYaml(schema)
             + "tokens:\n"
             + ServerApiTest.token("root", ROOT, "admin", "'*'")
             + ServerApiTest.token("acme-wall", ACME_VIEWER, "viewer", "acme")

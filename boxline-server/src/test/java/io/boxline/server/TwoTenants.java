@@ -102,11 +102,7 @@ final class TwoTenants implements AutoCloseable {
     StringBuilder yaml =
         new StringBuilder(
             "http: {port: 0, maxBodyBytes: 65536, shutdownTimeout: 5s}\n"
-                + "database: {url: '"
-                + Databases.PG_URL
-                + "', user: postgres, schema: "
-                + schema
-                + "}\n"
+                + Databases.postgresYaml(schema)
                 + "tokens:\n"
                 + ServerApiTest.token("star-admin", starSecret, "admin", "'*'"));
     for (Map.Entry<String, String> t : aSecrets.entrySet()) {
