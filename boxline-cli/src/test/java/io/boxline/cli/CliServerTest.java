@@ -441,7 +441,7 @@ class CliServerTest {
     JsonNode letter = json("dead-letters", "list", "failing", "--type", "Placed", "-o", "json");
     assertThat(letter).hasSize(1);
     // The stored bytes, as every read over the server asks for them (payload=base64).
-    assertThat(letter.get(0).get("event").get("payload").asText()).isEqualTo("{\"n\":1}");
+    assertThat(letter.get(0).get("event").get("payload").asText()).isEqualTo("{\"n\": 1}");
     assertThat(json("dead-letters", "list", "failing", "--key", "k3", "-o", "json")).isEmpty();
     Cli.Result unconfirmed = fails(cli, 4, "dead-letters", "redrive", "failing");
     assertThat(unconfirmed.err()).contains("1 dead letter(s) of failing match", "pass --yes");
