@@ -217,16 +217,9 @@ final class AdminApi {
     c.json(200, Views.event(e, rawPayload(c)));
   }
 
-  /**
-   * {@code payload=base64}: the stored bytes, also of a JSON payload; {@code payload=json}
-   * (default) parses JSON.
-   */
+  /** The {@code payload} query parameter ({@link Payloads#base64}). */
   static boolean rawPayload(Call c) {
-    String p = c.query("payload").orElse("json");
-    if (!p.equals("json") && !p.equals("base64")) {
-      throw ApiException.badRequest("payload must be json or base64, got '" + p + "'");
-    }
-    return p.equals("base64");
+    return Payloads.base64(c.query("payload").orElse(null));
   }
 
   static void requireReadEvents(Caller caller, TopicName t) {

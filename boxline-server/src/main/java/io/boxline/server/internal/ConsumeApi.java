@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
@@ -85,14 +84,7 @@ final class ConsumeApi {
       throw ApiException.badRequest(
           "waitMillis must be between 0 and " + MAX_WAIT_MILLIS + ", got " + waitMillis);
     }
-    String encoding = Optional.ofNullable(AdminApi.text(body, "payload", false)).orElse("json");
-    if (!encoding.equals("json") && !encoding.equals("base64")) {
-      throw ApiException.badRequest(
-          "payload must be json (JSON payloads inline, as stored) or base64 (every payload as its"
-              + " stored bytes), got '"
-              + Problems.quote(encoding)
-              + "'");
-    }
+    boolean raw = Payloads.base64(AdminApi.text(body, "payload", false));
     RemoteConsumers members = boxline.remoteConsumers();
     long deadline = System.nanoTime() + Duration.ofMillis(waitMillis).toNanos();
     String pollKey = s.name() + "\n" + member;
@@ -127,7 +119,6 @@ final class ConsumeApi {
             return set.isEmpty() ? null : set;
           });
     }
-    boolean raw = encoding.equals("base64");
     byte[] key = c.caller.ackKey();
     List<Object> events = new ArrayList<>();
     for (RemoteConsumers.Delivery d : batch.deliveries()) {

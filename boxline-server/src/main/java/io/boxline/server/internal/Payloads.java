@@ -31,6 +31,24 @@ final class Payloads {
 
   private Payloads() {}
 
+  /**
+   * Whether a reader asked for every payload as base64: {@code json} (the default, given as null)
+   * places JSON payloads inline as stored, {@code base64} sends every payload as its stored bytes.
+   */
+  static boolean base64(String requested) {
+    if (requested == null || requested.equals("json")) {
+      return false;
+    }
+    if (requested.equals("base64")) {
+      return true;
+    }
+    throw ApiException.badRequest(
+        "payload must be json (JSON payloads inline, as stored) or base64 (every payload as its"
+            + " stored bytes), got '"
+            + Problems.quote(requested)
+            + "'");
+  }
+
   /** Whether a content type says JSON. */
   static boolean isJson(String contentType) {
     return contentType != null
