@@ -199,8 +199,11 @@ class ConsoleBrowserTest {
   private void produce() {
     long n = 0;
     while (!stop.get()) {
-      if (producing.get()) {
-        publish("customer-" + ThreadLocalRandom.current().nextInt(40), n++);
+      // Checked and published under one lock, so pausing waits for a publish in flight.
+      synchronized (producing) {
+        if (producing.get()) {
+          publish("customer-" + ThreadLocalRandom.current().nextInt(40), n++);
+        }
       }
       try {
         Thread.sleep(15); // the pace of the background traffic, not a synchronisation
@@ -284,7 +287,7 @@ class ConsoleBrowserTest {
     browser.until(
         "two dead letters in billing",
         d -> admin.failures("billing").deadLetters() == 2 ? true : null);
-    producing.set(false);
+    pauseProducing();
     // Settled: the consumers caught up with a traffic that stopped, so both sides are still.
     awaitCaughtUp("billing");
     awaitCaughtUp("audit");
@@ -330,6 +333,13 @@ class ConsoleBrowserTest {
     browser.screenshot("overview");
   }
 
+  /** Stops the background traffic; returns once no publish of it can still commit. */
+  private void pauseProducing() {
+    synchronized (producing) {
+      producing.set(false);
+    }
+  }
+
   private long lag(String subscription) {
     return admin.lag(subscription).stream().mapToLong(PartitionLag::backlog).sum();
   }
@@ -350,15 +360,23 @@ class ConsoleBrowserTest {
     browser.until(
         "billing's two members", d -> browser.all("#members tbody tr").size() == 2 ? true : null);
     assertThat(browser.all("#heatmap .cell")).hasSize(8);
-    browser.until(
-        "every partition owned, by both members",
-        d -> {
-          Set<String> owners = new java.util.HashSet<>();
-          for (WebElement c : browser.all("#heatmap .cell")) {
-            owners.add(c.getAttribute("data-owner"));
-          }
-          return owners.size() == 2 && !owners.contains("") ? true : null;
-        });
+    List<String> shownOwners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      browser.until(
+          "every partition owned, by both members",
+          d -> {
+            List<String> owners = new ArrayList<>();
+            for (WebElement c : browser.all("#heatmap .cell")) {
+              owners.add(c.getAttribute("data-owner"));
+            }
+            shownOwners.clear();
+            shownOwners.addAll(owners);
+            return Set.copyOf(owners).size() == 2 && !owners.contains("") ? true : null;
+          });
+    } catch (AssertionError e) {
+      throw new AssertionError(
+          e.getMessage() + "; the tiles' owners last seen: " + shownOwners, e.getCause());
+    }
     browser.screenshot("subscription");
 
     browser.open(base + "/console/#/subscription/audit");
