@@ -4,6 +4,7 @@ import io.boxline.internal.DefaultBoxline;
 import io.boxline.spi.Store;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -152,6 +153,7 @@ public interface Boxline extends AutoCloseable {
     private TaskSettings tasks = TaskSettings.defaults();
     private final java.util.List<BoxlineObserver> observers = new java.util.ArrayList<>();
     private final java.util.List<PublishInterceptor> interceptors = new java.util.ArrayList<>();
+    private final Map<String, MemberPolicy> memberPolicies = new java.util.HashMap<>();
 
     private Builder() {}
 
@@ -291,6 +293,22 @@ public interface Boxline extends AutoCloseable {
     }
 
     /**
+     * How the remote members of {@code subscription} (the server's HTTP consumers) are retried and
+     * dead-lettered: retry policies, per-type policies, key blocking and hooks, decided by the same
+     * policy code as a Java consumer's (default {@link MemberPolicy#DEFAULT}). May be called once
+     * per subscription.
+     */
+    public Builder memberPolicy(String subscription, MemberPolicy policy) {
+      Names.requireSubscriptionName(subscription);
+      if (memberPolicies.putIfAbsent(subscription, Objects.requireNonNull(policy, "policy"))
+          != null) {
+        throw new ValidationException(
+            "the member policy of subscription '" + subscription + "' is set twice");
+      }
+      return this;
+    }
+
+    /**
      * Settings of {@link Boxline#tasks()}: the tasks topic's partitions and retention, the payload
      * codec, automatic unblocking (default {@link TaskSettings#defaults()}).
      */
@@ -382,7 +400,8 @@ public interface Boxline extends AutoCloseable {
               clock,
               java.util.List.copyOf(observers),
               java.util.List.copyOf(interceptors),
-              tasks));
+              tasks,
+              Map.copyOf(memberPolicies)));
     }
 
     private static void requireRange(String name, int value, int min, int max) {

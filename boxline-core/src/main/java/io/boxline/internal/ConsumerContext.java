@@ -1,7 +1,6 @@
 package io.boxline.internal;
 
 import io.boxline.Event;
-import io.boxline.HandlerDecision;
 import io.boxline.MalformedEventException;
 import io.boxline.PartitionLag;
 import io.boxline.RetryPolicy;
@@ -13,7 +12,6 @@ import io.boxline.spi.Resolution;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.lang.System.Logger.Level;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -66,20 +64,20 @@ final class ConsumerContext {
   private volatile HandlerWatchdog watchdog;
 
   final Store store;
-  final DefaultConsumer.Settings s;
+  final ConsumerSettings s;
   final SubscriptionInfo subscription;
   final String id;
   final String group;
   final RecentEvents recent;
   final CursorCommitter cursorCommits;
+  final FailurePolicy failures;
   final AtomicLong handled = new AtomicLong();
   final AtomicLong fenced = new AtomicLong();
-  private final java.util.Random random = new java.util.Random();
   private final Host host;
 
   ConsumerContext(
       Store store,
-      DefaultConsumer.Settings s,
+      ConsumerSettings s,
       SubscriptionInfo subscription,
       RecentEvents recent,
       CursorCommitter cursorCommits,
@@ -91,6 +89,7 @@ final class ConsumerContext {
     this.group = subscription.name();
     this.recent = recent;
     this.cursorCommits = cursorCommits;
+    this.failures = FailurePolicy.of(s, subscription.name());
     this.host = host;
   }
 
@@ -228,8 +227,7 @@ final class ConsumerContext {
   }
 
   RetryPolicy policyFor(Event e) {
-    RetryPolicy p = s.typePolicies().get(e.type());
-    return p != null ? p : s.retryPolicy();
+    return failures.policyFor(e);
   }
 
   /**
@@ -287,26 +285,18 @@ final class ConsumerContext {
    */
   Park park(LeasedPartition p, Event e, Outcome o) {
     settled(p, e, o.park());
-    if (e.key() != null && (o.park() != ParkState.DEAD || s.deadLetterBlocksKey())) {
+    if (e.key() != null && failures.holdsKey(o.park())) {
       p.blockedKeys.add(e.key());
     }
     if (o.park() == ParkState.RETRY) {
       p.nextRetryAtMillis = Math.min(p.nextRetryAtMillis, o.nextAttemptAt().toEpochMilli());
     }
-    return new Park(
-        e.sequence(),
-        e.id(),
-        e.key(),
-        e.type(),
-        o.park(),
-        o.attempts(),
-        o.nextAttemptAt(),
-        o.error());
+    return FailurePolicy.park(e, o);
   }
 
   /** The outcome of an event that waits behind an earlier one of its key. */
   Outcome waiting() {
-    return new Outcome(ParkState.WAITING, 0, s.clock().instant(), null);
+    return failures.waiting();
   }
 
   /** The handler's inbox key for the event, or null; a key the database cannot store fails. */
@@ -319,78 +309,15 @@ final class ConsumerContext {
 
   /** The outcome of a failed attempt: the handler's decision, or the retry policy's. */
   Outcome decide(Event e, RuntimeException failure, int attempt, RetryPolicy policy) {
-    if (failure instanceof HandlerDecision) {
-      HandlerDecision d = (HandlerDecision) failure;
-      switch (d.kind()) {
-        case IGNORE:
-          return Outcome.DONE;
-        case DEAD_LETTER:
-          return dead(e, attempt, "dead-lettered by the handler: " + d.getMessage());
-        case RETRY_AT:
-          Instant at = d.retryAt(s.clock()); // retryIn counts from the injected clock
-          if (s.observers().active()) {
-            s.observers().retrying(group, e, attempt, at);
-          }
-          return new Outcome(ParkState.RETRY, attempt, at, "retry requested: " + d.getMessage());
-        default:
-          throw new IllegalStateException(d.kind().name());
-      }
-    }
-    String error = describe(failure);
-    if (attempt >= policy.maxAttempts()) {
-      return dead(e, attempt, error);
-    }
-    Instant next = s.clock().instant().plus(policy.delayAfter(attempt, random));
-    if (s.observers().active()) {
-      s.observers().retrying(group, e, attempt, next);
-    }
-    return new Outcome(ParkState.RETRY, attempt, next, error);
+    return failures.decide(e, failure, attempt, policy);
   }
 
-  Outcome dead(Event e, int attempts, String reason) {
-    LOG.log(
-        Level.WARNING,
-        "consumer {0}: dead-lettered {1} after {2} attempts: {3}",
-        id,
-        e,
-        attempts,
-        reason);
-    hook(() -> s.hooks().onDeadLetter(e, reason));
-    return new Outcome(ParkState.DEAD, attempts, s.clock().instant(), reason);
-  }
-
-  /**
-   * A failure as the error text kept with a parked event: at most 2,000 characters, storable on
-   * every database (a NUL, which PostgreSQL refuses, and a lone surrogate, which has no UTF-8 form,
-   * become U+FFFD).
-   */
   static String describe(Throwable t) {
-    String m = t.getClass().getName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
-    m = m.length() > 2000 ? m.substring(0, 2000) : m;
-    StringBuilder out = new StringBuilder(m.length());
-    for (int i = 0; i < m.length(); i++) {
-      char c = m.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < m.length()
-          && Character.isLowSurrogate(m.charAt(i + 1))) {
-        out.append(c).append(m.charAt(++i));
-      } else if (c == '\0' || Character.isSurrogate(c)) {
-        out.append('\uFFFD');
-      } else {
-        out.append(c);
-      }
-    }
-    return out.toString();
+    return FailurePolicy.describe(t);
   }
 
   static Resolution toResolution(Outcome o) {
-    return o.park() == null
-        ? Resolution.done()
-        : new Resolution(
-            o.park() == ParkState.DEAD ? Resolution.Kind.DEAD : Resolution.Kind.RETRY,
-            o.attempts(),
-            o.nextAttemptAt(),
-            o.error());
+    return FailurePolicy.toResolution(o);
   }
 
   void hook(Runnable call) {

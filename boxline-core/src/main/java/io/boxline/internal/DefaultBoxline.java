@@ -72,7 +72,8 @@ public final class DefaultBoxline implements Boxline {
       Clock clock,
       List<BoxlineObserver> observers,
       List<PublishInterceptor> interceptors,
-      io.boxline.TaskSettings tasks) {}
+      io.boxline.TaskSettings tasks,
+      Map<String, io.boxline.MemberPolicy> memberPolicies) {}
 
   private final Settings settings;
   private final Observers observers;
@@ -106,7 +107,13 @@ public final class DefaultBoxline implements Boxline {
     this.topics = new TopicCache(store);
     this.admin = new DefaultAdmin(store, topics, settings.coordination());
     this.remoteConsumers =
-        new RemoteMembers(store, settings.coordination(), topics, settings.clock());
+        new RemoteMembers(
+            store,
+            settings.coordination(),
+            topics,
+            settings.clock(),
+            observers,
+            name -> settings.memberPolicies().getOrDefault(name, io.boxline.MemberPolicy.DEFAULT));
     this.sequencer =
         settings.sequencer()
             ? new SequencerLoop(
@@ -567,7 +574,7 @@ public final class DefaultBoxline implements Boxline {
               bus,
               recent,
               subscription,
-              new DefaultConsumer.Settings(
+              new ConsumerSettings(
                   consumerId,
                   weight,
                   handler,

@@ -1,16 +1,9 @@
 package io.boxline.internal;
 
-import io.boxline.BatchHandler;
 import io.boxline.Consumer;
-import io.boxline.ConsumerHooks;
-import io.boxline.Event;
-import io.boxline.EventHandler;
-import io.boxline.PartitionListener;
-import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
-import io.boxline.TransactionalHandler;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
@@ -52,29 +45,6 @@ import java.util.concurrent.atomic.AtomicLong;
 final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext.Host {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
 
-  /** Settings of one consumer, validated by the builder. */
-  record Settings(
-      String id,
-      double weight,
-      EventHandler handler,
-      BatchHandler batchHandler,
-      TransactionalHandler txHandler,
-      io.boxline.TransactionRunner txRunner,
-      PartitionListener listener,
-      int batchSize,
-      int concurrency,
-      Duration shutdownTimeout,
-      RetryPolicy retryPolicy,
-      Map<String, RetryPolicy> typePolicies,
-      boolean deadLetterBlocksKey,
-      ConsumerHooks hooks,
-      java.util.function.Function<Event, String> inboxKey,
-      boolean onCommittingThread,
-      Observers observers,
-      java.time.Clock clock,
-      Duration handlerTimeout,
-      int keyConcurrency) {}
-
   /** How long start() waits for the first check-in to learn whether the group admits it. */
   private static final Duration ADMISSION_WAIT = Duration.ofSeconds(10);
 
@@ -97,7 +67,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private final ConsumerContext ctx;
   private final GroupMembership membership;
   private final PartitionDrain drain;
-  private final Settings s;
+  private final ConsumerSettings s;
   private final String id;
   private final String group;
   private final Set<Long> topicIds = new HashSet<>();
@@ -134,7 +104,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       WakeupBus bus,
       RecentEvents recent,
       SubscriptionInfo subscription,
-      Settings settings,
+      ConsumerSettings settings,
       AtomicLong commitCalls,
       AtomicLong commitMoves,
       Runnable onClose) {

@@ -43,7 +43,7 @@ final class GroupMembership {
   private static final int RESYNC_EVERY = 10;
 
   private final ConsumerContext c;
-  private final DefaultConsumer.Settings s;
+  private final ConsumerSettings s;
   private final CursorStore store;
   private final SubscriptionInfo subscription;
   private final CoordinationStore coordination;

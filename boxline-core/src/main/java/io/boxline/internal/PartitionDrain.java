@@ -28,7 +28,7 @@ final class PartitionDrain {
   static final int CATCH_UP_MAX_EVENTS = 5_000;
 
   private final ConsumerContext ctx;
-  private final DefaultConsumer.Settings s;
+  private final ConsumerSettings s;
   private final PlainDelivery plain;
   private final TransactionalDelivery transactional;
   private final RetryPass retries;

@@ -27,7 +27,7 @@ final class PlainDelivery {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
 
   private final ConsumerContext c;
-  private final DefaultConsumer.Settings s;
+  private final ConsumerSettings s;
   private final Store store;
   private final SubscriptionInfo subscription;
   private final RecentEvents recent;

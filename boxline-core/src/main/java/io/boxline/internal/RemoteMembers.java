@@ -4,10 +4,10 @@ import io.boxline.Event;
 import io.boxline.FencedException;
 import io.boxline.GroupFullException;
 import io.boxline.GroupPolicy;
+import io.boxline.MemberPolicy;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionLag;
 import io.boxline.RemoteConsumers;
-import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicPartition;
@@ -37,7 +37,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -56,22 +58,39 @@ final class RemoteMembers implements RemoteConsumers {
       Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(r?)(\\d+)\\.(\\d+)");
 
   /** As a Java consumer's error text: a reason is kept with the parked event. */
-  static final int MAX_REASON_LENGTH = 2000;
+  static final int MAX_REASON_LENGTH = FailurePolicy.MAX_ERROR_LENGTH;
 
   private final Store store;
   private final CoordinationStore coordination;
   private final TopicCache topics;
   private final Clock clock;
-  private final RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+  private final Observers observers;
+  private final Function<String, MemberPolicy> policies;
 
-  /** As for a Java consumer by default: a dead letter lets its key go on. */
-  private final boolean deadBlocks = false;
+  /** The failure policy of each subscription's remote members, made on first use. */
+  private final Map<String, FailurePolicy> failures = new ConcurrentHashMap<>();
 
-  RemoteMembers(Store store, CoordinationStore coordination, TopicCache topics, Clock clock) {
+  /**
+   * @param policies the member policy of a subscription, by its name
+   */
+  RemoteMembers(
+      Store store,
+      CoordinationStore coordination,
+      TopicCache topics,
+      Clock clock,
+      Observers observers,
+      Function<String, MemberPolicy> policies) {
     this.store = store;
     this.coordination = coordination;
     this.topics = topics;
     this.clock = clock;
+    this.observers = observers;
+    this.policies = policies;
+  }
+
+  private FailurePolicy failures(SubscriptionInfo sub) {
+    return failures.computeIfAbsent(
+        sub.name(), n -> FailurePolicy.remote(policies.apply(n), n, observers, clock));
   }
 
   private SubscriptionInfo subscription(String name) {
@@ -164,7 +183,10 @@ final class RemoteMembers implements RemoteConsumers {
     List<TopicPartition> held = new ArrayList<>();
     // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
     // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
-    boolean nothingParked = !deadBlocks && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
+    FailurePolicy failurePolicy = failures(sub);
+    boolean nothingParked =
+        !failurePolicy.deadLetterBlocksKey()
+            && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
     // Start at a different partition each fetch, so a deep backlog in the first partitions does not
     // starve the later ones of a member whose batches fill up early.
     List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(mine.entrySet());
@@ -185,6 +207,7 @@ final class RemoteMembers implements RemoteConsumers {
             room,
             now,
             nothingParked,
+            failurePolicy,
             deliveries);
       }
     }
@@ -245,8 +268,10 @@ final class RemoteMembers implements RemoteConsumers {
       int room,
       Instant now,
       boolean nothingParked,
+      FailurePolicy policy,
       List<Delivery> out) {
     int firstOfPartition = out.size();
+    boolean deadBlocks = policy.deadLetterBlocksKey();
     ParkedSummary summary =
         nothingParked ? new ParkedSummary(Set.of(), null) : store.parked(sub.id(), key, deadBlocks);
     if (summary.nextDue() != null && !now.isBefore(summary.nextDue())) {
@@ -269,7 +294,7 @@ final class RemoteMembers implements RemoteConsumers {
       long leadingEnd = from;
       boolean onlyLeading = true;
       for (StoredEvent r : read) {
-        Park skip = skipped(r, blocked, now);
+        Park skip = skipped(r, topic, key, blocked, now, policy);
         if (onlyLeading && skip != null) {
           leading.add(skip);
           leadingEnd = r.sequence();
@@ -300,29 +325,41 @@ final class RemoteMembers implements RemoteConsumers {
 
   /**
    * The park of an event the member is not given, noting its key as blocked where it must hold the
-   * later ones; null when the member gets it.
+   * later ones; null when the member gets it. A row that cannot be delivered as stored is
+   * dead-lettered at once, through the policy (its hook and observers see it).
    */
-  private Park skipped(StoredEvent r, Set<String> blocked, Instant now) {
+  private static Park skipped(
+      StoredEvent r,
+      TopicInfo topic,
+      PartitionKey key,
+      Set<String> blocked,
+      Instant now,
+      FailurePolicy policy) {
     if (r.key() != null && blocked.contains(r.key())) {
-      return park(r, ParkState.WAITING, 0, now, null);
+      return park(r, ParkState.WAITING, 0, now);
     }
     if (r.malformed() != null) {
-      if (r.key() != null && deadBlocks) {
+      io.boxline.internal.Outcome dead =
+          policy.dead(
+              r.toEvent(topic.name(), key.partition()),
+              1,
+              "cannot be delivered as stored: " + r.malformed());
+      if (r.key() != null && policy.holdsKey(ParkState.DEAD)) {
         blocked.add(r.key());
       }
-      return park(r, ParkState.DEAD, 1, now, "cannot be delivered as stored: " + r.malformed());
+      return FailurePolicy.park(r.toEvent(topic.name(), key.partition()), dead);
     }
     if (r.deliverAt() != null && r.deliverAt().isAfter(now)) {
       if (r.key() != null) {
         blocked.add(r.key());
       }
-      return park(r, ParkState.RETRY, 0, r.deliverAt(), null);
+      return park(r, ParkState.RETRY, 0, r.deliverAt());
     }
     return null;
   }
 
-  private static Park park(StoredEvent r, ParkState state, int attempts, Instant at, String error) {
-    return new Park(r.sequence(), r.id(), r.key(), r.type(), state, attempts, at, error);
+  private static Park park(StoredEvent r, ParkState state, int attempts, Instant at) {
+    return new Park(r.sequence(), r.id(), r.key(), r.type(), state, attempts, at, null);
   }
 
   private static String ackId(PartitionKey key, long epoch, String from, long seq) {
@@ -381,13 +418,15 @@ final class RemoteMembers implements RemoteConsumers {
 
   private int settlePartition(SubscriptionInfo sub, PartitionKey key, List<Ack> acks, Instant now) {
     long epoch = acks.get(0).epoch();
-    String where = topics.get(key.topicId()).name() + " partition " + key.partition();
-    Map<Long, Resolution> retried = new HashMap<>();
+    TopicInfo topic = topics.get(key.topicId());
+    String where = topic.name() + " partition " + key.partition();
+    FailurePolicy policy = failures(sub);
+    List<Ack> retried = new ArrayList<>();
     TreeMap<Long, Ack> fresh = new TreeMap<>();
     long from = -1;
     for (Ack a : acks) {
       if (a.retry()) {
-        retried.put(a.seq(), resolution(a, (int) a.fromOrAttempt(), now));
+        retried.add(a);
       } else {
         if (from >= 0 && from != a.fromOrAttempt()) {
           throw new ValidationException(
@@ -404,9 +443,16 @@ final class RemoteMembers implements RemoteConsumers {
     Set<String> blocked =
         fresh.isEmpty()
             ? Set.of()
-            : new HashSet<>(store.parked(sub.id(), key, deadBlocks).blockedKeys());
-    if (!retried.isEmpty() && !store.resolveParked(sub.id(), key, epoch, retried)) {
-      throw fenced(where, epoch);
+            : new HashSet<>(
+                store.parked(sub.id(), key, policy.deadLetterBlocksKey()).blockedKeys());
+    if (!retried.isEmpty()) {
+      Map<Long, Resolution> resolutions = new HashMap<>();
+      for (Ack a : retried) {
+        resolutions.put(a.seq(), resolveRetry(a, topic, key, where, policy));
+      }
+      if (!store.resolveParked(sub.id(), key, epoch, resolutions)) {
+        throw fenced(where, epoch);
+      }
     }
     if (fresh.isEmpty()) {
       return retried.size();
@@ -433,7 +479,7 @@ final class RemoteMembers implements RemoteConsumers {
         break;
       }
       Ack a = fresh.get(r.sequence());
-      Park skip = skipped(r, blocked, now);
+      Park skip = skipped(r, topic, key, blocked, now, policy);
       if (skip != null) {
         parks.add(skip); // the fetch left it out (or its key got blocked since): it waits
         continue;
@@ -444,7 +490,7 @@ final class RemoteMembers implements RemoteConsumers {
           blocked.add(r.key());
         }
         Instant due = r.deliverAt().isAfter(now) ? r.deliverAt() : now;
-        parks.add(park(r, ParkState.RETRY, 0, due, null));
+        parks.add(park(r, ParkState.RETRY, 0, due));
         continue;
       }
       if (a == null) {
@@ -456,24 +502,18 @@ final class RemoteMembers implements RemoteConsumers {
                 + " was fetched but is not settled; settle each partition's events in order, up to the last one settled");
       }
       Settlement s = a.s();
-      if (s.outcome() == Outcome.DONE) {
+      if (s.outcome() == RemoteConsumers.Outcome.DONE) {
         continue;
       }
-      Resolution res = resolution(a, 1, now);
-      ParkState state = res.kind() == Resolution.Kind.DEAD ? ParkState.DEAD : ParkState.RETRY;
-      if (r.key() != null && (state == ParkState.RETRY || deadBlocks)) {
+      Event ev = r.toEvent(topic.name(), key.partition());
+      io.boxline.internal.Outcome o = policy.settled(ev, s.outcome(), s.retryIn(), s.reason(), 1);
+      if (o.park() == null) {
+        continue;
+      }
+      if (r.key() != null && policy.holdsKey(o.park())) {
         blocked.add(r.key());
       }
-      parks.add(
-          new Park(
-              r.sequence(),
-              r.id(),
-              r.key(),
-              r.type(),
-              state,
-              res.attempts(),
-              state == ParkState.RETRY ? res.nextAttemptAt() : now,
-              res.error()));
+      parks.add(FailurePolicy.park(ev, o));
     }
     CommitOutcome o = store.commitBatch(sub.id(), key, from, last, epoch, parks);
     if (o != CommitOutcome.COMMITTED) {
@@ -482,37 +522,25 @@ final class RemoteMembers implements RemoteConsumers {
     return retried.size() + fresh.size();
   }
 
-  /** What an attempt's settlement means: the retry policy caps the attempts. */
-  private Resolution resolution(Ack a, int attempt, Instant now) {
+  /** What the settlement of a parked event's next attempt means, under the policy. */
+  private Resolution resolveRetry(
+      Ack a, TopicInfo topic, PartitionKey key, String where, FailurePolicy policy) {
     Settlement s = a.s();
-    switch (s.outcome()) {
-      case DONE:
-        return Resolution.done();
-      case DEAD:
-        return new Resolution(
-            Resolution.Kind.DEAD, attempt, null, reason(s, "dead-lettered by the member"));
-      default:
-        if (attempt >= retryPolicy.maxAttempts()) {
-          return new Resolution(
-              Resolution.Kind.DEAD,
-              attempt,
-              null,
-              reason(s, "failed") + " (gave up after " + attempt + " attempts)");
-        }
-        Duration wait =
-            s.retryIn() != null
-                ? s.retryIn()
-                : retryPolicy.delayAfter(attempt, ThreadLocalRandom.current());
-        return new Resolution(
-            Resolution.Kind.RETRY,
-            attempt,
-            now.plus(wait),
-            reason(s, "retry requested by the member"));
+    if (s.outcome() == RemoteConsumers.Outcome.DONE) {
+      return Resolution.done();
     }
-  }
-
-  private static String reason(Settlement s, String dflt) {
-    return s.reason() == null || s.reason().isBlank() ? dflt : s.reason();
+    List<StoredEvent> read = store.read(key.topicId(), key.partition(), a.seq() - 1, 1);
+    if (read.isEmpty() || read.get(0).sequence() != a.seq()) {
+      throw new ValidationException(
+          "ack id for sequence "
+              + a.seq()
+              + " of "
+              + where
+              + " names an event the log does not hold");
+    }
+    Event ev = read.get(0).toEvent(topic.name(), key.partition());
+    return FailurePolicy.toResolution(
+        policy.settled(ev, s.outcome(), s.retryIn(), s.reason(), (int) a.fromOrAttempt()));
   }
 
   private static FencedException fenced(String where, long epoch) {

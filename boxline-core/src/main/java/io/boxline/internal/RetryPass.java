@@ -22,7 +22,7 @@ final class RetryPass {
   static final long SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private final ConsumerContext c;
-  private final DefaultConsumer.Settings s;
+  private final ConsumerSettings s;
   private final ParkingStore store;
   private final SubscriptionInfo subscription;
   private final PlainDelivery plain;

@@ -20,7 +20,7 @@ import java.util.List;
  */
 final class TransactionalDelivery {
   private final ConsumerContext c;
-  private final DefaultConsumer.Settings s;
+  private final ConsumerSettings s;
   private final Store store;
   private final SubscriptionInfo subscription;
 

@@ -149,11 +149,17 @@ public record ServerConfig(
   public record Topic(
       TopicName name, int partitions, Sequencing sequencing, Optional<RetentionPolicy> retention) {}
 
+  /**
+   * A subscription the server creates or checks at start.
+   *
+   * @param members how its HTTP members are retried and dead-lettered
+   */
   public record Subscription(
       String name,
       List<TopicName> topics,
       StartPosition start,
-      Optional<GroupPolicy> groupPolicy) {}
+      Optional<GroupPolicy> groupPolicy,
+      io.boxline.MemberPolicy members) {}
 
   /**
    * A relay: the subscription's events go to one sink.

@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.boxline.BoxlineException;
 import io.boxline.GroupPolicy;
+import io.boxline.MemberPolicy;
 import io.boxline.NamespacePath;
 import io.boxline.RetentionPolicy;
+import io.boxline.RetryPolicy;
 import io.boxline.Sequencing;
 import io.boxline.StartPosition;
 import io.boxline.TopicName;
@@ -388,7 +390,7 @@ public final class ConfigReader {
   }
 
   private ServerConfig.Subscription subscription(Node n) {
-    n.only("name", "topics", "start", "groupPolicy");
+    n.only("name", "topics", "start", "groupPolicy", "retry", "retryByType", "deadLetterBlocksKey");
     String name = n.requiredText("name");
     List<TopicName> topics = new ArrayList<>();
     for (Node t : n.get("topics").list()) {
@@ -400,7 +402,37 @@ public final class ConfigReader {
     StartPosition start = n.has("start") ? startPosition(n.get("start")) : StartPosition.earliest();
     Optional<GroupPolicy> policy =
         n.has("groupPolicy") ? Optional.of(groupPolicy(n.get("groupPolicy"))) : Optional.empty();
-    return new ServerConfig.Subscription(name, List.copyOf(topics), start, policy);
+    return new ServerConfig.Subscription(name, List.copyOf(topics), start, policy, memberPolicy(n));
+  }
+
+  /** How the subscription's HTTP members are retried and dead-lettered. */
+  private MemberPolicy memberPolicy(Node n) {
+    MemberPolicy.Builder b = MemberPolicy.builder();
+    if (n.has("retry")) {
+      b.retryPolicy(retryPolicy(n.get("retry")));
+    }
+    Node byType = n.get("retryByType");
+    byType.object();
+    for (Iterator<String> it = byType.json.fieldNames(); it.hasNext(); ) {
+      String type = it.next();
+      b.retryPolicy(type, retryPolicy(byType.get(type)));
+    }
+    return b.deadLetterBlocksKey(n.bool("deadLetterBlocksKey", false)).build();
+  }
+
+  /** A retry policy for members that retry by settling (no attempts in place). */
+  private RetryPolicy retryPolicy(Node n) {
+    n.only("maxAttempts", "initialBackoff", "maxBackoff", "multiplier", "jitter");
+    return n.wrap(
+        () ->
+            RetryPolicy.DEFAULT
+                .inPlaceAttempts(1)
+                .backoff(
+                    n.duration("initialBackoff", Duration.ofSeconds(1)),
+                    n.duration("maxBackoff", Duration.ofMinutes(10)))
+                .multiplier(n.decimal("multiplier", 2.0))
+                .jitter(n.decimal("jitter", 0.2))
+                .maxAttempts(n.integer("maxAttempts", 10, 1, 1000)));
   }
 
   static StartPosition startPosition(Node n) {

@@ -75,15 +75,17 @@ public final class ServerRuntime implements AutoCloseable {
     database = new Database(config.database());
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     BoxlineMetrics metrics = BoxlineMetrics.builder(registry).partitionGauges(true).build();
-    boxline =
+    Boxline.Builder builder =
         Boxline.builder()
             .store(
                 JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build())
             .observer(metrics)
             .observer(wakeups)
-            .migrate(config.database().migrate())
-            .build()
-            .start();
+            .migrate(config.database().migrate());
+    for (ServerConfig.Subscription s : config.subscriptions()) {
+      builder.memberPolicy(s.name(), s.members());
+    }
+    boxline = builder.build().start();
     applyCatalog();
     running = true;
     for (ServerConfig.RelaySpec spec : config.relays()) {

@@ -8,18 +8,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.Boxline;
+import io.boxline.BoxlineObserver;
 import io.boxline.Consumer;
+import io.boxline.ConsumerHooks;
 import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
 import io.boxline.FencedException;
+import io.boxline.MemberPolicy;
+import io.boxline.OutgoingEvent;
 import io.boxline.RemoteConsumers;
 import io.boxline.RemoteConsumers.Delivery;
 import io.boxline.RemoteConsumers.Outcome;
 import io.boxline.RemoteConsumers.Settlement;
+import io.boxline.RetryPolicy;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.testkit.Await;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -223,6 +229,165 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     assertThat(third).extracting(d -> body(d.event())).containsExactly("a2");
     members.settle("remote-behind", "r1", List.of(Settlement.done(third.get(0).ackId())));
     SuiteSupport.awaitCaughtUp(boxline, "remote-behind");
+  }
+
+  /**
+   * One policy for every kind of member: a remote member's RETRY counts as a failed attempt under
+   * the subscription's {@link MemberPolicy} (its per-type policy where one is set), the hooks and
+   * observers see each failure, retry and dead letter as for a Java consumer, and the key's later
+   * event waits behind the retries and goes on once its predecessor is dead-lettered.
+   */
+  @Test
+  void remoteMembersRetryAndDeadLetterByTheSubscriptionsPolicyWithHooksAndObservers() {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    RetryPolicy quick =
+        RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+            .inPlaceAttempts(1)
+            .jitter(0);
+    Boxline b =
+        db.boxline(
+            x ->
+                x.memberPolicy(
+                        "remote-policy",
+                        MemberPolicy.builder()
+                            .retryPolicy(quick.maxAttempts(2))
+                            .retryPolicy("slow.type", quick.maxAttempts(3))
+                            .hooks(
+                                new ConsumerHooks() {
+                                  @Override
+                                  public void onError(
+                                      Event e, RuntimeException error, int attempt) {
+                                    seen.add(
+                                        "error "
+                                            + body(e)
+                                            + " "
+                                            + attempt
+                                            + " "
+                                            + error.getMessage());
+                                  }
+
+                                  @Override
+                                  public void onDeadLetter(Event e, String reason) {
+                                    seen.add("dead " + body(e) + " " + reason);
+                                  }
+                                })
+                            .build())
+                    .observer(
+                        new BoxlineObserver() {
+                          @Override
+                          public void retrying(
+                              String subscription, Event e, int attempt, Instant next) {
+                            seen.add("retrying " + subscription + " " + body(e) + " " + attempt);
+                          }
+
+                          @Override
+                          public void deadLettered(String subscription, Event e, String reason) {
+                            seen.add("observed dead " + subscription + " " + body(e));
+                          }
+                        }));
+    TopicName t = topic(b, "acme/remote/policy", 1);
+    subscribe(b, "remote-policy", t);
+    b.inTransaction(
+        tx -> {
+          b.publisher().publish(tx, SuiteSupport.raw(t, "k1", "a"));
+          b.publisher()
+              .publish(
+                  tx,
+                  OutgoingEvent.builder(t)
+                      .type("slow.type")
+                      .key("k2")
+                      .payload("s".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                      .build());
+          return b.publisher().publish(tx, SuiteSupport.raw(t, "k1", "c"));
+        });
+    SuiteSupport.awaitSequenced(b, "remote-policy", 3);
+    RemoteConsumers members = b.remoteConsumers();
+    Map<String, List<Integer>> attempts = new java.util.concurrent.ConcurrentHashMap<>();
+    Await.until(
+        WAIT,
+        "c handled, a and s dead-lettered",
+        () -> {
+          List<Settlement> settle = new ArrayList<>();
+          Set<String> retrying = new HashSet<>();
+          for (Delivery d : members.fetch("remote-policy", "r1", 1, 10).deliveries()) {
+            String body = body(d.event());
+            if (!retrying.add(d.event().key())) {
+              continue; // behind a retry of its key: left out, delivered after it
+            }
+            attempts.computeIfAbsent(body, k -> new CopyOnWriteArrayList<>()).add(d.attempt());
+            settle.add(
+                body.equals("c")
+                    ? Settlement.done(d.ackId())
+                    : new Settlement(d.ackId(), Outcome.RETRY, null, "failing " + body));
+          }
+          if (!settle.isEmpty()) {
+            members.settle("remote-policy", "r1", settle);
+          }
+          return attempts.containsKey("c")
+              && b.deadLetters().list(DeadLetterQuery.of("remote-policy")).size() == 2;
+        });
+    assertThat(attempts.get("a")).containsExactly(1, 2);
+    assertThat(attempts.get("s")).containsExactly(1, 2, 3);
+    assertThat(attempts.get("c")).containsExactly(1);
+    Map<String, Integer> deadAttempts = new HashMap<>();
+    for (io.boxline.DeadLetter d : b.deadLetters().list(DeadLetterQuery.of("remote-policy"))) {
+      deadAttempts.put(body(d.event()), d.attempts());
+      assertThat(d.lastError()).isEqualTo("failing " + body(d.event()));
+    }
+    assertThat(deadAttempts).containsExactlyInAnyOrderEntriesOf(Map.of("a", 2, "s", 3));
+    assertThat(seen)
+        .contains(
+            "error a 1 failing a",
+            "error a 2 failing a",
+            "retrying remote-policy a 1",
+            "dead a failing a",
+            "observed dead remote-policy a",
+            "retrying remote-policy s 2",
+            "dead s failing s",
+            "observed dead remote-policy s")
+        .doesNotContain("retrying remote-policy a 2", "retrying remote-policy s 3");
+    SuiteSupport.awaitCaughtUp(b, "remote-policy");
+  }
+
+  /**
+   * With {@code deadLetterBlocksKey}, a remote member's dead letter holds its key's later events
+   * (other keys flow) until it is redriven and handled.
+   */
+  @Test
+  void aRemoteMembersBlockingDeadLetterHoldsItsKeyUntilRedriven() {
+    Boxline b =
+        db.boxline(
+            x ->
+                x.memberPolicy(
+                    "remote-blocking", MemberPolicy.builder().deadLetterBlocksKey(true).build()));
+    TopicName t = topic(b, "acme/remote/blocking", 1);
+    subscribe(b, "remote-blocking", t);
+    b.inTransaction(
+        tx -> {
+          b.publisher().publish(tx, SuiteSupport.raw(t, "k", "x"));
+          b.publisher().publish(tx, SuiteSupport.raw(t, "k", "y"));
+          return b.publisher().publish(tx, SuiteSupport.raw(t, "other", "z"));
+        });
+    SuiteSupport.awaitSequenced(b, "remote-blocking", 3);
+    RemoteConsumers members = b.remoteConsumers();
+    List<Delivery> first = fetchUntil(members, "remote-blocking", 3);
+    assertThat(first).extracting(d -> body(d.event())).containsExactly("x", "y", "z");
+    // x is dead-lettered; y is left out (behind x), z is handled.
+    members.settle(
+        "remote-blocking",
+        "r1",
+        List.of(
+            new Settlement(first.get(0).ackId(), Outcome.DEAD, null, "poison"),
+            Settlement.done(first.get(2).ackId())));
+    assertThat(members.fetch("remote-blocking", "r1", 1, 10).deliveries()).isEmpty();
+    assertThat(b.deadLetters().redrive(DeadLetterQuery.of("remote-blocking"))).isEqualTo(1);
+    List<Delivery> again = fetchUntil(members, "remote-blocking", 1);
+    assertThat(again).extracting(d -> body(d.event())).containsExactly("x");
+    members.settle("remote-blocking", "r1", List.of(Settlement.done(again.get(0).ackId())));
+    List<Delivery> last = fetchUntil(members, "remote-blocking", 1);
+    assertThat(last).extracting(d -> body(d.event())).containsExactly("y");
+    members.settle("remote-blocking", "r1", List.of(Settlement.done(last.get(0).ackId())));
+    SuiteSupport.awaitCaughtUp(b, "remote-blocking");
   }
 
   private static List<Delivery> fetchUntil(RemoteConsumers members, String subscription, int n) {
