@@ -117,6 +117,52 @@ class ConfigReaderTest {
   }
 
   @Test
+  void aSubscriptionSetsItsHttpMembersRetryPolicy() {
+    ServerConfig c =
+        parse(
+            DATABASE
+                + TOKEN
+                + "subscriptions:\n"
+                + "  - name: billing\n"
+                + "    topics: [acme/orders]\n"
+                + "    retry: {maxAttempts: 4, initialBackoff: 2s, maxBackoff: 1h}\n"
+                + "    retryByType: {payment.captured: {maxAttempts: 20}}\n"
+                + "    deadLetterBlocksKey: true\n"
+                + "  - {name: audit, topics: [acme/orders]}\n",
+            Map.of());
+    io.boxline.MemberPolicy billing = c.subscriptions().get(0).members();
+    assertThat(billing.retryPolicy().maxAttempts()).isEqualTo(4);
+    assertThat(billing.retryPolicy().inPlaceAttempts())
+        .as("an HTTP member retries by settling")
+        .isEqualTo(1);
+    assertThat(billing.retryPolicy().delayAfter(1, new java.util.Random()))
+        .isBetween(Duration.ofMillis(1600), Duration.ofMillis(2400));
+    assertThat(billing.typePolicies().get("payment.captured").maxAttempts()).isEqualTo(20);
+    assertThat(billing.deadLetterBlocksKey()).isTrue();
+    io.boxline.MemberPolicy audit = c.subscriptions().get(1).members();
+    assertThat(audit.retryPolicy().maxAttempts()).isEqualTo(10);
+    assertThat(audit.typePolicies()).isEmpty();
+    assertThat(audit.deadLetterBlocksKey()).isFalse();
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], retry: {maxAttempt: 3}}\n",
+        "subscriptions[0].retry.maxAttempt",
+        "did you mean 'maxAttempts'?");
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], retry: {maxAttempts: 0}}\n",
+        "subscriptions[0].retry.maxAttempts",
+        "between 1 and 1000");
+    refused(
+        TOKEN
+            + "subscriptions:\n  - {name: s, topics: [a/b], retry: {initialBackoff: 1h, maxBackoff: 1m}}\n",
+        "subscriptions[0].retry",
+        "must not be shorter than initialBackoff");
+    refused(
+        TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], retryByType: [x]}\n",
+        "subscriptions[0].retryByType",
+        "mapping");
+  }
+
+  @Test
   void relaysNeedExactlyOneSinkWithItsRequiredSetting() {
     refused(
         TOKEN + "relays:\n  - {name: r, subscription: s}\n",

@@ -65,7 +65,10 @@ class ServerApiTest {
             + "topics:\n"
             + "  - {name: tenant-a/orders, partitions: 4}\n"
             + "  - {name: tenant-b/orders, partitions: 4}\n"
+            + "  - {name: tenant-a/strict, partitions: 1}\n"
             + "subscriptions:\n"
+            + "  - {name: a-strict, topics: [tenant-a/strict],"
+            + " retry: {maxAttempts: 2, initialBackoff: 50ms, maxBackoff: 50ms}}\n"
             + "  - {name: a-audit, topics: [tenant-a/orders]}\n"
             + "  - {name: b-audit, topics: [tenant-b/orders]}\n";
     server = ServerProcess.startWithConfig(yaml);
@@ -641,6 +644,52 @@ class ServerApiTest {
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
+  }
+
+  /**
+   * An HTTP member's retries count against the subscription's retry policy from the config file:
+   * its second failed attempt is dead-lettered with its reason, and the metrics count it as they
+   * count a Java consumer's.
+   */
+  @Test
+  void anHttpMembersRetriesFollowTheSubscriptionsPolicy() throws Exception {
+    api.post(
+        "/v1/topics/" + enc("tenant-a/strict") + "/events",
+        "{\"events\":[{\"key\":\"k\",\"type\":\"T\"}]}");
+    String members = "/v1/subscriptions/a-strict/members/";
+    List<Integer> attempts = new java.util.ArrayList<>();
+    await(
+        "a dead letter after two attempts",
+        () -> {
+          JsonNode got =
+              api.as(A_CONSUMER).post(members + "m1/fetch", "{\"waitMillis\":200}").json();
+          for (JsonNode e : got.get("events")) {
+            attempts.add(e.get("attempt").asInt());
+            Api.Reply settled =
+                api.as(A_CONSUMER)
+                    .post(
+                        members + "m1/settle",
+                        "{\"settle\":[{\"ackId\":\""
+                            + e.get("ackId").asText()
+                            + "\",\"outcome\":\"retry\",\"reason\":\"still broken\"}]}");
+            assertThat(settled.status()).as(settled.toString()).isEqualTo(200);
+          }
+          return api.get("/v1/subscriptions/a-strict/failures").json().get("deadLetters").asLong()
+              == 1;
+        });
+    assertThat(attempts).containsExactly(1, 2);
+    JsonNode dead =
+        api.get("/v1/subscriptions/a-strict/dead-letters").json().get("deadLetters").get(0);
+    assertThat(dead.get("attempts").asInt()).isEqualTo(2);
+    assertThat(dead.get("lastError").asText()).isEqualTo("still broken");
+    assertThat(
+            api.get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.contains("dead_lettered") && l.contains("subscription=\"a-strict\""))
+                .toList())
+        .singleElement()
+        .satisfies(l -> assertThat(l).endsWith(" 1.0"));
   }
 
   /** A member that lost its partitions gets 409 when it settles what it fetched before. */
