@@ -1,8 +1,8 @@
 package io.boxline.internal;
 
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -19,10 +19,10 @@ import java.util.function.Function;
  * batches at nearly the same moment (one sequencer batch usually feeds several partitions), and
  * each used to commit its cursor in its own round trip. Here a worker that finds no commit running
  * becomes the leader and commits every move waiting at that moment in one {@link
- * io.boxline.spi.Store#commitCursors} call; moves that arrive meanwhile wait and go together in the
- * next call, committed by one of their own workers. A leader waits for company only when more moves
- * are known to be on their way (partitions handed to workers and not yet committed, {@link
- * #expect}), and then at most {@link #COMPANY_WAIT_NANOS}: a lone move commits at once.
+ * io.boxline.spi.Store#settle} call; moves that arrive meanwhile wait and go together in the next
+ * call, committed by one of their own workers. A leader waits for company only when more moves are
+ * known to be on their way (partitions handed to workers and not yet committed, {@link #expect}),
+ * and then at most {@link #COMPANY_WAIT_NANOS}: a lone move commits at once.
  *
  * <p>Each worker still waits for its own outcome before it goes on, so fencing and the
  * compare-and-set on the cursor keep their meaning. A failed call fails every move in it. The wait
@@ -30,7 +30,7 @@ import java.util.function.Function;
  * call under way.
  */
 final class CursorCommitter {
-  private final Function<List<CursorMove>, List<CommitOutcome>> commitAll;
+  private final Function<List<Settlement>, List<CommitOutcome>> commitAll;
 
   /**
    * How long a leader waits at most for the moves of deliveries still under way (see {@link
@@ -52,9 +52,9 @@ final class CursorCommitter {
   private final long companyWaitNanos;
 
   /**
-   * @param commitAll commits moves together, outcomes in input order (Store#commitCursors)
+   * @param commitAll commits moves together, outcomes in input order (Store#settle)
    */
-  CursorCommitter(Function<List<CursorMove>, List<CommitOutcome>> commitAll) {
+  CursorCommitter(Function<List<Settlement>, List<CommitOutcome>> commitAll) {
     this(commitAll, new AtomicLong(), new AtomicLong());
   }
 
@@ -63,7 +63,7 @@ final class CursorCommitter {
    * @param moves counts the moves those calls carried
    */
   CursorCommitter(
-      Function<List<CursorMove>, List<CommitOutcome>> commitAll,
+      Function<List<Settlement>, List<CommitOutcome>> commitAll,
       AtomicLong calls,
       AtomicLong moves) {
     this(commitAll, calls, moves, COMPANY_WAIT_NANOS);
@@ -73,7 +73,7 @@ final class CursorCommitter {
    * @param companyWaitNanos how long a leader waits at most for expected moves
    */
   CursorCommitter(
-      Function<List<CursorMove>, List<CommitOutcome>> commitAll,
+      Function<List<Settlement>, List<CommitOutcome>> commitAll,
       AtomicLong calls,
       AtomicLong moves,
       long companyWaitNanos) {
@@ -84,12 +84,12 @@ final class CursorCommitter {
   }
 
   private static final class Request {
-    final CursorMove move;
+    final Settlement move;
     CommitOutcome outcome;
     RuntimeException failure;
     boolean done;
 
-    Request(CursorMove move) {
+    Request(Settlement move) {
       this.move = move;
     }
   }
@@ -136,7 +136,7 @@ final class CursorCommitter {
   }
 
   /** Commits {@code move} together with whatever else is waiting; blocks until it is decided. */
-  CommitOutcome commit(CursorMove move) {
+  CommitOutcome commit(Settlement move) {
     return commit(move, null);
   }
 
@@ -144,7 +144,7 @@ final class CursorCommitter {
    * Commits the move of delivery {@code of} (may be null) together with whatever else is waiting;
    * blocks until it is decided.
    */
-  CommitOutcome commit(CursorMove move, Expected of) {
+  CommitOutcome commit(Settlement move, Expected of) {
     Request mine = new Request(move);
     lock.lock();
     try {
@@ -207,7 +207,7 @@ final class CursorCommitter {
   }
 
   private void run(List<Request> batch) {
-    List<CursorMove> list = new ArrayList<>(batch.size());
+    List<Settlement> list = new ArrayList<>(batch.size());
     for (Request r : batch) {
       list.add(r.move);
     }
@@ -218,7 +218,7 @@ final class CursorCommitter {
       if (outcomes.size() != list.size()) {
         failure =
             new IllegalStateException(
-                "the store's commitCursors returned "
+                "the store's settle returned "
                     + outcomes.size()
                     + " outcomes for "
                     + list.size()

@@ -122,7 +122,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
             subscription,
             this.recent,
             new CursorCommitter(
-                moves -> store.commitCursors(subscription.id(), moves), commitCalls, commitMoves),
+                moves -> store.settle(subscription.id(), moves), commitCalls, commitMoves),
             this);
     PlainDelivery plain = new PlainDelivery(ctx);
     TransactionalDelivery transactional = new TransactionalDelivery(ctx);

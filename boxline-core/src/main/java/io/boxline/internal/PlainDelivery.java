@@ -6,9 +6,9 @@ import io.boxline.HandlerDecision;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -98,39 +98,23 @@ final class PlainDelivery {
       CommitOutcome outcome;
       long position = batch.get(done - 1).sequence();
       // Handed-over events commit only if the log still holds them: name them.
-      long[] sequences = null;
-      UUID[] ids = null;
+      List<Settlement.HeldEvent> held = List.of();
       if (handedOver) {
-        int n = done - committed;
-        sequences = new long[n];
-        ids = new UUID[n];
-        for (int i = 0; i < n; i++) {
-          Event e = batch.get(committed + i);
-          sequences[i] = e.sequence();
-          ids[i] = e.id();
+        List<Settlement.HeldEvent> named = new ArrayList<>(done - committed);
+        for (int i = committed; i < done; i++) {
+          Event e = batch.get(i);
+          named.add(new Settlement.HeldEvent(e.sequence(), e.id()));
         }
+        held = named;
       }
-      if (parks.isEmpty()) {
-        // The common case: committed together with the other partitions' moves of this moment.
-        outcome =
-            c.cursorCommits.commit(
-                new CursorMove(p.key, p.position, position, p.epoch, sequences, ids), expected);
-      } else if (handedOver) {
-        outcome =
-            store.commitBatchIfLogHolds(
-                subscription.id(),
-                p.key,
-                p.position,
-                position,
-                p.epoch,
-                List.copyOf(parks),
-                sequences,
-                ids);
-      } else {
-        outcome =
-            store.commitBatch(
-                subscription.id(), p.key, p.position, position, p.epoch, List.copyOf(parks));
-      }
+      Settlement settlement =
+          new Settlement(p.key, p.epoch, p.position, position, List.copyOf(parks), held);
+      outcome =
+          parks.isEmpty()
+              // The common case: committed together with the other partitions' moves of this
+              // moment.
+              ? c.cursorCommits.commit(settlement, expected)
+              : store.settle(subscription.id(), List.of(settlement)).get(0);
       if (outcome == CommitOutcome.CURSOR_MOVED) {
         // A database crash lost cursor commits (they are asynchronous) and maybe the sequencer
         // batches behind them, which are then sequenced again. Go back to the stored cursor, so

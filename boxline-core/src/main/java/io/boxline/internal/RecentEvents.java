@@ -19,9 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * partition and about {@link #MAX_BYTES} in all (over that, everything is dropped and consumers
  * read from the database). A consumer uses a run only when it starts right after its cursor. The
  * sequencer's commit is asynchronous, so a database crash can lose a batch that is already here;
- * consumers therefore commit such events with a check of the log ({@code commitCursors} with held
- * events, or {@code commitBatchIfLogHolds} when they park some), which moves the cursor only if the
- * log still holds exactly those events.
+ * consumers therefore commit such events with a check of the log (a {@code Settlement} with held
+ * events), which moves the cursor only if the log still holds exactly those events.
  */
 final class RecentEvents {
   static final int PER_PARTITION = 256;

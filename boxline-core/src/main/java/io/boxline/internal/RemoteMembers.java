@@ -310,7 +310,7 @@ final class RemoteMembers implements RemoteConsumers {
       if (leading.isEmpty()) {
         return;
       }
-      CommitOutcome o = store.commitBatch(sub.id(), key, from, leadingEnd, epoch, leading);
+      CommitOutcome o = settle(sub, key, epoch, from, leadingEnd, leading);
       if (o != CommitOutcome.COMMITTED) {
         // Another member holds it now, or the cursor moved: this partition gives nothing today.
         out.subList(firstOfPartition, out.size()).clear();
@@ -515,7 +515,7 @@ final class RemoteMembers implements RemoteConsumers {
       }
       parks.add(FailurePolicy.park(ev, o));
     }
-    CommitOutcome o = store.commitBatch(sub.id(), key, from, last, epoch, parks);
+    CommitOutcome o = settle(sub, key, epoch, from, last, parks);
     if (o != CommitOutcome.COMMITTED) {
       throw fenced(where, epoch);
     }
@@ -541,6 +541,15 @@ final class RemoteMembers implements RemoteConsumers {
     Event ev = read.get(0).toEvent(topic.name(), key.partition());
     return FailurePolicy.toResolution(
         policy.settled(ev, s.outcome(), s.retryIn(), s.reason(), (int) a.fromOrAttempt()));
+  }
+
+  private CommitOutcome settle(
+      SubscriptionInfo sub, PartitionKey key, long epoch, long from, long to, List<Park> parks) {
+    return store
+        .settle(
+            sub.id(),
+            List.of(new io.boxline.spi.Settlement(key, epoch, from, to, parks, List.of())))
+        .get(0);
   }
 
   private static FencedException fenced(String where, long epoch) {

@@ -1,9 +1,6 @@
 package io.boxline.spi;
 
-/**
- * What {@link Store#commitBatch}, {@link Store#commitBatchIfLogHolds} or one move of {@link
- * Store#commitCursors} did.
- */
+/** What a {@link Settlement} did ({@link CursorStore#settle}). */
 public enum CommitOutcome {
   /** The cursor moved (and the parks were written). */
   COMMITTED,

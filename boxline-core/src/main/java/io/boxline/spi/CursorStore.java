@@ -2,7 +2,6 @@ package io.boxline.spi;
 
 import java.sql.Connection;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * The store's role for consumers: reading the log and moving a subscription's cursors, every move
@@ -84,42 +83,10 @@ public interface CursorStore {
       Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks);
 
   /**
-   * In one transaction: parks {@code parks} and moves the cursor from {@code expectedPosition} to
-   * {@code position}, if {@code epoch} still matches and the cursor still stands at {@code
-   * expectedPosition}. Writes nothing otherwise: {@link CommitOutcome#FENCED} when the epoch is
-   * stale, {@link CommitOutcome#CURSOR_MOVED} when the cursor stands elsewhere (a database crash
-   * lost an earlier asynchronous cursor commit, so the caller must go back to the stored cursor).
+   * Applies {@code settlements} of one subscription, each as its own compare-and-set with its parks
+   * (see {@link Settlement}), and returns their outcomes in input order. They may commit together
+   * (one transaction, one flush): one that is fenced, finds the cursor moved or the log changed
+   * writes nothing and does not stop the others. At most one settlement per partition.
    */
-  CommitOutcome commitBatch(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks);
-
-  /**
-   * Like {@link #commitBatch}, for events that did not come from {@link #read} (handed over by the
-   * sequencer or a committing producer): in the same transaction it first checks that the log holds
-   * exactly these event ids at these sequences, and writes nothing ({@link
-   * CommitOutcome#LOG_CHANGED}) when it does not.
-   */
-  CommitOutcome commitBatchIfLogHolds(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds);
-
-  /**
-   * Several cursor moves of one subscription, none with parks, committed together: each as {@link
-   * #commitBatch} (or, for a move that {@link CursorMove#checksLog checks the log}, {@link
-   * #commitBatchIfLogHolds}) would, with the outcomes in input order. Each move stands on its own:
-   * one that is fenced or finds the log changed writes nothing and does not stop the others. At
-   * most one move per partition.
-   */
-  List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves);
+  List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements);
 }

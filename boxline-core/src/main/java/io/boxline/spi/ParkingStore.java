@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The store's role for events a subscription set aside: retries waiting for their next attempt and
- * dead letters. Consumers park events with the cursor move ({@link CursorStore#commitBatch}); this
+ * dead letters. Consumers park events with the cursor move ({@link CursorStore#settle}); this
  * role finds them again, records later attempts and serves the dead-letter operations.
  */
 public interface ParkingStore {

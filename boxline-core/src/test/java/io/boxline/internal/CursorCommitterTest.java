@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,18 +31,18 @@ class CursorCommitterTest {
     assertThat(workers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
   }
 
-  private static CursorMove move(int partition, long position) {
-    return CursorMove.read(PartitionKey.of(1, partition), position - 1, position, 1);
+  private static Settlement move(int partition, long position) {
+    return Settlement.move(PartitionKey.of(1, partition), 1, position - 1, position);
   }
 
   /** A store double: records each call's moves; the first call waits for {@code release}. */
   private static final class Calls {
-    final List<List<CursorMove>> calls = new CopyOnWriteArrayList<>();
+    final List<List<Settlement>> calls = new CopyOnWriteArrayList<>();
     final CountDownLatch firstEntered = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     final Map<PartitionKey, CommitOutcome> outcomes = new ConcurrentHashMap<>();
 
-    List<CommitOutcome> commit(List<CursorMove> moves) {
+    List<CommitOutcome> commit(List<Settlement> moves) {
       calls.add(List.copyOf(moves));
       if (calls.size() == 1) {
         firstEntered.countDown();
@@ -53,7 +53,7 @@ class CursorCommitterTest {
         }
       }
       List<CommitOutcome> out = new ArrayList<>();
-      for (CursorMove m : moves) {
+      for (Settlement m : moves) {
         out.add(outcomes.getOrDefault(m.partition(), CommitOutcome.COMMITTED));
       }
       return out;

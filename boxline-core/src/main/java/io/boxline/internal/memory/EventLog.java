@@ -181,10 +181,10 @@ final class EventLog {
   }
 
   /** Whether the log holds exactly these event ids at these sequences. */
-  boolean holds(PartitionKey k, long[] sequences, UUID[] ids) {
-    for (int i = 0; i < sequences.length; i++) {
-      Row r = row(k, sequences[i]);
-      if (r == null || !r.id().equals(ids[i])) {
+  boolean holds(PartitionKey k, List<io.boxline.spi.Settlement.HeldEvent> held) {
+    for (io.boxline.spi.Settlement.HeldEvent h : held) {
+      Row r = row(k, h.sequence());
+      if (r == null || !r.id().equals(h.id())) {
         return false;
       }
     }

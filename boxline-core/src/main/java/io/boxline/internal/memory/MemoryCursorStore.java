@@ -8,7 +8,6 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.CursorStore;
 import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.InboxStore;
@@ -18,6 +17,7 @@ import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.ParkingStore;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Resolution;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 
 /**
  * The consumers' side of {@link InMemoryStore} (its roles {@link CursorStore}, {@link ParkingStore}
@@ -224,98 +223,33 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
   }
 
   @Override
-  public CommitOutcome commitBatch(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks) {
-    return commit(subscriptionId, partition, expectedPosition, position, epoch, parks, null, null);
-  }
-
-  @Override
-  public CommitOutcome commitBatchIfLogHolds(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
-    return commit(
-        subscriptionId, partition, expectedPosition, position, epoch, parks, sequences, eventIds);
-  }
-
-  private CommitOutcome commit(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
+  public List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements) {
     return db.locked(
         () -> {
-          db.cursors.awaitFree(null, subscriptionId, partition);
-          return moveLocked(
-              subscriptionId,
-              partition,
-              expectedPosition,
-              position,
-              epoch,
-              parks,
-              sequences,
-              eventIds);
+          db.cursors.awaitAllFree(
+              subscriptionId, settlements.stream().map(Settlement::partition).toList());
+          List<CommitOutcome> out = new ArrayList<>(settlements.size());
+          for (Settlement s : settlements) {
+            out.add(settleLocked(subscriptionId, s));
+          }
+          return out;
         });
   }
 
-  /** One cursor move with its parks, under the lock, the cursor free. */
-  private CommitOutcome moveLocked(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
-    if (sequences != null && !db.log.holds(partition, sequences, eventIds)) {
+  /** One settlement, under the lock, the cursor free. */
+  private CommitOutcome settleLocked(long subscriptionId, Settlement s) {
+    if (s.checksLog() && !db.log.holds(s.partition(), s.held())) {
       return CommitOutcome.LOG_CHANGED;
     }
-    CommitOutcome why = db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
+    CommitOutcome why =
+        db.cursors.check(subscriptionId, s.partition(), s.expectedPosition(), s.epoch());
     if (why != null) {
       return why;
     }
     Instant now = db.now();
-    db.parking.insert(subscriptionId, partition, parks, now);
-    db.cursors.move(subscriptionId, partition, position, now);
+    db.parking.insert(subscriptionId, s.partition(), s.parks(), now);
+    db.cursors.move(subscriptionId, s.partition(), s.position(), now);
     return CommitOutcome.COMMITTED;
-  }
-
-  @Override
-  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
-    return db.locked(
-        () -> {
-          db.cursors.awaitAllFree(
-              subscriptionId, moves.stream().map(CursorMove::partition).toList());
-          List<CommitOutcome> out = new ArrayList<>(moves.size());
-          for (CursorMove m : moves) {
-            out.add(
-                moveLocked(
-                    subscriptionId,
-                    m.partition(),
-                    m.expectedPosition(),
-                    m.position(),
-                    m.epoch(),
-                    List.of(),
-                    m.heldSequences(),
-                    m.heldIds()));
-          }
-          return out;
-        });
   }
 
   // ------------------------------------------------------------------ parked events

@@ -395,8 +395,8 @@ abstract class PollingSqlStore extends SqlStore {
   /**
    * With {@code returnEvents} the sequencer reads the whole outbox rows it moves (one read, on the
    * connection it holds anyway) and returns them with their sequences, so that consumers in this
-   * process take them from memory; they commit such events with {@link #commitBatchIfLogHolds} or a
-   * log-checking cursor move.
+   * process take them from memory; they settle such events naming them ({@link
+   * io.boxline.spi.Settlement#held}), so that the cursor passes them only if the log holds them.
    */
   @Override
   public SequencedBatch sequence(

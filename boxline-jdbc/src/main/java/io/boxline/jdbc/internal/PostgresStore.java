@@ -4,14 +4,13 @@ import io.boxline.StoreException;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.OutboxRecord;
-import io.boxline.spi.Park;
 import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.StoreStats;
 import io.boxline.spi.WakeupListener;
 import java.sql.Array;
@@ -24,7 +23,6 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -427,48 +425,20 @@ public final class PostgresStore extends SqlStore {
     }
   }
 
-  /**
-   * The same check of the log as the group commit, through the same function: one move, and in a
-   * transaction with its parks when it has some.
-   */
+  /** All moves in one statement (the {@code commit_cursors} function), log checks included. */
   @Override
-  public CommitOutcome commitBatchIfLogHolds(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
-    List<CursorMove> move =
-        List.of(new CursorMove(partition, expectedPosition, position, epoch, sequences, eventIds));
-    if (parks.isEmpty()) {
-      return commitCursors(subscriptionId, move).get(0);
-    }
-    return tx(
-        "commit_cursors",
-        c -> {
-          parking.insertParks(c, subscriptionId, partition, parks);
-          CommitOutcome outcome = commitCursors(c, subscriptionId, move).get(0);
-          if (outcome != CommitOutcome.COMMITTED) {
-            c.rollback(); // park nothing
-          }
-          return outcome;
-        });
+  protected boolean movesInOneStatement() {
+    return true;
   }
 
   @Override
-  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
-    try (Connection c = connect()) { // one auto-commit statement
-      return commitCursors(c, subscriptionId, moves);
-    } catch (SQLException e) {
-      throw fail("commit_cursors", e);
-    }
+  protected List<CommitOutcome> moveCursors(
+      Connection c, long subscriptionId, List<Settlement> moves) throws SQLException {
+    return commitCursors(c, subscriptionId, moves);
   }
 
   private List<CommitOutcome> commitCursors(
-      Connection c, long subscriptionId, List<CursorMove> moves) throws SQLException {
+      Connection c, long subscriptionId, List<Settlement> moves) throws SQLException {
     // Primitive arrays travel in pgjdbc's binary array format: building ten text arrays with
     // createArrayOf was most of a worker's time in W1. A first sequence of 0 (sequences start at 1)
     // marks a move over events read from the log.
@@ -483,18 +453,17 @@ public final class PostgresStore extends SqlStore {
     int[] firstIds = new int[n];
     List<UUID> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      CursorMove m = moves.get(i);
+      Settlement m = moves.get(i);
       topics[i] = m.partition().topicId();
       partitions[i] = m.partition().partition();
       expected[i] = m.expectedPosition();
       positions[i] = m.position();
       epochs[i] = m.epoch();
       if (m.checksLog()) {
-        long[] seqs = m.heldSequences();
-        firstSeqs[i] = seqs[0];
-        lastSeqs[i] = seqs[seqs.length - 1];
+        firstSeqs[i] = m.held().get(0).sequence();
+        lastSeqs[i] = m.held().get(m.held().size() - 1).sequence();
         firstIds[i] = ids.size() + 1; // SQL arrays count from 1
-        ids.addAll(Arrays.asList(m.heldIds()));
+        m.held().forEach(h -> ids.add(h.id()));
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql("commit_cursors"))) {

@@ -1,10 +1,10 @@
 package io.boxline.jdbc.internal;
 
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.Park;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -119,126 +119,99 @@ final class SqlCursors {
     }
   }
 
-  CommitOutcome commitBatch(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks) {
-    if (parks.isEmpty()) {
-      try (Connection c = db.connect()) { // one auto-commit statement
-        return moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) == 1
-            ? CommitOutcome.COMMITTED
-            : whyCursorStayed(c, subscriptionId, partition, epoch);
+  /**
+   * How a dialect moves the cursors of several settlements on one connection (in the caller's
+   * transaction, or as auto-commit statements), outcomes in input order; parks are not its part.
+   */
+  interface Mover {
+    List<CommitOutcome> move(Connection c, long subscriptionId, List<Settlement> settlements)
+        throws SQLException;
+  }
+
+  /**
+   * Applies settlements ({@link io.boxline.spi.CursorStore#settle}). Without parks, through {@code
+   * mover} alone when it moves them all in one auto-commit statement ({@code oneStatement}), or
+   * when there is one move over events read from the log; otherwise in one transaction in which
+   * each cursor is moved (locking its row, or telling that nothing must be written) before its
+   * parks.
+   */
+  List<CommitOutcome> settle(
+      long subscriptionId, List<Settlement> settlements, Mover mover, boolean oneStatement) {
+    boolean parks = settlements.stream().anyMatch(st -> !st.parks().isEmpty());
+    boolean lone = settlements.size() == 1 && !settlements.get(0).checksLog();
+    if (!parks && (oneStatement || lone)) {
+      try (Connection c = db.connect()) {
+        return mover.move(c, subscriptionId, settlements);
       } catch (SQLException e) {
         throw db.fail("commit_cursor", e);
       }
     }
     return db.tx(
-        "park",
-        c -> moveAndPark(c, subscriptionId, partition, expectedPosition, position, epoch, parks));
+        parks ? "park" : "commit_cursor",
+        c -> {
+          List<CommitOutcome> outcomes = mover.move(c, subscriptionId, settlements);
+          for (int i = 0; i < settlements.size(); i++) {
+            Settlement st = settlements.get(i);
+            if (outcomes.get(i) == CommitOutcome.COMMITTED && !st.parks().isEmpty()) {
+              parking.insertParks(c, subscriptionId, st.partition(), st.parks());
+            }
+          }
+          return outcomes;
+        });
   }
 
   /**
-   * In the open transaction: moves the cursor first (it locks the row, or tells that the batch must
-   * not be recorded), then writes the parks; rolls back and says why when the cursor stayed.
+   * The portable {@link Mover}: per settlement, the check of the log where it has held events, then
+   * {@code commit_cursor}. A move that matches no row, or whose held events the log does not hold,
+   * writes nothing.
    */
-  private CommitOutcome moveAndPark(
-      Connection c,
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<io.boxline.spi.Park> parks)
+  List<CommitOutcome> moveEach(Connection c, long subscriptionId, List<Settlement> settlements)
       throws SQLException {
-    if (moveCursor(c, subscriptionId, partition, expectedPosition, position, epoch) != 1) {
-      CommitOutcome why = whyCursorStayed(c, subscriptionId, partition, epoch);
-      c.rollback(); // park nothing
-      return why;
+    List<CommitOutcome> outcomes = new ArrayList<>(settlements.size());
+    for (Settlement st : settlements) {
+      if (st.checksLog() && !logHolds(c, st.partition(), st.held())) {
+        outcomes.add(CommitOutcome.LOG_CHANGED);
+        continue;
+      }
+      outcomes.add(
+          moveCursor(
+                      c,
+                      subscriptionId,
+                      st.partition(),
+                      st.expectedPosition(),
+                      st.position(),
+                      st.epoch())
+                  == 1
+              ? CommitOutcome.COMMITTED
+              : whyCursorStayed(c, subscriptionId, st.partition(), st.epoch()));
     }
-    if (!parks.isEmpty()) {
-      parking.insertParks(c, subscriptionId, partition, parks);
-    }
-    return CommitOutcome.COMMITTED;
+    return outcomes;
   }
 
   /**
-   * Events handed over in memory (IN_TRANSACTION topics, committed through {@code inTransaction})
-   * are checked against the log before the cursor passes them: the same ids at the same sequences,
-   * read in the transaction that moves the cursor.
+   * Whether the log holds exactly these event ids at these (consecutive) sequences: events handed
+   * over in memory are checked in the transaction that moves the cursor past them.
    */
-  CommitOutcome commitBatchIfLogHolds(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<io.boxline.spi.Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
-    return db.tx(
-        "log_ids",
-        c ->
-            logHolds(c, partition, sequences, eventIds)
-                ? moveAndPark(
-                    c, subscriptionId, partition, expectedPosition, position, epoch, parks)
-                : CommitOutcome.LOG_CHANGED);
-  }
-
-  /** Whether the log holds exactly these event ids at these (consecutive) sequences. */
-  private boolean logHolds(Connection c, PartitionKey partition, long[] sequences, UUID[] eventIds)
+  private boolean logHolds(Connection c, PartitionKey partition, List<Settlement.HeldEvent> held)
       throws SQLException {
-    Map<Long, String> held = new java.util.HashMap<>();
+    Map<Long, String> stored = new java.util.HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(db.sql("log_ids"))) {
       ps.setLong(1, partition.topicId());
       ps.setInt(2, partition.partition());
-      ps.setLong(3, sequences[0]);
-      ps.setLong(4, sequences[sequences.length - 1]);
+      ps.setLong(3, held.get(0).sequence());
+      ps.setLong(4, held.get(held.size() - 1).sequence());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          held.put(rs.getLong(1), rs.getString(2));
+          stored.put(rs.getLong(1), rs.getString(2));
         }
       }
     }
-    for (int i = 0; i < sequences.length; i++) {
-      if (!eventIds[i].toString().equals(held.get(sequences[i]))) {
+    for (Settlement.HeldEvent h : held) {
+      if (!h.id().toString().equals(stored.get(h.sequence()))) {
         return false;
       }
     }
     return true;
-  }
-
-  /**
-   * All moves in one transaction, so the server commits (and flushes) once for all of them. A move
-   * that matches no row, or whose handed-over events the log does not hold, wrote nothing, so the
-   * others still commit.
-   */
-  List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
-    return db.tx(
-        "commit_cursor",
-        c -> {
-          List<CommitOutcome> outcomes = new ArrayList<>(moves.size());
-          for (CursorMove m : moves) {
-            if (m.checksLog() && !logHolds(c, m.partition(), m.heldSequences(), m.heldIds())) {
-              outcomes.add(CommitOutcome.LOG_CHANGED);
-              continue;
-            }
-            outcomes.add(
-                moveCursor(
-                            c,
-                            subscriptionId,
-                            m.partition(),
-                            m.expectedPosition(),
-                            m.position(),
-                            m.epoch())
-                        == 1
-                    ? CommitOutcome.COMMITTED
-                    : whyCursorStayed(c, subscriptionId, m.partition(), m.epoch()));
-          }
-          return outcomes;
-        });
   }
 
   /** After a cursor move that matched no row: fenced (another epoch) or moved (lost commits). */

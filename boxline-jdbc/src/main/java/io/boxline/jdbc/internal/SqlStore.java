@@ -14,7 +14,6 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
@@ -25,6 +24,7 @@ import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.PurgeResult;
 import io.boxline.spi.Resolution;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
@@ -443,33 +443,22 @@ abstract class SqlStore implements Store {
   }
 
   @Override
-  public CommitOutcome commitBatch(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks) {
-    return cursors.commitBatch(subscriptionId, partition, expectedPosition, position, epoch, parks);
+  public List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements) {
+    return cursors.settle(subscriptionId, settlements, this::moveCursors, movesInOneStatement());
   }
 
-  @Override
-  public CommitOutcome commitBatchIfLogHolds(
-      long subscriptionId,
-      PartitionKey partition,
-      long expectedPosition,
-      long position,
-      long epoch,
-      List<Park> parks,
-      long[] sequences,
-      UUID[] eventIds) {
-    return cursors.commitBatchIfLogHolds(
-        subscriptionId, partition, expectedPosition, position, epoch, parks, sequences, eventIds);
+  /**
+   * Moves the cursors of {@code settlements} on {@code c}, outcomes in input order (see {@link
+   * SqlCursors.Mover}); by default one statement per move.
+   */
+  protected List<CommitOutcome> moveCursors(
+      Connection c, long subscriptionId, List<Settlement> settlements) throws SQLException {
+    return cursors.moveEach(c, subscriptionId, settlements);
   }
 
-  @Override
-  public List<CommitOutcome> commitCursors(long subscriptionId, List<CursorMove> moves) {
-    return cursors.commitCursors(subscriptionId, moves);
+  /** Whether {@link #moveCursors} moves any number of cursors in one auto-commit statement. */
+  protected boolean movesInOneStatement() {
+    return false;
   }
 
   @Override

@@ -315,8 +315,8 @@ SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = 
 -- alone: a fenced one or one whose events the log no longer holds changes nothing and does not stop the others.
 -- Returns per move, in input order: whether the log held its events, whether the cursor moved, and whether the
 -- stored epoch is still the move's (not moved with the same epoch: the cursor stands elsewhere, lost commits;
--- another epoch: fenced). The SQL is the function of V9__kept_plans.sql. commitBatchIfLogHolds (a batch with
--- parks) runs it too, for one move, in the transaction that writes the parks.
+-- another epoch: fenced). The SQL is the function of V9__kept_plans.sql. Settlements with
+-- parks run it too, in the transaction that then writes the parks of the moves that committed.
 -- name: commit_cursors
 SELECT * FROM ${schema}.${p}commit_cursors(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 

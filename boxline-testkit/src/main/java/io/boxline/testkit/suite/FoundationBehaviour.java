@@ -30,8 +30,8 @@ import io.boxline.TopicName;
 import io.boxline.TransactionWork;
 import io.boxline.TypedHandlers;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.suite.SuiteSupport.Recorder;
@@ -92,13 +92,13 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
         .containsExactly(0, 0, 0, 0);
 
     List<CommitOutcome> outcomes =
-        store.commitCursors(
+        store.settle(
             sub,
             List.of(
-                CursorMove.read(parts.get(0), 0, 3, epoch),
-                CursorMove.read(parts.get(1), 0, 2, epoch - 1), // an older lease
-                CursorMove.read(parts.get(2), 1, 2, epoch), // the cursor is not at 1
-                CursorMove.read(parts.get(3), 0, 1, epoch)));
+                Settlement.move(parts.get(0), epoch, 0, 3),
+                Settlement.move(parts.get(1), epoch - 1, 0, 2), // an older lease
+                Settlement.move(parts.get(2), epoch, 1, 2), // the cursor is not at 1
+                Settlement.move(parts.get(3), epoch, 0, 1)));
 
     assertThat(outcomes)
         .containsExactly(
@@ -114,11 +114,11 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
 
     // The next moves start where the committed ones left the cursors.
     assertThat(
-            store.commitCursors(
+            store.settle(
                 sub,
                 List.of(
-                    CursorMove.read(parts.get(0), 3, 5, epoch),
-                    CursorMove.read(parts.get(3), 0, 2, epoch))))
+                    Settlement.move(parts.get(0), epoch, 3, 5),
+                    Settlement.move(parts.get(3), epoch, 0, 2))))
         .containsExactly(CommitOutcome.COMMITTED, CommitOutcome.CURSOR_MOVED);
   }
 

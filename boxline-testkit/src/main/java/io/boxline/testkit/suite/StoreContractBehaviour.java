@@ -22,6 +22,7 @@ import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Resolution;
 import io.boxline.spi.SequencedBatch;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
@@ -157,15 +158,17 @@ public abstract class StoreContractBehaviour extends StoreFixture {
     assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "other"))
         .as("an epoch that is not newer is refused")
         .containsExactly(-1L);
-    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 0, List.of())).isEqualTo(CommitOutcome.FENCED);
-    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of()))
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 0, List.of()))
+        .isEqualTo(CommitOutcome.FENCED);
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
-    assertThat(store.commitBatch(sub.id(), p0, 0, 2, 1, List.of()))
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 2, 1, List.of()))
         .as("the cursor is at 1, not 0")
         .isEqualTo(CommitOutcome.CURSOR_MOVED);
     assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"))
         .containsExactly(1L);
-    assertThat(store.commitBatch(sub.id(), p0, 1, 2, 1, List.of())).isEqualTo(CommitOutcome.FENCED);
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 1, 2, 1, List.of()))
+        .isEqualTo(CommitOutcome.FENCED);
     assertThat(
             store.lag(sub.id()).stream()
                 .filter(l -> l.partition() == 0)
@@ -199,11 +202,8 @@ public abstract class StoreContractBehaviour extends StoreFixture {
 
     store.fenceCursors(sub.id(), List.of(p0, p1), new long[] {1, 1}, "me");
     assertThat(
-            store.commitCursors(
-                sub.id(),
-                List.of(
-                    new io.boxline.spi.CursorMove(p0, 0, 3, 1, null, null),
-                    new io.boxline.spi.CursorMove(p1, 0, 2, 0, null, null))))
+            store.settle(
+                sub.id(), List.of(Settlement.move(p0, 1, 0, 3), Settlement.move(p1, 0, 0, 2))))
         .as("each move stands on its own: the second carries a stale epoch")
         .containsExactly(CommitOutcome.COMMITTED, CommitOutcome.FENCED);
     assertThat(store.backlogged(sub.id()))
@@ -240,7 +240,8 @@ public abstract class StoreContractBehaviour extends StoreFixture {
                 0,
                 past,
                 null));
-    assertThat(store.commitBatch(sub.id(), p0, 0, 3, 1, parks)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 3, 1, parks))
+        .isEqualTo(CommitOutcome.COMMITTED);
     ParkedSummary summary = store.parked(sub.id(), p0, false);
     assertThat(summary.blockedKeys()).containsExactly("k");
     assertThat(summary.nextDue()).isNotNull();
@@ -415,7 +416,8 @@ public abstract class StoreContractBehaviour extends StoreFixture {
             new Park(1, records.get(0).eventId(), "k", "t", ParkState.RETRY, 1, later, "boom"),
             new Park(2, records.get(1).eventId(), "k", "t", ParkState.WAITING, 0, later, null),
             new Park(3, records.get(2).eventId(), "z", "t", ParkState.DEAD, 3, later, "gave up"));
-    assertThat(store.commitBatch(sub.id(), p0, 0, 3, 1, parks)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 3, 1, parks))
+        .isEqualTo(CommitOutcome.COMMITTED);
     store.inboxRecord(sub.id(), "m-1");
     store.inboxRecord(sub.id(), "m-2");
     assertThat(store.failureCounts())
@@ -468,7 +470,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
     Park dead =
         new Park(1, records.get(0).eventId(), "k", "t", ParkState.DEAD, 3, Instant.now(), "x");
-    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of(dead)))
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of(dead)))
         .isEqualTo(CommitOutcome.COMMITTED);
     store.inboxRecord(sub.id(), "m-1");
 

@@ -92,7 +92,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     sequenced("k", "k");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
-    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of()))
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
 
     assertThat(store.beginFenced(sub.id(), p0, 1, 0))
@@ -122,7 +122,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     }
     assertThat(store.inboxSeen(sub.id(), "m-1")).isFalse();
     assertThat(position(0)).isEqualTo(1);
-    assertThat(within(() -> store.commitBatch(sub.id(), p0, 1, 2, 2, List.of())))
+    assertThat(within(() -> SuiteSupport.settle(store, sub.id(), p0, 1, 2, 2, List.of())))
         .as("the rolled-back transaction let go of the cursor")
         .isEqualTo(CommitOutcome.COMMITTED);
   }
@@ -165,7 +165,9 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
             1,
             Instant.now().minusSeconds(1),
             "boom");
-    assertThat(store.commitBatch(sub.id(), p0, 0, 2, 1, List.of(due, retry(2, records.get(1)))))
+    assertThat(
+            SuiteSupport.settle(
+                store, sub.id(), p0, 0, 2, 1, List.of(due, retry(2, records.get(1)))))
         .isEqualTo(CommitOutcome.COMMITTED);
 
     assertThat(store.beginFenced(sub.id(), p0, 0, 2)).isEqualTo(FencedTransaction.FENCED);
@@ -257,7 +259,8 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     // What the log can hold after a crash lost a handed-over batch: other events at its sequences,
     // or none past its head.
     assertThat(
-            store.commitBatchIfLogHolds(
+            SuiteSupport.settleHeld(
+                store,
                 sub.id(),
                 p0,
                 0,
@@ -269,12 +272,21 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
         .as("another event at sequence 2")
         .isEqualTo(CommitOutcome.LOG_CHANGED);
     assertThat(
-            store.commitBatchIfLogHolds(
-                sub.id(), p0, 0, 2, 1, parks, new long[] {1, 2}, new UUID[] {ids[1], ids[0]}))
+            SuiteSupport.settleHeld(
+                store,
+                sub.id(),
+                p0,
+                0,
+                2,
+                1,
+                parks,
+                new long[] {1, 2},
+                new UUID[] {ids[1], ids[0]}))
         .as("the same events at other sequences")
         .isEqualTo(CommitOutcome.LOG_CHANGED);
     assertThat(
-            store.commitBatchIfLogHolds(
+            SuiteSupport.settleHeld(
+                store,
                 sub.id(),
                 p0,
                 0,
@@ -286,7 +298,8 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
         .as("sequence 4 is past the head")
         .isEqualTo(CommitOutcome.LOG_CHANGED);
     assertThat(
-            store.commitBatchIfLogHolds(
+            SuiteSupport.settleHeld(
+                store,
                 sub.id(),
                 p0,
                 0,
@@ -301,14 +314,22 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     assertThat(store.failureCounts()).as("no park written").isEmpty();
 
     assertThat(
-            store.commitBatchIfLogHolds(
-                sub.id(), p0, 0, 2, 1, parks, new long[] {1, 2}, new UUID[] {ids[0], ids[1]}))
+            SuiteSupport.settleHeld(
+                store,
+                sub.id(),
+                p0,
+                0,
+                2,
+                1,
+                parks,
+                new long[] {1, 2},
+                new UUID[] {ids[0], ids[1]}))
         .isEqualTo(CommitOutcome.COMMITTED);
     assertThat(position(0)).isEqualTo(2);
     assertThat(store.failureCounts()).containsExactly(new FailureCounts("billing", 1, 0, 0));
     assertThat(
-            store.commitBatchIfLogHolds(
-                sub.id(), p0, 2, 3, 1, List.of(), new long[] {3}, new UUID[] {ids[2]}))
+            SuiteSupport.settleHeld(
+                store, sub.id(), p0, 2, 3, 1, List.of(), new long[] {3}, new UUID[] {ids[2]}))
         .as("without parks")
         .isEqualTo(CommitOutcome.COMMITTED);
     assertThat(position(0)).isEqualTo(3);
@@ -319,29 +340,29 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
-    assertThat(store.commitBatch(sub.id(), p0, 0, 1, 1, List.of()))
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
     List<Park> dead = List.of(dead(2, records.get(1), "gave up"));
     long[] seqs = {2};
     UUID[] ids = {records.get(1).eventId()};
 
-    assertThat(store.commitBatchIfLogHolds(sub.id(), p0, 0, 2, 1, dead, seqs, ids))
+    assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 0, 2, 1, dead, seqs, ids))
         .as("the cursor is at 1")
         .isEqualTo(CommitOutcome.CURSOR_MOVED);
-    assertThat(store.commitBatchIfLogHolds(sub.id(), p0, 0, 2, 1, List.of(), seqs, ids))
+    assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 0, 2, 1, List.of(), seqs, ids))
         .as("the cursor is at 1, without parks")
         .isEqualTo(CommitOutcome.CURSOR_MOVED);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next");
-    assertThat(store.commitBatchIfLogHolds(sub.id(), p0, 1, 2, 1, dead, seqs, ids))
+    assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 1, 2, 1, dead, seqs, ids))
         .as("another consumer holds epoch 2")
         .isEqualTo(CommitOutcome.FENCED);
-    assertThat(store.commitBatchIfLogHolds(sub.id(), p0, 1, 2, 1, List.of(), seqs, ids))
+    assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 1, 2, 1, List.of(), seqs, ids))
         .as("another consumer holds epoch 2, without parks")
         .isEqualTo(CommitOutcome.FENCED);
     assertThat(position(0)).isEqualTo(1);
     assertThat(store.failureCounts()).as("no park written").isEmpty();
 
-    assertThat(store.commitBatchIfLogHolds(sub.id(), p0, 1, 2, 2, dead, seqs, ids))
+    assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 1, 2, 2, dead, seqs, ids))
         .isEqualTo(CommitOutcome.COMMITTED);
     assertThat(store.failureCounts()).containsExactly(new FailureCounts("billing", 0, 0, 1));
   }
@@ -557,7 +578,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   /** Moves {@code s}'s cursor on {@code p} from 0 to {@code position}, parking {@code parks}. */
   private void parkAll(SubscriptionInfo s, PartitionKey p, long position, Park... parks) {
     store.fenceCursors(s.id(), List.of(p), new long[] {1}, "me");
-    assertThat(store.commitBatch(s.id(), p, 0, position, 1, List.of(parks)))
+    assertThat(SuiteSupport.settle(store, s.id(), p, 0, position, 1, List.of(parks)))
         .isEqualTo(CommitOutcome.COMMITTED);
   }
 

@@ -70,6 +70,58 @@ public final class SuiteSupport {
     }
   }
 
+  /**
+   * Settles one move with its parks ({@link io.boxline.spi.CursorStore#settle}), as a delivery
+   * does.
+   */
+  public static io.boxline.spi.CommitOutcome settle(
+      io.boxline.spi.Store store,
+      long subscriptionId,
+      io.boxline.spi.PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks) {
+    return store
+        .settle(
+            subscriptionId,
+            List.of(
+                io.boxline.spi.Settlement.move(partition, epoch, expectedPosition, position)
+                    .parking(parks)))
+        .get(0);
+  }
+
+  /** Like {@link #settle}, for events handed over in memory that the log must still hold. */
+  public static io.boxline.spi.CommitOutcome settleHeld(
+      io.boxline.spi.Store store,
+      long subscriptionId,
+      io.boxline.spi.PartitionKey partition,
+      long expectedPosition,
+      long position,
+      long epoch,
+      List<io.boxline.spi.Park> parks,
+      long[] sequences,
+      java.util.UUID[] ids) {
+    return store
+        .settle(
+            subscriptionId,
+            List.of(
+                io.boxline.spi.Settlement.move(partition, epoch, expectedPosition, position)
+                    .parking(parks)
+                    .holding(held(sequences, ids))))
+        .get(0);
+  }
+
+  /** Events handed over in memory, by sequence and id. */
+  public static List<io.boxline.spi.Settlement.HeldEvent> held(
+      long[] sequences, java.util.UUID[] ids) {
+    List<io.boxline.spi.Settlement.HeldEvent> held = new java.util.ArrayList<>();
+    for (int i = 0; i < sequences.length; i++) {
+      held.add(new io.boxline.spi.Settlement.HeldEvent(sequences[i], ids[i]));
+    }
+    return held;
+  }
+
   public static OutgoingEvent raw(TopicName topic, String key, String body) {
     return OutgoingEvent.builder(topic)
         .type("test.event")

@@ -8,8 +8,8 @@ import io.boxline.Event;
 import io.boxline.PartitionLag;
 import io.boxline.TopicName;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.CursorMove;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.TestDatabase;
@@ -116,11 +116,13 @@ class PostgresHandOverTest extends HandOverBehaviour {
       ids1[1] = UUID.randomUUID(); // the log holds another event at partition 1, sequence 2
 
       List<CommitOutcome> outcomes =
-          store.commitCursors(
+          store.settle(
               sub,
               List.of(
-                  new CursorMove(p0, 0, 2, epoch, new long[] {1, 2}, ids0),
-                  new CursorMove(p1, 0, 2, epoch, new long[] {1, 2}, ids1)));
+                  Settlement.move(p0, epoch, 0, 2)
+                      .holding(SuiteSupport.held(new long[] {1, 2}, ids0)),
+                  Settlement.move(p1, epoch, 0, 2)
+                      .holding(SuiteSupport.held(new long[] {1, 2}, ids1))));
 
       assertThat(outcomes).containsExactly(CommitOutcome.COMMITTED, CommitOutcome.LOG_CHANGED);
       Map<Integer, Long> positions = new ConcurrentHashMap<>();
