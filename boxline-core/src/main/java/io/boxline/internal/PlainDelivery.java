@@ -108,7 +108,9 @@ final class PlainDelivery {
         held = named;
       }
       Settlement settlement =
-          new Settlement(p.key, p.epoch, p.position, position, List.copyOf(parks), held);
+          Settlement.move(p.key, p.epoch, p.position, position)
+              .parking(List.copyOf(parks))
+              .holding(held);
       outcome =
           parks.isEmpty()
               // The common case: committed together with the other partitions' moves of this

@@ -547,8 +547,7 @@ final class RemoteMembers implements RemoteConsumers {
       SubscriptionInfo sub, PartitionKey key, long epoch, long from, long to, List<Park> parks) {
     return store
         .settle(
-            sub.id(),
-            List.of(new io.boxline.spi.Settlement(key, epoch, from, to, parks, List.of())))
+            sub.id(), List.of(io.boxline.spi.Settlement.move(key, epoch, from, to).parking(parks)))
         .get(0);
   }
 

@@ -5,9 +5,9 @@ import io.boxline.HandlerDecision;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionInfo;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -118,10 +118,11 @@ final class TransactionalDelivery {
   }
 
   /**
-   * Runs {@code work} in a transaction that holds the partition's cursor at this consumer's epoch
-   * and position, then ends it as {@code work} says: Boxline's own transaction, or the {@link
-   * io.boxline.TransactionRunner}'s when the consumer has one (which commits it). A failure of
-   * {@code work} or of the commit rolls everything back and is returned.
+   * Runs {@code work} in a transaction and ends it with its settlement ({@link Store#settleIn}):
+   * the cursor moves (or the parked event is removed) only if it still carries this consumer's
+   * epoch and position, with the handler's writes. Boxline's own transaction, or the {@link
+   * io.boxline.TransactionRunner}'s when the consumer has one (which commits it). A refused
+   * settlement, a failure of {@code work} or of the commit rolls everything back.
    */
   private TxResult fenced(LeasedPartition p, FencedWork work) {
     io.boxline.TransactionRunner runner = s.txRunner();
@@ -129,17 +130,9 @@ final class TransactionalDelivery {
       try {
         return runner.inNewTransaction(
             tx -> {
-              CommitOutcome refused =
-                  store.lockCursor(tx, subscription.id(), p.key, p.epoch, p.position);
-              if (refused != null) {
-                throw new Refused(
-                    refused == CommitOutcome.CURSOR_MOVED ? TxResult.MOVED : TxResult.FENCED);
-              }
-              Finish f = work.run(tx);
-              if (f.parkedDone >= 0) {
-                store.finishParkedLocked(tx, subscription.id(), p.key, f.parkedDone);
-              } else {
-                store.advanceLockedCursor(tx, subscription.id(), p.key, f.position, f.parks);
+              CommitOutcome o = store.settleIn(tx, subscription.id(), settlement(p, work.run(tx)));
+              if (o != CommitOutcome.COMMITTED) {
+                throw new Refused(refused(o));
               }
               return TxResult.COMMITTED;
             });
@@ -149,28 +142,39 @@ final class TransactionalDelivery {
         return new TxResult(false, failure);
       }
     }
-    FencedTransaction begun = store.beginFenced(subscription.id(), p.key, p.epoch, p.position);
-    if (begun.connection() == null) {
-      return begun.refusal() == CommitOutcome.CURSOR_MOVED ? TxResult.MOVED : TxResult.FENCED;
-    }
-    java.sql.Connection tx = begun.connection();
-    Finish f;
+    java.sql.Connection tx = store.openTransaction();
     try {
-      f = work.run(tx);
+      CommitOutcome o = store.settleIn(tx, subscription.id(), settlement(p, work.run(tx)));
+      if (o != CommitOutcome.COMMITTED) {
+        rollbackQuietly(tx);
+        return refused(o);
+      }
+      tx.commit();
     } catch (java.sql.SQLException | RuntimeException failure) {
       rollbackQuietly(tx);
       return new TxResult(false, unchecked(failure));
     }
     try {
-      if (f.parkedDone >= 0) {
-        store.finishParkedFenced(tx, subscription.id(), p.key, f.parkedDone);
-      } else {
-        store.commitFenced(tx, subscription.id(), p.key, f.position, f.parks);
-      }
-    } catch (RuntimeException failure) {
-      return new TxResult(false, failure); // the store rolled back and closed it
+      tx.close();
+    } catch (java.sql.SQLException ignored) {
+      // committed; the pool discards a connection that fails to close
     }
     return TxResult.COMMITTED;
+  }
+
+  /** What a fenced transaction settles: a cursor move with parks, or a parked event done. */
+  private static Settlement settlement(LeasedPartition p, Finish f) {
+    return f.parkedDone >= 0
+        ? Settlement.move(p.key, p.epoch, p.position, p.position).finishing(List.of(f.parkedDone))
+        : Settlement.move(p.key, p.epoch, p.position, f.position).parking(f.parks);
+  }
+
+  /**
+   * A refused settlement: fenced, or the cursor is not where this consumer left it (transactional
+   * deliveries read the log, so a changed log means the same: go back to the stored cursor).
+   */
+  private static TxResult refused(CommitOutcome o) {
+    return o == CommitOutcome.FENCED ? TxResult.FENCED : TxResult.MOVED;
   }
 
   private static RuntimeException unchecked(Exception failure) {

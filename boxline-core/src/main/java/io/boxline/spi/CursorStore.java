@@ -39,54 +39,23 @@ public interface CursorStore {
       int limit);
 
   /**
-   * Opens a transaction that holds the partition's cursor row locked, after checking that it still
-   * carries {@code epoch} and stands at {@code expectedPosition}, where the consumer left it: a
-   * transactional handler's commit then never writes over a cursor that another consumer took or
-   * that someone moved (a rewind, or a crash that lost asynchronous commits). The handler's writes
-   * go into this transaction; {@link #commitFenced} finishes it.
-   */
-  FencedTransaction beginFenced(
-      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition);
-
-  /**
-   * In {@code tx}, a transaction the caller runs (an application framework's): locks the
-   * partition's cursor row after checking that it carries {@code epoch} and stands at {@code
-   * expectedPosition}, as {@link #beginFenced} does. Returns null when locked; else {@link
-   * CommitOutcome#FENCED} or {@link CommitOutcome#CURSOR_MOVED}, and the caller rolls {@code tx}
-   * back. Never commits, rolls back or closes {@code tx}.
-   */
-  CommitOutcome lockCursor(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      long epoch,
-      long expectedPosition);
-
-  /**
-   * In {@code tx}, after {@link #lockCursor}: parks {@code parks} and moves the cursor to {@code
-   * position}. The caller commits.
-   */
-  void advanceLockedCursor(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks);
-
-  /**
-   * In {@code tx}, after {@link #lockCursor}: removes the handled parked event {@code seq}. The
-   * caller commits.
-   */
-  void finishParkedLocked(Connection tx, long subscriptionId, PartitionKey partition, long seq);
-
-  /**
-   * Parks {@code parks}, moves the cursor to {@code position} and commits {@code tx}; closes it
-   * either way.
-   */
-  void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks);
-
-  /**
    * Applies {@code settlements} of one subscription, each as its own compare-and-set with its parks
    * (see {@link Settlement}), and returns their outcomes in input order. They may commit together
    * (one transaction, one flush): one that is fenced, finds the cursor moved or the log changed
    * writes nothing and does not stop the others. At most one settlement per partition.
    */
   List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements);
+
+  /**
+   * In {@code tx}, a transaction the caller runs ({@link Store#openTransaction}, or an application
+   * framework's), after a transactional handler wrote into it: applies {@code settlement} as {@link
+   * #settle} would, and removes the parked events it names as handled, so that all of it commits or
+   * rolls back with the handler's writes. The cursor move is a compare-and-set that locks the
+   * cursor row. Returns {@link CommitOutcome#COMMITTED} when its writes are in {@code tx} (the
+   * caller commits); otherwise {@link CommitOutcome#FENCED}, {@link CommitOutcome#CURSOR_MOVED} or
+   * {@link CommitOutcome#LOG_CHANGED}, having written nothing, and the caller rolls {@code tx}
+   * back. Never commits, rolls back or closes {@code tx}. Commits synchronously: the handler's
+   * writes are the application's.
+   */
+  CommitOutcome settleIn(Connection tx, long subscriptionId, Settlement settlement);
 }

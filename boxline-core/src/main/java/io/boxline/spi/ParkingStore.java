@@ -2,15 +2,14 @@ package io.boxline.spi;
 
 import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
-import java.sql.Connection;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The store's role for events a subscription set aside: retries waiting for their next attempt and
- * dead letters. Consumers park events with the cursor move ({@link CursorStore#settle}); this
- * role finds them again, records later attempts and serves the dead-letter operations.
+ * dead letters. Consumers park events with the cursor move ({@link CursorStore#settle}); this role
+ * finds them again, records later attempts and serves the dead-letter operations.
  */
 public interface ParkingStore {
 
@@ -40,12 +39,6 @@ public interface ParkingStore {
       long subscriptionId, PartitionKey partition, long seq, long epoch, Resolution resolution) {
     return resolveParked(subscriptionId, partition, epoch, Map.of(seq, resolution));
   }
-
-  /**
-   * In a transaction from {@link CursorStore#beginFenced}: removes the handled parked event and
-   * commits; closes {@code tx} either way.
-   */
-  void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq);
 
   /**
    * Up to {@code limit} of the subscription's parked events that are not dead (due for a retry, or

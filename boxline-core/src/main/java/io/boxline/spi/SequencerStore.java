@@ -19,8 +19,8 @@ public interface SequencerStore {
    * the log with gap-free per-partition sequences (outbox order), announces the new heads, commits.
    * Rows without a partition are placed by {@code assigner}. With {@code returnEvents} the result
    * also carries the moved events, which the engine hands straight to consumers in the same process
-   * instead of reading them back (they settle such events with their
-   * {@link Settlement#held held} ids, checked against the log: those events may be lost in a database crash after their
+   * instead of reading them back (they settle such events with their {@link Settlement#held held}
+   * ids, checked against the log: those events may be lost in a database crash after their
    * asynchronous commit).
    */
   SequencedBatch sequence(

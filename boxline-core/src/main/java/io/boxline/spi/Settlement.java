@@ -19,6 +19,7 @@ import java.util.Objects;
  * @param held events the deliverer did not read from the log but was handed in memory (by the
  *     sequencer or a committing producer), which the log must still hold at these sequences for the
  *     move to happen; empty for events read from the log
+ * @param doneParked sequences of parked events handled at last: removed from the retry store
  */
 public record Settlement(
     PartitionKey partition,
@@ -26,12 +27,14 @@ public record Settlement(
     long expectedPosition,
     long position,
     List<Park> parks,
-    List<HeldEvent> held) {
+    List<HeldEvent> held,
+    List<Long> doneParked) {
 
   public Settlement {
     Objects.requireNonNull(partition, "partition");
     parks = List.copyOf(parks);
     held = List.copyOf(held);
+    doneParked = List.copyOf(doneParked);
     if (position < expectedPosition) {
       throw new IllegalArgumentException(
           "a settlement moves a cursor forward: " + expectedPosition + " -> " + position);
@@ -49,17 +52,23 @@ public record Settlement(
   /** A move over events read from the log, parking nothing. */
   public static Settlement move(
       PartitionKey partition, long epoch, long expectedPosition, long position) {
-    return new Settlement(partition, epoch, expectedPosition, position, List.of(), List.of());
+    return new Settlement(
+        partition, epoch, expectedPosition, position, List.of(), List.of(), List.of());
   }
 
   /** This settlement, parking {@code parks}. */
   public Settlement parking(List<Park> parks) {
-    return new Settlement(partition, epoch, expectedPosition, position, parks, held);
+    return new Settlement(partition, epoch, expectedPosition, position, parks, held, doneParked);
+  }
+
+  /** This settlement, removing the handled parked events {@code sequences}. */
+  public Settlement finishing(List<Long> sequences) {
+    return new Settlement(partition, epoch, expectedPosition, position, parks, held, sequences);
   }
 
   /** This settlement, moving only if the log still holds {@code held}. */
   public Settlement holding(List<HeldEvent> held) {
-    return new Settlement(partition, epoch, expectedPosition, position, parks, held);
+    return new Settlement(partition, epoch, expectedPosition, position, parks, held, doneParked);
   }
 
   /** Whether the store must check the log before moving (events were handed over in memory). */

@@ -12,7 +12,7 @@ import java.util.TreeMap;
  * The cursors of the in-memory store: per subscription and partition, the position (sequence of the
  * last handled event), the epoch of the lease under which a consumer holds it, and its owner. Every
  * move is compare-and-set on the epoch and on the position the consumer left; a cursor that an open
- * transaction holds ({@link io.boxline.spi.CursorStore#beginFenced}) makes other moves wait for it.
+ * transaction holds ({@link io.boxline.spi.CursorStore#settleIn}) makes other moves wait for it.
  * Not thread-safe: the store calls it under its lock.
  */
 final class Cursors {

@@ -9,9 +9,7 @@ import io.boxline.TopicInfo;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CursorStore;
-import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.InboxStore;
-import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.ParkingStore;
@@ -115,111 +113,26 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
   }
 
   @Override
-  public FencedTransaction beginFenced(
-      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
-    MemoryTransaction t = new MemoryTransaction(db);
-    CommitOutcome refused =
-        db.locked(
-            () -> {
-              CommitOutcome why = lock(t, subscriptionId, partition, epoch, expectedPosition);
-              if (why != null) {
-                t.forgetLocked();
-                t.markClosed();
-              }
-              return why;
-            });
-    if (refused == null) {
-      return new FencedTransaction(t.connection, null);
-    }
-    return refused == CommitOutcome.CURSOR_MOVED
-        ? FencedTransaction.MOVED
-        : FencedTransaction.FENCED;
-  }
-
-  @Override
-  public void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    commitAndClose(tx, () -> advanceLockedCursor(tx, subscriptionId, partition, position, parks));
-  }
-
-  @Override
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    commitAndClose(tx, () -> finishParkedLocked(tx, subscriptionId, partition, seq));
-  }
-
-  /** Takes the cursor's lock for {@code t} and checks epoch and position; the caller holds db. */
-  private CommitOutcome lock(
-      MemoryTransaction t,
-      long subscriptionId,
-      PartitionKey partition,
-      long epoch,
-      long expectedPosition) {
-    db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
-    return db.cursors.check(subscriptionId, partition, expectedPosition, epoch);
-  }
-
-  @Override
-  public CommitOutcome lockCursor(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      long epoch,
-      long expectedPosition) {
+  public CommitOutcome settleIn(Connection tx, long subscriptionId, Settlement settlement) {
     MemoryTransaction t = transaction(tx);
-    return db.locked(() -> lock(t, subscriptionId, partition, epoch, expectedPosition));
-  }
-
-  @Override
-  public void advanceLockedCursor(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    List<Park> copy = List.copyOf(parks);
-    addLocked(
-        tx,
-        subscriptionId,
-        partition,
-        now -> {
-          db.parking.insert(subscriptionId, partition, copy, now);
-          db.cursors.move(subscriptionId, partition, position, now);
-        });
-  }
-
-  @Override
-  public void finishParkedLocked(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    addLocked(
-        tx, subscriptionId, partition, now -> db.parking.remove(subscriptionId, partition, seq));
-  }
-
-  /** Adds {@code write} to {@code tx}, which holds (or now takes) the cursor's lock. */
-  private void addLocked(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      java.util.function.Consumer<Instant> write) {
-    MemoryTransaction t = transaction(tx);
-    db.locked(
+    PartitionKey partition = settlement.partition();
+    return db.locked(
         () -> {
+          // The cursor's row lock, held until the transaction ends, as an UPDATE takes it.
           db.locks.acquire(t, new Cursors.CursorKey(subscriptionId, partition));
+          if (settlement.checksLog() && !db.log.holds(partition, settlement.held())) {
+            return CommitOutcome.LOG_CHANGED;
+          }
+          CommitOutcome why =
+              db.cursors.check(
+                  subscriptionId, partition, settlement.expectedPosition(), settlement.epoch());
+          if (why != null) {
+            return why;
+          }
           Instant now = db.now();
-          t.writes.add(() -> write.accept(now));
+          t.writes.add(() -> write(subscriptionId, settlement, now));
+          return CommitOutcome.COMMITTED;
         });
-  }
-
-  /** Adds what {@code writes} adds to {@code tx}, commits it, closes it either way. */
-  private static void commitAndClose(Connection tx, Runnable writes) {
-    try {
-      writes.run();
-      tx.commit();
-    } catch (SQLException e) {
-      throw new StoreException("commit of the in-memory transaction failed: " + e.getMessage(), e);
-    } finally {
-      try {
-        tx.close();
-      } catch (SQLException ignored) {
-        // the in-memory transaction closes without failing
-      }
-    }
   }
 
   @Override
@@ -246,10 +159,17 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
     if (why != null) {
       return why;
     }
-    Instant now = db.now();
-    db.parking.insert(subscriptionId, s.partition(), s.parks(), now);
-    db.cursors.move(subscriptionId, s.partition(), s.position(), now);
+    write(subscriptionId, s, db.now());
     return CommitOutcome.COMMITTED;
+  }
+
+  /** A settlement's writes: parks, parked events done, the cursor move. */
+  private void write(long subscriptionId, Settlement s, Instant now) {
+    db.parking.insert(subscriptionId, s.partition(), s.parks(), now);
+    for (long seq : s.doneParked()) {
+      db.parking.remove(subscriptionId, s.partition(), seq);
+    }
+    db.cursors.move(subscriptionId, s.partition(), s.position(), now);
   }
 
   // ------------------------------------------------------------------ parked events

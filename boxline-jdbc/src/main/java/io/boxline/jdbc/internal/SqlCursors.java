@@ -1,8 +1,6 @@
 package io.boxline.jdbc.internal;
 
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.FencedTransaction;
-import io.boxline.spi.Park;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Settlement;
 import io.boxline.spi.StoredEvent;
@@ -14,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 /**
  * A subscription's cursors on every dialect: reading the log, and moving cursors under the epoch of
@@ -25,16 +22,11 @@ final class SqlCursors {
   private final JdbcSql db;
   private final SqlDialect dialect;
   private final SqlParking parking;
-  private final Supplier<Connection> open;
 
-  /**
-   * @param open a new connection with auto-commit off (for fenced transactions)
-   */
-  SqlCursors(JdbcSql db, SqlDialect dialect, SqlParking parking, Supplier<Connection> open) {
+  SqlCursors(JdbcSql db, SqlDialect dialect, SqlParking parking) {
     this.db = db;
     this.dialect = dialect;
     this.parking = parking;
-    this.open = open;
   }
 
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
@@ -137,7 +129,8 @@ final class SqlCursors {
    */
   List<CommitOutcome> settle(
       long subscriptionId, List<Settlement> settlements, Mover mover, boolean oneStatement) {
-    boolean parks = settlements.stream().anyMatch(st -> !st.parks().isEmpty());
+    boolean parks =
+        settlements.stream().anyMatch(st -> !st.parks().isEmpty() || !st.doneParked().isEmpty());
     boolean lone = settlements.size() == 1 && !settlements.get(0).checksLog();
     if (!parks && (oneStatement || lone)) {
       try (Connection c = db.connect()) {
@@ -152,8 +145,8 @@ final class SqlCursors {
           List<CommitOutcome> outcomes = mover.move(c, subscriptionId, settlements);
           for (int i = 0; i < settlements.size(); i++) {
             Settlement st = settlements.get(i);
-            if (outcomes.get(i) == CommitOutcome.COMMITTED && !st.parks().isEmpty()) {
-              parking.insertParks(c, subscriptionId, st.partition(), st.parks());
+            if (outcomes.get(i) == CommitOutcome.COMMITTED) {
+              writeParked(c, subscriptionId, st);
             }
           }
           return outcomes;
@@ -229,113 +222,51 @@ final class SqlCursors {
     }
   }
 
-  // ------------------------------------------------------------------ fenced transactions
-  FencedTransaction beginFenced(
-      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
-    Connection c = open.get();
-    try {
-      CommitOutcome refused = lockCursor(c, subscriptionId, partition, epoch, expectedPosition);
-      if (refused == null) {
-        return new FencedTransaction(c, null);
-      }
-      c.rollback();
-      c.close();
-      return refused == CommitOutcome.CURSOR_MOVED
-          ? FencedTransaction.MOVED
-          : FencedTransaction.FENCED;
-    } catch (SQLException e) {
-      JdbcSql.closeQuietly(c);
-      throw db.fail("lock_cursor", e);
-    } catch (RuntimeException e) {
-      JdbcSql.closeQuietly(c);
-      throw e;
-    }
-  }
-
-  /** Locks the cursor row in {@code tx} at {@code epoch} and {@code expectedPosition}. */
-  CommitOutcome lockCursor(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      long epoch,
-      long expectedPosition) {
-    try {
-      try (PreparedStatement ps = tx.prepareStatement(db.sql("lock_cursor"))) {
-        ps.setLong(1, subscriptionId);
-        ps.setLong(2, partition.topicId());
-        ps.setInt(3, partition.partition());
-        ps.setLong(4, epoch);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && rs.getLong(1) == expectedPosition) {
-            return null;
-          }
-        }
-      }
-      // The row is locked by epoch: refused because of the epoch, or because of the position?
-      return whyCursorStayed(tx, subscriptionId, partition, epoch);
-    } catch (SQLException e) {
-      throw db.fail("lock_cursor", e);
-    }
-  }
-
-  void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    commitAndClose(tx, () -> advanceLockedCursor(tx, subscriptionId, partition, position, parks));
-  }
-
   /**
-   * Runs {@code writes} in {@code tx} and commits it; rolls back on failure; closes it either way.
+   * After its cursor moved, in the same transaction: a settlement's parks and parked events done.
    */
-  private void commitAndClose(Connection tx, Runnable writes) {
-    try {
-      writes.run();
-      tx.commit();
-    } catch (SQLException e) {
-      JdbcSql.rollbackAfter(tx, e);
-      throw db.fail("commit", e);
-    } catch (RuntimeException e) {
-      JdbcSql.rollbackAfter(tx, e);
-      throw e;
-    } finally {
-      JdbcSql.closeQuietly(tx);
+  private void writeParked(Connection c, long subscriptionId, Settlement st) throws SQLException {
+    if (!st.parks().isEmpty()) {
+      parking.insertParks(c, subscriptionId, st.partition(), st.parks());
     }
-  }
-
-  /** Parks and moves the locked cursor in {@code tx}; the caller commits. */
-  void advanceLockedCursor(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    String step = "park";
-    try {
-      if (!parks.isEmpty()) {
-        parking.insertParks(tx, subscriptionId, partition, parks);
-      }
-      step = "advance_locked_cursor";
-      try (PreparedStatement ps = tx.prepareStatement(db.sql(step))) {
-        ps.setLong(1, position);
-        ps.setLong(2, subscriptionId);
-        ps.setLong(3, partition.topicId());
-        ps.setInt(4, partition.partition());
+    for (long seq : st.doneParked()) {
+      try (PreparedStatement ps = c.prepareStatement(db.sql("parked_done_locked"))) {
+        ps.setLong(1, subscriptionId);
+        ps.setLong(2, st.partition().topicId());
+        ps.setInt(3, st.partition().partition());
+        ps.setLong(4, seq);
         ps.executeUpdate();
       }
-    } catch (SQLException e) {
-      throw db.fail(step, e);
     }
   }
 
-  void finishParkedFenced(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    commitAndClose(tx, () -> finishParkedLocked(tx, subscriptionId, partition, seq));
-  }
-
-  /** Removes the handled parked event in {@code tx}; the caller commits. */
-  void finishParkedLocked(Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    try (PreparedStatement ps = tx.prepareStatement(db.sql("parked_done_locked"))) {
-      ps.setLong(1, subscriptionId);
-      ps.setLong(2, partition.topicId());
-      ps.setInt(3, partition.partition());
-      ps.setLong(4, seq);
-      ps.executeUpdate();
+  // ------------------------------------------------------------------ in the caller's transaction
+  /**
+   * {@link io.boxline.spi.CursorStore#settleIn}: the check of the log where there are held events,
+   * the compare-and-set on the cursor ({@code settle_cursor}, synchronous: the transaction carries
+   * the application's writes), then the parks and the handled parked events. Nothing is written
+   * before the cursor row is known to be this consumer's.
+   */
+  CommitOutcome settleIn(Connection tx, long subscriptionId, Settlement st) {
+    String step = "settle_cursor";
+    try {
+      if (st.checksLog() && !logHolds(tx, st.partition(), st.held())) {
+        return CommitOutcome.LOG_CHANGED;
+      }
+      int moved;
+      try (PreparedStatement ps = tx.prepareStatement(db.sql(step))) {
+        bindCommitCursor(
+            ps, subscriptionId, st.partition(), st.expectedPosition(), st.position(), st.epoch());
+        moved = ps.executeUpdate();
+      }
+      if (moved != 1) {
+        return whyCursorStayed(tx, subscriptionId, st.partition(), st.epoch());
+      }
+      step = "park";
+      writeParked(tx, subscriptionId, st);
+      return CommitOutcome.COMMITTED;
     } catch (SQLException e) {
-      throw db.fail("parked_done_locked", e);
+      throw db.fail(step, e);
     }
   }
 

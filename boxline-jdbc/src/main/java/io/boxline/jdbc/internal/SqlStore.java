@@ -14,10 +14,8 @@ import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
-import io.boxline.spi.Park;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionHead;
@@ -87,7 +85,7 @@ abstract class SqlStore implements Store {
             name -> findTopic(name).map(TopicInfo::id).orElse(-1L),
             vacuumWhenAutovacuumOff,
             segments == null ? null : segments.apply(db, dialect));
-    this.cursors = new SqlCursors(db, dialect, parking, this::openTransaction);
+    this.cursors = new SqlCursors(db, dialect, parking);
   }
 
   /** "version schema=… prefix=…": how a store describes itself ({@code label} names the schema). */
@@ -462,43 +460,8 @@ abstract class SqlStore implements Store {
   }
 
   @Override
-  public FencedTransaction beginFenced(
-      long subscriptionId, PartitionKey partition, long epoch, long expectedPosition) {
-    return cursors.beginFenced(subscriptionId, partition, epoch, expectedPosition);
-  }
-
-  @Override
-  public void commitFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    cursors.commitFenced(tx, subscriptionId, partition, position, parks);
-  }
-
-  @Override
-  public CommitOutcome lockCursor(
-      Connection tx,
-      long subscriptionId,
-      PartitionKey partition,
-      long epoch,
-      long expectedPosition) {
-    return cursors.lockCursor(tx, subscriptionId, partition, epoch, expectedPosition);
-  }
-
-  @Override
-  public void advanceLockedCursor(
-      Connection tx, long subscriptionId, PartitionKey partition, long position, List<Park> parks) {
-    cursors.advanceLockedCursor(tx, subscriptionId, partition, position, parks);
-  }
-
-  @Override
-  public void finishParkedLocked(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    cursors.finishParkedLocked(tx, subscriptionId, partition, seq);
-  }
-
-  @Override
-  public void finishParkedFenced(
-      Connection tx, long subscriptionId, PartitionKey partition, long seq) {
-    cursors.finishParkedFenced(tx, subscriptionId, partition, seq);
+  public CommitOutcome settleIn(Connection tx, long subscriptionId, Settlement settlement) {
+    return cursors.settleIn(tx, subscriptionId, settlement);
   }
 
   // ------------------------------------------------------------------ inbox, retention, parked

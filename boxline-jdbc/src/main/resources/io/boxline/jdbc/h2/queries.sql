@@ -295,17 +295,12 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
  ORDER BY seq
  FETCH FIRST ? ROWS ONLY
 
--- Locks the cursor row for a transactional handler's transaction, if the epoch still matches.
--- name: lock_cursor
-SELECT position FROM ${schema}.${p}cursor
- WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ? AND epoch = ?
-   FOR UPDATE
-
--- Inside a transaction that holds the cursor row (lock_cursor), so the epoch cannot have changed.
--- name: advance_locked_cursor
+-- A transactional handler's settlement, in its transaction: the compare-and-set of commit_cursor, which locks
+-- the cursor row, committed synchronously with the application's writes.
+-- name: settle_cursor
 UPDATE ${schema}.${p}cursor
    SET position = ?, updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
- WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ?
+ WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ? AND epoch = ? AND position = ?
 
 -- Compare-and-set on the epoch. H2 counts matched rows, so 1 means "ours" even if the position is unchanged.
 -- Compare-and-set on the position the consumer left, as on PostgreSQL.
@@ -483,7 +478,7 @@ DELETE FROM ${schema}.${p}parked k
                 WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
                   AND c.partition = k.partition AND c.epoch = ?)
 
--- Inside a transaction that holds the cursor row (lock_cursor).
+-- Inside a transactional handler's transaction, after settle_cursor locked the cursor row.
 -- name: parked_done_locked
 DELETE FROM ${schema}.${p}parked
  WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ? AND seq = ?

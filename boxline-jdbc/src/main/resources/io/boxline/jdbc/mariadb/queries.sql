@@ -309,16 +309,11 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
  ORDER BY seq
  LIMIT ?
 
--- Locks the cursor row for a transactional handler's transaction, if the epoch still matches.
--- name: lock_cursor
-SELECT position FROM ${schema}.${p}cursor
- WHERE subscription_id = ? AND topic_id = ? AND `partition` = ? AND epoch = ?
-   FOR UPDATE
-
--- Inside a transaction that holds the cursor row (lock_cursor), so the epoch cannot have changed.
--- name: advance_locked_cursor
+-- A transactional handler's settlement, in its transaction: the compare-and-set of commit_cursor, which locks
+-- the cursor row, committed synchronously with the application's writes.
+-- name: settle_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
- WHERE subscription_id = ? AND topic_id = ? AND `partition` = ?
+ WHERE subscription_id = ? AND topic_id = ? AND `partition` = ? AND epoch = ? AND position = ?
 
 -- Compare-and-set on the epoch. The driver reports matched (not changed) rows, so 1 means "ours".
 -- Compare-and-set on the position the consumer left, as on PostgreSQL.
@@ -493,7 +488,7 @@ DELETE FROM ${schema}.${p}parked
                   AND c.topic_id = ${schema}.${p}parked.topic_id
                   AND c.`partition` = ${schema}.${p}parked.`partition` AND c.epoch = ?)
 
--- Inside a transaction that holds the cursor row (lock_cursor).
+-- Inside a transactional handler's transaction, after settle_cursor locked the cursor row.
 -- name: parked_done_locked
 DELETE FROM ${schema}.${p}parked
  WHERE subscription_id = ? AND topic_id = ? AND `partition` = ? AND seq = ?

@@ -283,16 +283,11 @@ SELECT seq, event_id, event_key, event_type, source, content_type, payload, head
  ORDER BY seq
  LIMIT ?
 
--- Locks the cursor row for a transactional handler's transaction, if the epoch still matches.
--- name: lock_cursor
-SELECT position FROM ${schema}.${p}cursor
- WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ?
-   FOR UPDATE
-
--- Inside a transaction that holds the cursor row (lock_cursor), so the epoch cannot have changed.
--- name: advance_locked_cursor
+-- A transactional handler's settlement, in its transaction: the compare-and-set of commit_cursor, which locks
+-- the cursor row, committed synchronously with the application's writes.
+-- name: settle_cursor
 UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
- WHERE subscription_id = ? AND topic_id = ? AND partition = ?
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND epoch = ? AND position = ?
 
 -- A plain handler's progress commits asynchronously: losing it in a server crash only delivers those
 -- events again (at least once), and any later synchronous commit flushes it first (WAL order), so a
@@ -478,7 +473,7 @@ DELETE FROM ${schema}.${p}parked k
                 WHERE c.subscription_id = k.subscription_id AND c.topic_id = k.topic_id
                   AND c.partition = k.partition AND c.epoch = ?)
 
--- Inside a transaction that holds the cursor row (lock_cursor).
+-- Inside a transactional handler's transaction, after settle_cursor locked the cursor row.
 -- name: parked_done_locked
 DELETE FROM ${schema}.${p}parked
  WHERE subscription_id = ? AND topic_id = ? AND partition = ? AND seq = ?

@@ -12,12 +12,12 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.spi.CommitOutcome;
-import io.boxline.spi.FencedTransaction;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoreStats;
 import io.boxline.spi.WakeupListener;
@@ -39,10 +39,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The {@link Store} SPI methods that {@link StoreContractBehaviour} leaves out, each on its own
- * with no engine on top: fenced transactions ({@code beginFenced}, {@code commitFenced}, {@code
- * finishParkedFenced}), the commit of handed-over events ({@code commitBatchIfLogHolds}), {@code
- * discardDeadLetters}, the wake-ups ({@code announce}, {@code announceIn}, {@code notifyOutbox},
- * {@code listen}) and {@code stats}. Every refusal the javadoc names is checked to write nothing.
+ * with no engine on top: settling in the caller's transaction ({@code settleIn}), settlements of
+ * handed-over events ({@code settle} with held events), {@code discardDeadLetters}, the wake-ups
+ * ({@code announce}, {@code announceIn}, {@code notifyOutbox}, {@code listen}) and {@code stats}.
+ * Every refusal the javadoc names is checked to write nothing.
  */
 public abstract class StoreFencingContractBehaviour extends StoreFixture {
   private static final Duration WAIT = SuiteSupport.WAIT;
@@ -63,24 +63,29 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     return false;
   }
 
-  // ------------------------------------------------------------------ fenced transactions
+  // ------------------------------------------------------------------ settling in a transaction
 
   @Test
-  void aFencedTransactionCommitsTheHandlersWritesItsParksAndTheCursorMoveTogether()
+  void aSettlementInTheCallersTransactionCommitsWithItsWritesItsParksAndTheCursorMove()
       throws Exception {
     List<OutboxRecord> records = sequenced("k", "k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
 
-    FencedTransaction begun = store.beginFenced(sub.id(), p0, 1, 0);
-    assertThat(begun.refusal()).isNull();
-    Connection tx = begun.connection();
-    assertThat(tx).isNotNull();
+    Connection tx = store.openTransaction();
     assertThat(store.inboxClaim(tx, sub.id(), "m-1")).as("the handler's write").isTrue();
-    assertThat(store.inboxSeen(sub.id(), "m-1")).as("not before the commit").isFalse();
-    store.commitFenced(tx, sub.id(), p0, 3, List.of(retry(2, records.get(1))));
+    assertThat(
+            store.settleIn(
+                tx,
+                sub.id(),
+                Settlement.move(p0, 1, 0, 3).parking(List.of(retry(2, records.get(1))))))
+        .isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(tx.isClosed()).as("the caller's transaction stays open").isFalse();
+    assertThat(position(0)).as("not before the caller commits").isZero();
+    assertThat(store.inboxSeen(sub.id(), "m-1")).as("not before the caller commits").isFalse();
+    tx.commit();
+    tx.close();
 
-    assertThat(tx.isClosed()).as("commitFenced closes the transaction").isTrue();
     assertThat(position(0)).isEqualTo(3);
     assertThat(store.inboxSeen(sub.id(), "m-1")).isTrue();
     assertThat(store.parked(sub.id(), p0, false).blockedKeys()).containsExactly("k");
@@ -88,70 +93,77 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   }
 
   @Test
-  void aFencedBeginWithAStaleEpochOrAMovedCursorIsRefusedAndHoldsNothing() throws Exception {
+  void aSettlementInATransactionWithAStaleEpochOrAMovedCursorIsRefusedAndWritesNothing()
+      throws Exception {
     sequenced("k", "k");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
 
-    assertThat(store.beginFenced(sub.id(), p0, 1, 0))
-        .as("the cursor is at 1, not where this consumer left it")
-        .isEqualTo(FencedTransaction.MOVED);
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 1, 0, 2)))
+          .as("the cursor is at 1, not where this consumer left it")
+          .isEqualTo(CommitOutcome.CURSOR_MOVED);
+      tx.rollback();
+    }
     // Bounded: a refusal that kept the row locked would block the next owner's fence.
     assertThat(within(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next")))
         .as("the refusal moved nothing")
         .containsExactly(1L);
-    assertThat(store.beginFenced(sub.id(), p0, 1, 1))
-        .as("another consumer holds a newer epoch")
-        .isEqualTo(FencedTransaction.FENCED);
-    assertThat(store.beginFenced(sub.id(), p0, 1, 0))
-        .as("a consumer that lost the partition is fenced, not sent back to the cursor")
-        .isEqualTo(FencedTransaction.FENCED);
-    TopicInfo direct = store.findTopic(DIRECT).orElseThrow();
-    assertThat(store.beginFenced(sub.id(), PartitionKey.of(direct.id(), 0), 2, 0))
-        .as("billing has no cursor on direct")
-        .isEqualTo(FencedTransaction.FENCED);
-
-    FencedTransaction begun = within(() -> store.beginFenced(sub.id(), p0, 2, 1));
-    assertThat(begun.refusal()).isNull();
-    // A handler that fails rolls its transaction back: neither its write nor a move remains.
-    try (Connection tx = begun.connection()) {
+    try (Connection tx = store.openTransaction()) {
       assertThat(store.inboxClaim(tx, sub.id(), "m-1")).isTrue();
+      assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 1, 1, 2)))
+          .as("another consumer holds a newer epoch")
+          .isEqualTo(CommitOutcome.FENCED);
+      assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 1, 0, 2)))
+          .as("a consumer that lost the partition is fenced, not sent back to the cursor")
+          .isEqualTo(CommitOutcome.FENCED);
+      TopicInfo direct = store.findTopic(DIRECT).orElseThrow();
+      assertThat(
+              store.settleIn(
+                  tx, sub.id(), Settlement.move(PartitionKey.of(direct.id(), 0), 2, 0, 1)))
+          .as("billing has no cursor on direct")
+          .isEqualTo(CommitOutcome.FENCED);
       tx.rollback();
     }
-    assertThat(store.inboxSeen(sub.id(), "m-1")).isFalse();
+    assertThat(store.inboxSeen(sub.id(), "m-1")).as("the handler's write rolled back").isFalse();
     assertThat(position(0)).isEqualTo(1);
     assertThat(within(() -> SuiteSupport.settle(store, sub.id(), p0, 1, 2, 2, List.of())))
-        .as("the rolled-back transaction let go of the cursor")
+        .as("the rolled-back transactions let go of the cursor")
         .isEqualTo(CommitOutcome.COMMITTED);
   }
 
   @Test
-  void aFencedTransactionHoldsTheCursorSoANewOwnerWaitsAndStartsAfterItsCommit() throws Exception {
+  void aSettledTransactionHoldsTheCursorSoANewOwnerWaitsAndStartsAfterItsCommit() throws Exception {
     sequenced("k", "k");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
-    Connection tx = store.beginFenced(sub.id(), p0, 1, 0).connection();
-    assertThat(tx).isNotNull();
+    Connection tx = store.openTransaction();
+    assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 1, 0, 2)))
+        .isEqualTo(CommitOutcome.COMMITTED);
 
     FutureTask<long[]> takeOver =
         onAnotherThread(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"));
-    // This bounded wait must run out: the handler's transaction holds the cursor row.
+    // This bounded wait must run out: the settled transaction holds the cursor row.
     assertThatThrownBy(() -> takeOver.get(300, TimeUnit.MILLISECONDS))
         .isInstanceOf(TimeoutException.class);
-    store.commitFenced(tx, sub.id(), p0, 2, List.of());
+    tx.commit();
+    tx.close();
 
     assertThat(takeOver.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
         .as("the new owner starts after what the handler committed")
         .containsExactly(2L);
-    assertThat(store.beginFenced(sub.id(), p0, 1, 2))
-        .as("the old owner's next transaction")
-        .isEqualTo(FencedTransaction.FENCED);
+    try (Connection next = store.openTransaction()) {
+      assertThat(store.settleIn(next, sub.id(), Settlement.move(p0, 1, 2, 2)))
+          .as("the old owner's next transaction")
+          .isEqualTo(CommitOutcome.FENCED);
+      next.rollback();
+    }
   }
 
   @Test
-  void finishingAParkedEventInAFencedTransactionRemovesItWithTheHandlersWrites() throws Exception {
+  void finishingAParkedEventInATransactionRemovesItWithTheHandlersWrites() throws Exception {
     List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
@@ -169,22 +181,28 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
             SuiteSupport.settle(
                 store, sub.id(), p0, 0, 2, 1, List.of(due, retry(2, records.get(1)))))
         .isEqualTo(CommitOutcome.COMMITTED);
+    Settlement retried = Settlement.move(p0, 1, 2, 2).finishing(List.of(1L));
 
-    assertThat(store.beginFenced(sub.id(), p0, 0, 2)).isEqualTo(FencedTransaction.FENCED);
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 0, 2, 2).finishing(List.of(1L))))
+          .isEqualTo(CommitOutcome.FENCED);
+      tx.rollback();
+    }
     // A retry whose handler fails rolls back: the event stays parked.
-    try (Connection tx = store.beginFenced(sub.id(), p0, 1, 2).connection()) {
+    try (Connection tx = store.openTransaction()) {
       assertThat(store.inboxClaim(tx, sub.id(), "retry-1")).isTrue();
+      assertThat(store.settleIn(tx, sub.id(), retried)).isEqualTo(CommitOutcome.COMMITTED);
       tx.rollback();
     }
     assertThat(store.dueParked(sub.id(), p0, false, Instant.now(), 10))
         .extracting(e -> e.event().sequence())
         .containsExactly(1L);
 
-    Connection tx = store.beginFenced(sub.id(), p0, 1, 2).connection();
-    assertThat(store.inboxClaim(tx, sub.id(), "retry-1")).isTrue();
-    store.finishParkedFenced(tx, sub.id(), p0, 1);
-
-    assertThat(tx.isClosed()).as("finishParkedFenced closes the transaction").isTrue();
+    try (Connection tx = store.openTransaction()) {
+      assertThat(store.inboxClaim(tx, sub.id(), "retry-1")).isTrue();
+      assertThat(store.settleIn(tx, sub.id(), retried)).isEqualTo(CommitOutcome.COMMITTED);
+      tx.commit();
+    }
     assertThat(store.inboxSeen(sub.id(), "retry-1")).isTrue();
     assertThat(store.dueParked(sub.id(), p0, false, Instant.now(), 10)).isEmpty();
     assertThat(store.parked(sub.id(), p0, false).blockedKeys())
@@ -195,55 +213,16 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   }
 
   @Test
-  void aCallersTransactionLocksTheCursorMovesItAndFinishesParkedEventsButOnlyTheCallerCommits()
-      throws Exception {
-    List<OutboxRecord> records = sequenced("k", "k", "z");
+  void aSettlementOutsideATransactionFinishesParkedEventsToo() {
+    List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
     store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
-
-    // Refusals name why and leave the caller's transaction to roll back, holding nothing after.
-    try (Connection tx = store.openTransaction()) {
-      assertThat(store.lockCursor(tx, sub.id(), p0, 1, 5)).isEqualTo(CommitOutcome.CURSOR_MOVED);
-      tx.rollback();
-    }
-    try (Connection tx = store.openTransaction()) {
-      assertThat(store.lockCursor(tx, sub.id(), p0, 0, 0)).isEqualTo(CommitOutcome.FENCED);
-      tx.rollback();
-    }
-
-    // Locked, written and moved in the caller's transaction: nothing shows before its commit.
-    Connection tx = store.openTransaction();
-    assertThat(store.lockCursor(tx, sub.id(), p0, 1, 0)).isNull();
-    assertThat(store.inboxClaim(tx, sub.id(), "m-1")).isTrue();
-    store.advanceLockedCursor(tx, sub.id(), p0, 3, List.of(retry(2, records.get(1))));
-    assertThat(tx.isClosed()).as("the caller's transaction stays open").isFalse();
-    assertThat(position(0)).as("not before the caller commits").isZero();
-    FutureTask<long[]> takeOver =
-        onAnotherThread(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"));
-    // This bounded wait must run out: the caller's transaction holds the cursor row.
-    assertThatThrownBy(() -> takeOver.get(300, TimeUnit.MILLISECONDS))
-        .isInstanceOf(TimeoutException.class);
-    tx.commit();
-    tx.close();
-    assertThat(takeOver.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).containsExactly(3L);
-    assertThat(position(0)).isEqualTo(3);
-    assertThat(store.inboxSeen(sub.id(), "m-1")).isTrue();
-    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).containsExactly("k");
-
-    // A parked event finished in the caller's transaction; a rollback keeps it parked.
-    try (Connection undone = store.openTransaction()) {
-      assertThat(store.lockCursor(undone, sub.id(), p0, 2, 3)).isNull();
-      store.finishParkedLocked(undone, sub.id(), p0, 2);
-      undone.rollback();
-    }
-    assertThat(store.parked(sub.id(), p0, false).blockedKeys()).containsExactly("k");
-    try (Connection done = store.openTransaction()) {
-      assertThat(store.lockCursor(done, sub.id(), p0, 2, 3)).isNull();
-      store.finishParkedLocked(done, sub.id(), p0, 2);
-      done.commit();
-    }
+    assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of(retry(1, records.get(0)))))
+        .isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(store.settle(sub.id(), List.of(Settlement.move(p0, 1, 1, 2).finishing(List.of(1L)))))
+        .containsExactly(CommitOutcome.COMMITTED);
     assertThat(store.parked(sub.id(), p0, false).blockedKeys()).isEmpty();
-    assertThat(position(0)).as("the cursor stays").isEqualTo(3);
+    assertThat(position(0)).isEqualTo(2);
   }
 
   // ------------------------------------------------------------------ handed-over events
