@@ -1,6 +1,6 @@
 package io.boxline;
 
-import io.boxline.internal.DefaultBoxline;
+import io.boxline.internal.BoxlineSettings;
 import io.boxline.spi.Store;
 import java.time.Clock;
 import java.time.Duration;
@@ -360,8 +360,7 @@ public interface Boxline extends AutoCloseable {
             "instanceId must be 1 to 128 non-blank characters, got '" + id + "'");
       }
       Names.requireStorable("instanceId", id, 128);
-      return new DefaultBoxline(
-          new DefaultBoxline.Settings(
+      return new BoxlineSettings(
               store,
               coordination != null ? coordination : store.coordination(),
               eventTypes,
@@ -382,7 +381,8 @@ public interface Boxline extends AutoCloseable {
               clock,
               java.util.List.copyOf(observers),
               java.util.List.copyOf(interceptors),
-              tasks));
+              tasks)
+          .newInstance();
     }
 
     private static void requireRange(String name, int value, int min, int max) {
