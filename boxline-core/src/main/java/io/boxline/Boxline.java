@@ -1,6 +1,7 @@
 package io.boxline;
 
 import io.boxline.internal.BoxlineSettings;
+import io.boxline.internal.DefaultJsonCodec;
 import io.boxline.spi.Store;
 import java.time.Clock;
 import java.time.Duration;
@@ -360,6 +361,12 @@ public interface Boxline extends AutoCloseable {
             "instanceId must be 1 to 128 non-blank characters, got '" + id + "'");
       }
       Names.requireStorable("instanceId", id, 128);
+      java.util.List<String> jsonTypes = eventTypes.typeNamesWithCodec(PayloadCodec.json());
+      if (!jsonTypes.isEmpty()) {
+        // Fail at start-up, not at the first publish, when no JSON codec can be found.
+        DefaultJsonCodec.INSTANCE.require(
+            "encode the event types registered without a codec of their own " + jsonTypes);
+      }
       return new BoxlineSettings(
               store,
               coordination != null ? coordination : store.coordination(),
