@@ -1,6 +1,7 @@
 package io.boxline;
 
-import io.boxline.internal.DefaultBoxline;
+import io.boxline.internal.BoxlineSettings;
+import io.boxline.internal.DefaultJsonCodec;
 import io.boxline.spi.Store;
 import java.time.Clock;
 import java.time.Duration;
@@ -378,8 +379,13 @@ public interface Boxline extends AutoCloseable {
             "instanceId must be 1 to 128 non-blank characters, got '" + id + "'");
       }
       Names.requireStorable("instanceId", id, 128);
-      return new DefaultBoxline(
-          new DefaultBoxline.Settings(
+      java.util.List<String> jsonTypes = eventTypes.typeNamesWithCodec(PayloadCodec.json());
+      if (!jsonTypes.isEmpty()) {
+        // Fail at start-up, not at the first publish, when no JSON codec can be found.
+        DefaultJsonCodec.INSTANCE.require(
+            "encode the event types registered without a codec of their own " + jsonTypes);
+      }
+      return new BoxlineSettings(
               store,
               coordination != null ? coordination : store.coordination(),
               eventTypes,
@@ -401,7 +407,8 @@ public interface Boxline extends AutoCloseable {
               java.util.List.copyOf(observers),
               java.util.List.copyOf(interceptors),
               tasks,
-              Map.copyOf(memberPolicies)));
+              Map.copyOf(memberPolicies))
+          .newInstance();
     }
 
     private static void requireRange(String name, int value, int min, int max) {

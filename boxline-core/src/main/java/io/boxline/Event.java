@@ -34,7 +34,10 @@ public record Event(
     Instant createdAt,
     Instant deliverAt) {
 
-  /** Decodes the payload with the default JSON codec. */
+  /**
+   * Decodes the payload with the default JSON codec, {@link PayloadCodec#json()} (the codec module
+   * on the class path: {@code boxline-jackson} or {@code boxline-jackson3}).
+   */
   public <T> T payloadAs(Class<T> javaType) {
     return PayloadCodec.json().decode(payload, javaType);
   }

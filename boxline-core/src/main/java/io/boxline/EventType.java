@@ -48,6 +48,11 @@ public final class EventType<T> {
     return new EventType<>(javaType, type, topic, key, codec, source);
   }
 
+  /**
+   * How events of this type are encoded and decoded (default {@link PayloadCodec#json()}: the JSON
+   * codec module on the class path), e.g. {@code JacksonCodec.create(objectMapper)} from {@code
+   * boxline-jackson}.
+   */
   public EventType<T> codec(PayloadCodec codec) {
     return new EventType<>(javaType, type, topic, key, Objects.requireNonNull(codec), source);
   }

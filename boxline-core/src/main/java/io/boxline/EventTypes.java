@@ -55,6 +55,15 @@ public final class EventTypes {
     return Optional.ofNullable(byName.get(name));
   }
 
+  /** The names of the registered types whose codec is {@code codec}, sorted. */
+  java.util.List<String> typeNamesWithCodec(PayloadCodec codec) {
+    return byName.values().stream()
+        .filter(t -> t.codec() == codec)
+        .map(EventType::type)
+        .sorted()
+        .toList();
+  }
+
   /** Builder for {@link EventTypes}. */
   public static final class Builder {
     private final Map<Class<?>, EventType<?>> byClass = new LinkedHashMap<>();

@@ -99,7 +99,8 @@ public final class TaskSettings {
 
   /**
    * How {@link Tasks#schedule} encodes payloads, and how workers decode them unless a worker sets
-   * its own {@link Tasks.Worker#codec} (default JSON through Jackson).
+   * its own {@link Tasks.Worker#codec} (default {@link PayloadCodec#json()}: the JSON codec module
+   * on the class path, {@code boxline-jackson} or {@code boxline-jackson3}).
    */
   public TaskSettings codec(PayloadCodec codec) {
     return new TaskSettings(

@@ -168,9 +168,16 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
   }
 
   private String memberId() {
-    return id != null
-        ? id
-        : "cli-" + io.boxline.internal.ProcessInfo.HOST + "-" + ProcessHandle.current().pid();
+    return id != null ? id : "cli-" + hostName() + "-" + ProcessHandle.current().pid();
+  }
+
+  /** This host's name, or {@code host} when the lookup fails (as the engine's instance ids). */
+  private static String hostName() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      return "host";
+    }
   }
 
   /** Events per fetch over a server; each fetch's events are handled within its check-in time. */

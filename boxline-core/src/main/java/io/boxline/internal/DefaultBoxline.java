@@ -13,13 +13,10 @@ import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
 import io.boxline.DeadLetters;
 import io.boxline.EventHandler;
-import io.boxline.EventTypes;
 import io.boxline.JoinedTransaction;
 import io.boxline.Names;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionListener;
-import io.boxline.Partitioner;
-import io.boxline.PublishInterceptor;
 import io.boxline.Publisher;
 import io.boxline.RemoteConsumers;
 import io.boxline.RetryPolicy;
@@ -28,12 +25,10 @@ import io.boxline.Tasks;
 import io.boxline.TransactionWork;
 import io.boxline.TransactionalHandler;
 import io.boxline.ValidationException;
-import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoreStats;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -45,37 +40,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** The engine behind {@link Boxline}. */
-public final class DefaultBoxline implements Boxline {
+/**
+ * The engine behind {@link Boxline}. Not public: {@link Boxline#builder()} makes one through {@link
+ * BoxlineSettings#newInstance()}.
+ */
+final class DefaultBoxline implements Boxline {
   private static final System.Logger LOG = System.getLogger(DefaultBoxline.class.getName());
   private static final Duration LOOP_STOP_TIMEOUT = Duration.ofSeconds(5);
 
-  /** Validated settings, built by {@link Boxline.Builder}. */
-  public record Settings(
-      Store store,
-      CoordinationStore coordination,
-      EventTypes eventTypes,
-      Partitioner partitioner,
-      String instanceId,
-      int maxPayloadBytes,
-      boolean sequencer,
-      int sequencerBatchSize,
-      Duration sequencerLease,
-      Duration sequencerIdlePoll,
-      Duration sequencerBatchSpacing,
-      Duration producerNotifyInterval,
-      Duration retentionInterval,
-      Duration inboxRetention,
-      Duration deadLetterRetention,
-      Duration idempotencyRetention,
-      boolean migrate,
-      Clock clock,
-      List<BoxlineObserver> observers,
-      List<PublishInterceptor> interceptors,
-      io.boxline.TaskSettings tasks,
-      Map<String, io.boxline.MemberPolicy> memberPolicies) {}
-
-  private final Settings settings;
+  private final BoxlineSettings settings;
   private final Observers observers;
   private final Store store;
   private final TopicCache topics;
@@ -100,7 +73,7 @@ public final class DefaultBoxline implements Boxline {
   private boolean started;
   private boolean closed;
 
-  public DefaultBoxline(Settings settings) {
+  DefaultBoxline(BoxlineSettings settings) {
     this.settings = settings;
     this.observers = Observers.of(settings.observers());
     this.store = settings.store();
