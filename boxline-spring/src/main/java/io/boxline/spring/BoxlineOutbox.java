@@ -42,7 +42,8 @@ public final class BoxlineOutbox {
   private final TransactionTemplate newTransactions;
 
   /**
-   * @param boxline a started (or starting) Boxline on {@code dataSource}
+   * @param boxline a Boxline on {@code dataSource}, started before the first publish (in a Spring
+   *     context, a {@link BoxlineLifecycle} starts it once the context is refreshed)
    * @param dataSource the data source the application's transactions run on
    * @param transactionManager the application's transaction manager, for {@link #inTransaction};
    *     may be null when that is not used

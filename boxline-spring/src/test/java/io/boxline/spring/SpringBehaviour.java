@@ -112,30 +112,34 @@ abstract class SpringBehaviour {
           .build();
     }
 
+    /** Built, not started: the lifecycle below starts it once the context is refreshed. */
     @Bean(destroyMethod = "close")
     Boxline boxline(DataSource ds, EventTypes types) {
-      Boxline b =
-          Boxline.builder()
-              .store(io.boxline.jdbc.JdbcStore.builder(ds).schema(db.schema()).build())
-              .eventTypes(types)
-              .build()
-              .start();
-      b.admin().createNamespace(NS);
-      b.admin().createTopic(ORDERS, 4);
-      b.admin().createTopic(LEDGER, 2, Sequencing.IN_TRANSACTION);
-      b.admin()
-          .createSubscription(
-              SubscriptionSpec.of("typed", ORDERS).startAt(StartPosition.earliest()));
-      b.admin()
-          .createSubscription(
-              SubscriptionSpec.of("batches", ORDERS).startAt(StartPosition.earliest()));
-      b.admin()
-          .createSubscription(
-              SubscriptionSpec.of("effects", ORDERS).startAt(StartPosition.earliest()));
-      b.admin()
-          .createSubscription(
-              SubscriptionSpec.of("ledger", LEDGER).startAt(StartPosition.earliest()));
-      return b;
+      return Boxline.builder()
+          .store(io.boxline.jdbc.JdbcStore.builder(ds).schema(db.schema()).build())
+          .eventTypes(types)
+          .build();
+    }
+
+    /** Starts Boxline (migrating the schema) and creates the topics and subscriptions. */
+    @Bean
+    BoxlineLifecycle boxlineLifecycle(Boxline boxline) {
+      return new BoxlineLifecycle(
+          boxline,
+          b -> {
+            b.admin().createNamespace(NS);
+            b.admin().createTopic(ORDERS, 4);
+            b.admin().createTopic(LEDGER, 2, Sequencing.IN_TRANSACTION);
+            for (String sub : List.of("typed", "batches", "effects")) {
+              b.admin()
+                  .createSubscription(
+                      SubscriptionSpec.of(sub, ORDERS).startAt(StartPosition.earliest()));
+            }
+            b.admin()
+                .createSubscription(
+                    SubscriptionSpec.of("ledger", LEDGER).startAt(StartPosition.earliest()));
+          },
+          Duration.ofSeconds(30));
     }
 
     @Bean

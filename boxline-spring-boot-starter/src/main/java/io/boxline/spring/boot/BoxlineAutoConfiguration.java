@@ -6,6 +6,7 @@ import io.boxline.EventType;
 import io.boxline.EventTypes;
 import io.boxline.jdbc.JdbcStore;
 import io.boxline.spring.ApplicationEventBridge;
+import io.boxline.spring.BoxlineLifecycle;
 import io.boxline.spring.BoxlineListenerRegistrar;
 import io.boxline.spring.BoxlineOutbox;
 import io.boxline.spring.ListenerDefaults;
@@ -22,8 +23,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
 
 /**
- * Boxline on the application's {@link DataSource}: a started {@link Boxline} (closed after the
- * listeners stopped and before the data source), the {@link BoxlineOutbox} for publishing in
+ * Boxline on the application's {@link DataSource}: a {@link Boxline} built by its bean method and
+ * started by a {@link BoxlineLifecycle} once the context is refreshed (closed after the listeners
+ * stopped and before the data source), the {@link BoxlineOutbox} for publishing in
  * {@code @Transactional} methods, {@code @BoxlineListener} / {@code @BoxlineTask} beans, the
  * namespaces, topics and subscriptions declared under {@code boxline.*}, and Micrometer metrics
  * when a {@code MeterRegistry} is present. Every bean backs off when the application defines its
@@ -69,7 +71,27 @@ public class BoxlineAutoConfiguration {
       EventTypes eventTypes,
       ObjectProvider<BoxlineObserver> observers,
       ObjectProvider<BoxlineBuilderCustomizer> customizers) {
-    return BoxlineStarter.start(dataSource, properties, eventTypes, observers, customizers);
+    return BoxlineStarter.build(dataSource, properties, eventTypes, observers, customizers);
+  }
+
+  /**
+   * Starts Boxline once the context is refreshed (migrating the schema, then creating what {@code
+   * boxline.*} declares), before the listeners and a web server start; closes it, within {@code
+   * boxline.stop-timeout}, when the context closes, after the listeners stopped.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public BoxlineLifecycle boxlineLifecycle(Boxline boxline, BoxlineProperties properties) {
+    java.time.Duration stopTimeout = properties.getStopTimeout();
+    if (stopTimeout == null || stopTimeout.isZero() || stopTimeout.isNegative()) {
+      throw new InvalidBoxlinePropertyException(
+          "boxline.stop-timeout",
+          String.valueOf(stopTimeout),
+          "a positive duration such as 30s",
+          null);
+    }
+    return new BoxlineLifecycle(
+        boxline, b -> BoxlineStarter.declare(b.admin(), properties), stopTimeout);
   }
 
   @Bean

@@ -64,7 +64,8 @@ public class BoxlineEndpoint {
             .orElseThrow(
                 () ->
                     new InvalidEndpointRequestException(
-                        "no subscription '" + subscription + "'", "unknown subscription"));
+                        "no subscription '" + subscription + "'",
+                        "no subscription '" + subscription + "'"));
     Map<String, Object> out = summary(s);
     out.put("group", group(boxline.admin().group(subscription)));
     out.put(
@@ -92,10 +93,11 @@ public class BoxlineEndpoint {
   public Map<String, Object> deadLetters(
       @Selector String subscription, String action, @Nullable String key, @Nullable String type) {
     if (!writeEnabled) {
-      throw new InvalidEndpointRequestException(
+      // The reason is what an HTTP client sees (the message of its 400 response).
+      String why =
           "the boxline endpoint is read-only; set boxline.endpoint.write-enabled=true to redrive"
-              + " or discard dead letters from it",
-          "read-only");
+              + " or discard dead letters from it";
+      throw new InvalidEndpointRequestException(why, why);
     }
     DeadLetterQuery q = DeadLetterQuery.of(subscription);
     if (key != null) {
@@ -108,9 +110,10 @@ public class BoxlineEndpoint {
         switch (action) {
           case "redrive" -> boxline.deadLetters().redrive(q);
           case "discard" -> boxline.deadLetters().discard(q);
-          default ->
-              throw new InvalidEndpointRequestException(
-                  "action '" + action + "' is unknown; use redrive or discard", "unknown action");
+          default -> {
+            String why = "action '" + action + "' is unknown; use redrive or discard";
+            throw new InvalidEndpointRequestException(why, why);
+          }
         };
     return Map.of("subscription", subscription, "action", action, "events", n);
   }

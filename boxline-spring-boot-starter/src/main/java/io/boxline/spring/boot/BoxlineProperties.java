@@ -33,6 +33,12 @@ public class BoxlineProperties {
   private String instanceId = "";
 
   /**
+   * The longest wait for Boxline to close when the context closes (after the listeners stopped,
+   * each within {@code boxline.listener.shutdown-timeout}); the context goes on closing after it.
+   */
+  private Duration stopTimeout = Duration.ofSeconds(30);
+
+  /**
    * Whether objects published with Spring's ApplicationEventPublisher whose class is a registered
    * EventType are written to Boxline in the publishing transaction.
    */
@@ -290,6 +296,14 @@ public class BoxlineProperties {
 
   public void setMigrate(boolean migrate) {
     this.migrate = migrate;
+  }
+
+  public Duration getStopTimeout() {
+    return stopTimeout;
+  }
+
+  public void setStopTimeout(Duration stopTimeout) {
+    this.stopTimeout = stopTimeout;
   }
 
   public String getInstanceId() {

@@ -17,14 +17,17 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Builds Boxline from {@code boxline.*}, starts it (migrating the schema unless told not to) and
- * creates the declared namespaces, topics and subscriptions that are missing. A wrong value stops
- * start-up with an {@link InvalidBoxlinePropertyException} that names the property and the fix.
+ * Builds Boxline from {@code boxline.*} (not started: {@link io.boxline.spring.BoxlineLifecycle}
+ * starts it, migrating the schema unless told not to, once the context is refreshed) and, once it
+ * started, creates the declared namespaces, topics and subscriptions that are missing. A wrong
+ * value stops start-up with an {@link InvalidBoxlinePropertyException} that names the property and
+ * the fix.
  */
 final class BoxlineStarter {
   private BoxlineStarter() {}
 
-  static Boxline start(
+  /** A Boxline built from {@code p}, not started. */
+  static Boxline build(
       DataSource dataSource,
       BoxlineProperties p,
       EventTypes eventTypes,
@@ -54,18 +57,14 @@ final class BoxlineStarter {
     }
     observers.orderedStream().forEach(b::observer);
     customizers.orderedStream().forEach(c -> c.customize(b));
-    Boxline boxline = b.build().start();
-    try {
-      declare(boxline.admin(), p);
-    } catch (RuntimeException e) {
-      boxline.close();
-      throw e;
-    }
-    return boxline;
+    return b.build();
   }
 
-  /** Creates what {@code boxline.*} declares and the database lacks; existing ones stay. */
-  private static void declare(Admin admin, BoxlineProperties p) {
+  /**
+   * Creates what {@code boxline.*} declares and the database lacks, on a started Boxline; existing
+   * ones stay.
+   */
+  static void declare(Admin admin, BoxlineProperties p) {
     for (int i = 0; i < p.getNamespaces().size(); i++) {
       String ns = p.getNamespaces().get(i);
       String key = "boxline.namespaces[" + i + "]";

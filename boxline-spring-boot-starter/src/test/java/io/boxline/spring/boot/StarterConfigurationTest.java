@@ -154,6 +154,14 @@ class StarterConfigurationTest {
               assertThat(a.getDescription()).contains("boxline.subscriptions[billing]", "missing");
             });
     runner
+        .withPropertyValues("boxline.stop-timeout=0s")
+        .run(
+            ctx -> {
+              FailureAnalysis a = analysis(ctx.getStartupFailure());
+              assertThat(a.getDescription()).contains("boxline.stop-timeout");
+              assertThat(a.getAction()).contains("a positive duration");
+            });
+    runner
         .withPropertyValues("boxline.schema=bad schema;")
         .run(
             ctx ->
@@ -178,7 +186,7 @@ class StarterConfigurationTest {
         .run(
             ctx -> {
               BoxlineHealth health = ctx.getBean(BoxlineHealth.class);
-              health.start(); // a runner's context is refreshed without lifecycle start
+              assertThat(health.isRunning()).as("started with the context").isTrue();
               assertThat(health.check().status()).isEqualTo("UP");
               Boxline b = ctx.getBean(Boxline.class);
               b.inTransaction(
