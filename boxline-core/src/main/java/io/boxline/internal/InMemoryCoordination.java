@@ -138,20 +138,21 @@ public final class InMemoryCoordination implements CoordinationStore {
   }
 
   @Override
-  public synchronized long[] acquire(String group, List<PartitionKey> partitions, String member) {
+  public synchronized List<java.util.OptionalLong> acquire(
+      String group, List<PartitionKey> partitions, String member) {
     Group g = group(group);
-    long[] out = new long[partitions.size()];
-    for (int i = 0; i < out.length; i++) {
-      Slot s = g.slots.computeIfAbsent(partitions.get(i), k -> newSlot());
+    List<java.util.OptionalLong> out = new java.util.ArrayList<>(partitions.size());
+    for (PartitionKey k : partitions) {
+      Slot s = g.slots.computeIfAbsent(k, x -> newSlot());
       if (s.owner == null) {
         s.owner = member;
         s.epoch++;
         s.releasing = false;
         s.since = clock.instant();
         highestEpoch = Math.max(highestEpoch, s.epoch);
-        out[i] = s.epoch;
+        out.add(java.util.OptionalLong.of(s.epoch));
       } else {
-        out[i] = -1;
+        out.add(java.util.OptionalLong.empty());
       }
     }
     return out;

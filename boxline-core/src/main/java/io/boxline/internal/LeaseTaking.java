@@ -2,10 +2,12 @@ package io.boxline.internal;
 
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.CursorStore;
+import io.boxline.spi.Fence;
 import io.boxline.spi.PartitionKey;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * Taking partitions for a member, as Java consumers and remote members both do: acquire the free
@@ -30,35 +32,33 @@ final class LeaseTaking {
     if (wanted.isEmpty()) {
       return List.of();
     }
-    long[] epochs = coordination.acquire(group, wanted, member);
-    List<PartitionKey> won = new ArrayList<>();
-    List<Long> wonEpochs = new ArrayList<>();
-    for (int i = 0; i < epochs.length; i++) {
-      if (epochs[i] >= 0) {
-        won.add(wanted.get(i));
-        wonEpochs.add(epochs[i]);
+    List<OptionalLong> epochs = coordination.acquire(group, wanted, member);
+    List<Fence> won = new ArrayList<>();
+    for (int i = 0; i < epochs.size(); i++) {
+      if (epochs.get(i).isPresent()) {
+        won.add(new Fence(wanted.get(i), epochs.get(i).getAsLong()));
       }
     }
     if (won.isEmpty()) {
       return List.of();
     }
-    long[] e = wonEpochs.stream().mapToLong(Long::longValue).toArray();
-    long[] positions = cursors.fenceCursors(subscriptionId, won, e, member);
+    List<OptionalLong> positions = cursors.fenceCursors(subscriptionId, won, member);
     List<Taken> taken = new ArrayList<>();
     for (int i = 0; i < won.size(); i++) {
-      PartitionKey k = won.get(i);
-      if (positions[i] < 0) {
+      PartitionKey k = won.get(i).partition();
+      long epoch = won.get(i).epoch();
+      if (positions.get(i).isEmpty()) {
         LOG.log(
             Level.ERROR,
             "consumer {0}: lease epoch {1} for {2} is not newer than the cursor''s; the coordination"
                 + " store handed out an old epoch. Releasing it.",
             member,
-            e[i],
+            epoch,
             k);
-        coordination.release(group, k, member, e[i]);
+        coordination.release(group, k, member, epoch);
         continue;
       }
-      taken.add(new Taken(k, e[i], positions[i]));
+      taken.add(new Taken(k, epoch, positions.get(i).getAsLong()));
     }
     return taken;
   }

@@ -47,10 +47,10 @@ public interface CoordinationStore extends AutoCloseable {
 
   /**
    * Takes each partition that nobody holds, for {@code member}, bumping its epoch. Returns, in
-   * input order, the new epoch, or -1 where the partition was held by someone (compare-and-set;
+   * input order, the new epoch, or empty where the partition was held by someone (compare-and-set;
    * exactly one contender wins).
    */
-  long[] acquire(String group, List<PartitionKey> partitions, String member);
+  List<java.util.OptionalLong> acquire(String group, List<PartitionKey> partitions, String member);
 
   /** Marks a held lease RELEASING (only if {@code member} holds it at {@code epoch}). */
   boolean markReleasing(String group, PartitionKey partition, String member, long epoch);

@@ -10,13 +10,12 @@ import java.util.List;
 public interface CursorStore {
 
   /**
-   * Raises each partition's cursor epoch to the given lease epoch, for {@code owner}, and returns
-   * the cursor positions in input order, or -1 where the cursor already carries that epoch or a
-   * newer one (another consumer holds a newer lease). From then on only commits with this epoch
+   * Raises each partition's cursor epoch to its fence's lease epoch, for {@code owner}, and returns
+   * the cursor positions in input order, or empty where the cursor already carries that epoch or a
+   * newer one (another consumer holds a newer lease). From then on only settlements with this epoch
    * succeed.
    */
-  long[] fenceCursors(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner);
+  List<java.util.OptionalLong> fenceCursors(long subscriptionId, List<Fence> fences, String owner);
 
   /**
    * Partitions of the subscription with events past the cursor or parked events due for a retry.

@@ -68,7 +68,17 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
 
   // ------------------------------------------------------------------ cursors
   @Override
-  public long[] fenceCursors(
+  public List<java.util.OptionalLong> fenceCursors(
+      long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
+    return io.boxline.spi.Fence.present(
+        fenceCursorPositions(
+            subscriptionId,
+            io.boxline.spi.Fence.partitions(fences),
+            io.boxline.spi.Fence.epochs(fences),
+            owner));
+  }
+
+  private long[] fenceCursorPositions(
       long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
     return db.locked(() -> db.cursors.fence(subscriptionId, partitions, epochs, owner, db.now()));
   }

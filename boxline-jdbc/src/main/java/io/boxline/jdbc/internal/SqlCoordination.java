@@ -254,7 +254,12 @@ final class SqlCoordination implements CoordinationStore {
   }
 
   @Override
-  public long[] acquire(String group, List<PartitionKey> partitions, String member) {
+  public List<java.util.OptionalLong> acquire(
+      String group, List<PartitionKey> partitions, String member) {
+    return io.boxline.spi.Fence.present(acquireEpochs(group, partitions, member));
+  }
+
+  private long[] acquireEpochs(String group, List<PartitionKey> partitions, String member) {
     long[] out = new long[partitions.size()];
     Arrays.fill(out, -1);
     if (partitions.isEmpty()) {

@@ -113,7 +113,8 @@ public final class DeletingProcess {
     }
 
     @Override
-    public long[] acquire(String group, List<PartitionKey> partitions, String member) {
+    public List<java.util.OptionalLong> acquire(
+        String group, List<PartitionKey> partitions, String member) {
       return d.acquire(group, partitions, member);
     }
 

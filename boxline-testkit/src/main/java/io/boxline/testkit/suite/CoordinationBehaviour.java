@@ -128,7 +128,7 @@ public abstract class CoordinationBehaviour {
     assertThat(store.view(group).members()).isEmpty();
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     store.checkIn(group, "b", 2.5, Duration.ofSeconds(30));
-    long[] epochs = store.acquire(group, List.of(p(0), p(1)), "a");
+    long[] epochs = SuiteSupport.acquire(store, group, List.of(p(0), p(1)), "a");
     assertThat(store.markReleasing(group, p(1), "a", epochs[1])).isTrue();
     GroupView v = store.view(group);
     assertThat(v.members())
@@ -185,13 +185,13 @@ public abstract class CoordinationBehaviour {
   @Test
   void acquireIsACompareAndSetAndEpochsOnlyGrow() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
-    long[] first = store.acquire(group, List.of(p(0), p(1)), "a");
+    long[] first = SuiteSupport.acquire(store, group, List.of(p(0), p(1)), "a");
     assertThat(boxed(first)).allMatch(e -> e > 0);
-    assertThat(store.acquire(group, List.of(p(0), p(2)), "b")[0]).isEqualTo(-1);
+    assertThat(SuiteSupport.acquire(store, group, List.of(p(0), p(2)), "b")[0]).isEqualTo(-1);
     assertThat(store.release(group, p(0), "b", first[0])).as("not the owner").isFalse();
     assertThat(store.release(group, p(0), "a", first[0] + 1)).as("wrong epoch").isFalse();
     assertThat(store.release(group, p(0), "a", first[0])).isTrue();
-    long second = store.acquire(group, List.of(p(0)), "b")[0];
+    long second = SuiteSupport.acquire(store, group, List.of(p(0)), "b")[0];
     assertThat(second).isGreaterThan(first[0]);
     GroupView v = store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     assertThat(v.leases())
@@ -222,7 +222,7 @@ public abstract class CoordinationBehaviour {
               () -> {
                 try {
                   go.await();
-                  long[] epochs = store.acquire(group, mine, id);
+                  long[] epochs = SuiteSupport.acquire(store, group, mine, id);
                   for (int i = 0; i < epochs.length; i++) {
                     if (epochs[i] >= 0 && winners.putIfAbsent(mine.get(i), id) != null) {
                       doubleWins.incrementAndGet();
@@ -248,9 +248,9 @@ public abstract class CoordinationBehaviour {
   void markReleasingAndReclaimFreeStaleLeases() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     store.checkIn(group, "dead", 1, Duration.ofSeconds(30));
-    long a0 = store.acquire(group, List.of(p(0)), "a")[0];
-    long a1 = store.acquire(group, List.of(p(1)), "a")[0];
-    store.acquire(group, List.of(p(2)), "dead");
+    long a0 = SuiteSupport.acquire(store, group, List.of(p(0)), "a")[0];
+    long a1 = SuiteSupport.acquire(store, group, List.of(p(1)), "a")[0];
+    SuiteSupport.acquire(store, group, List.of(p(2)), "dead");
     assertThat(store.markReleasing(group, p(0), "a", a0)).isTrue();
     assertThat(store.markReleasing(group, p(1), "a", a1 + 5)).isFalse();
     GroupView v = store.checkIn(group, "a", 1, Duration.ofSeconds(30));
@@ -266,23 +266,25 @@ public abstract class CoordinationBehaviour {
         () -> store.reclaim(group, Set.of("a"), Duration.ofMillis(50)) == 1);
     v = store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     assertThat(v.leases()).extracting(Lease::partition).containsExactly(1);
-    assertThat(boxed(store.acquire(group, List.of(p(0), p(2)), "a"))).allMatch(e -> e > 0);
+    assertThat(boxed(SuiteSupport.acquire(store, group, List.of(p(0), p(2)), "a")))
+        .allMatch(e -> e > 0);
   }
 
   @Test
   void leaveFreesEveryLeaseOfTheMember() {
     store.checkIn(group, "a", 1, Duration.ofSeconds(30));
-    store.acquire(group, List.of(p(0), p(1), p(2)), "a");
+    SuiteSupport.acquire(store, group, List.of(p(0), p(1), p(2)), "a");
     store.leave(group, "a");
     GroupView v = store.checkIn(group, "b", 1, Duration.ofSeconds(30));
     assertThat(v.leases()).isEmpty();
     assertThat(v.members()).extracting(Member::id).doesNotContain("a");
-    assertThat(boxed(store.acquire(group, List.of(p(0), p(1), p(2)), "b"))).allMatch(e -> e > 0);
+    assertThat(boxed(SuiteSupport.acquire(store, group, List.of(p(0), p(1), p(2)), "b")))
+        .allMatch(e -> e > 0);
   }
 
   @Test
   void forceReleaseFreesChosenLeases() {
-    store.acquire(group, List.of(p(0), p(1)), "a");
+    SuiteSupport.acquire(store, group, List.of(p(0), p(1)), "a");
     assertThat(store.forceRelease(group, List.of(p(1)))).isEqualTo(1);
     GroupView v = store.checkIn(group, "a", 1, Duration.ofSeconds(30));
     assertThat(v.leases()).extracting(Lease::partition).containsExactly(0);

@@ -88,7 +88,7 @@ public abstract class FoundationBehaviour extends DatabaseSuite {
       parts.add(PartitionKey.of(topicId, p));
     }
     long epoch = 7;
-    assertThat(store.fenceCursors(sub, parts, new long[] {epoch, epoch, epoch, epoch}, "me"))
+    assertThat(SuiteSupport.fence(store, sub, parts, new long[] {epoch, epoch, epoch, epoch}, "me"))
         .containsExactly(0, 0, 0, 0);
 
     List<CommitOutcome> outcomes =

@@ -153,9 +153,9 @@ public abstract class StoreContractBehaviour extends StoreFixture {
   void cursorCommitsAreFencedByEpochAndByPosition() {
     appendAndSequence(List.of(record(orders, 0, "k", null), record(orders, 0, "k", null)));
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    long[] positions = store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    long[] positions = SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     assertThat(positions).containsExactly(0L);
-    assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "other"))
+    assertThat(SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "other"))
         .as("an epoch that is not newer is refused")
         .containsExactly(-1L);
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 0, List.of()))
@@ -165,7 +165,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 2, 1, List.of()))
         .as("the cursor is at 1, not 0")
         .isEqualTo(CommitOutcome.CURSOR_MOVED);
-    assertThat(store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"))
+    assertThat(SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {2}, "next"))
         .containsExactly(1L);
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 1, 2, 1, List.of()))
         .isEqualTo(CommitOutcome.FENCED);
@@ -200,7 +200,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
         .extracting(PartitionLag::backlog)
         .containsExactlyInAnyOrder(3L, 2L);
 
-    store.fenceCursors(sub.id(), List.of(p0, p1), new long[] {1, 1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0, p1), new long[] {1, 1}, "me");
     assertThat(
             store.settle(
                 sub.id(), List.of(Settlement.move(p0, 1, 0, 3), Settlement.move(p1, 0, 0, 2))))
@@ -225,7 +225,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
             record(orders, 0, "z", null));
     appendAndSequence(records);
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     Instant past = Instant.now().minusSeconds(5);
     List<Park> parks =
         List.of(
@@ -409,7 +409,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
             record(orders, 0, "z", null));
     appendAndSequence(records);
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     Instant later = Instant.now().plusSeconds(60);
     List<Park> parks =
         List.of(
@@ -467,7 +467,7 @@ public abstract class StoreContractBehaviour extends StoreFixture {
     List<OutboxRecord> records = List.of(record(orders, 0, "k", null));
     appendAndSequence(records);
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     Park dead =
         new Park(1, records.get(0).eventId(), "k", "t", ParkState.DEAD, 3, Instant.now(), "x");
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of(dead)))

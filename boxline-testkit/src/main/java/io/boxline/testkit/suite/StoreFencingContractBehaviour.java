@@ -70,7 +70,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
       throws Exception {
     List<OutboxRecord> records = sequenced("k", "k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
 
     Connection tx = store.openTransaction();
     assertThat(store.inboxClaim(tx, sub.id(), "m-1")).as("the handler's write").isTrue();
@@ -97,7 +97,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
       throws Exception {
     sequenced("k", "k");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
 
@@ -108,7 +108,8 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
       tx.rollback();
     }
     // Bounded: a refusal that kept the row locked would block the next owner's fence.
-    assertThat(within(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next")))
+    assertThat(
+            within(() -> SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {2}, "next")))
         .as("the refusal moved nothing")
         .containsExactly(1L);
     try (Connection tx = store.openTransaction()) {
@@ -138,13 +139,14 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   void aSettledTransactionHoldsTheCursorSoANewOwnerWaitsAndStartsAfterItsCommit() throws Exception {
     sequenced("k", "k");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     Connection tx = store.openTransaction();
     assertThat(store.settleIn(tx, sub.id(), Settlement.move(p0, 1, 0, 2)))
         .isEqualTo(CommitOutcome.COMMITTED);
 
     FutureTask<long[]> takeOver =
-        onAnotherThread(() -> store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next"));
+        onAnotherThread(
+            () -> SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {2}, "next"));
     // This bounded wait must run out: the settled transaction holds the cursor row.
     assertThatThrownBy(() -> takeOver.get(300, TimeUnit.MILLISECONDS))
         .isInstanceOf(TimeoutException.class);
@@ -166,7 +168,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   void finishingAParkedEventInATransactionRemovesItWithTheHandlersWrites() throws Exception {
     List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     Park due =
         new Park(
             1,
@@ -216,7 +218,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   void aSettlementOutsideATransactionFinishesParkedEventsToo() {
     List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of(retry(1, records.get(0)))))
         .isEqualTo(CommitOutcome.COMMITTED);
     assertThat(store.settle(sub.id(), List.of(Settlement.move(p0, 1, 1, 2).finishing(List.of(1L)))))
@@ -232,7 +234,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     List<OutboxRecord> records = sequenced("k", "k", "z");
     UUID[] ids = records.stream().map(OutboxRecord::eventId).toArray(UUID[]::new);
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     List<Park> parks = List.of(retry(2, records.get(1)));
 
     // What the log can hold after a crash lost a handed-over batch: other events at its sequences,
@@ -318,7 +320,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
   void aHandedOverBatchIsFencedByEpochAndPositionAndThenWritesNothing() {
     List<OutboxRecord> records = sequenced("k", "z");
     PartitionKey p0 = PartitionKey.of(orders.id(), 0);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {1}, "me");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");
     assertThat(SuiteSupport.settle(store, sub.id(), p0, 0, 1, 1, List.of()))
         .isEqualTo(CommitOutcome.COMMITTED);
     List<Park> dead = List.of(dead(2, records.get(1), "gave up"));
@@ -331,7 +333,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
     assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 0, 2, 1, List.of(), seqs, ids))
         .as("the cursor is at 1, without parks")
         .isEqualTo(CommitOutcome.CURSOR_MOVED);
-    store.fenceCursors(sub.id(), List.of(p0), new long[] {2}, "next");
+    SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {2}, "next");
     assertThat(SuiteSupport.settleHeld(store, sub.id(), p0, 1, 2, 1, dead, seqs, ids))
         .as("another consumer holds epoch 2")
         .isEqualTo(CommitOutcome.FENCED);
@@ -556,7 +558,7 @@ public abstract class StoreFencingContractBehaviour extends StoreFixture {
 
   /** Moves {@code s}'s cursor on {@code p} from 0 to {@code position}, parking {@code parks}. */
   private void parkAll(SubscriptionInfo s, PartitionKey p, long position, Park... parks) {
-    store.fenceCursors(s.id(), List.of(p), new long[] {1}, "me");
+    SuiteSupport.fence(store, s.id(), List.of(p), new long[] {1}, "me");
     assertThat(SuiteSupport.settle(store, s.id(), p, 0, position, 1, List.of(parks)))
         .isEqualTo(CommitOutcome.COMMITTED);
   }

@@ -71,6 +71,36 @@ public final class SuiteSupport {
   }
 
   /**
+   * {@link io.boxline.spi.CursorStore#fenceCursors} with the epochs in partition order; the
+   * positions, -1 where refused (the contract suites compare arrays).
+   */
+  public static long[] fence(
+      io.boxline.spi.Store store,
+      long subscriptionId,
+      List<io.boxline.spi.PartitionKey> partitions,
+      long[] epochs,
+      String owner) {
+    List<io.boxline.spi.Fence> fences = new java.util.ArrayList<>();
+    for (int i = 0; i < partitions.size(); i++) {
+      fences.add(new io.boxline.spi.Fence(partitions.get(i), epochs[i]));
+    }
+    return orMinusOne(store.fenceCursors(subscriptionId, fences, owner));
+  }
+
+  /** {@link io.boxline.spi.CoordinationStore#acquire}: the epochs, -1 where refused. */
+  public static long[] acquire(
+      io.boxline.spi.CoordinationStore store,
+      String group,
+      List<io.boxline.spi.PartitionKey> partitions,
+      String member) {
+    return orMinusOne(store.acquire(group, partitions, member));
+  }
+
+  private static long[] orMinusOne(List<java.util.OptionalLong> values) {
+    return values.stream().mapToLong(v -> v.orElse(-1)).toArray();
+  }
+
+  /**
    * Settles one move with its parks ({@link io.boxline.spi.CursorStore#settle}), as a delivery
    * does.
    */

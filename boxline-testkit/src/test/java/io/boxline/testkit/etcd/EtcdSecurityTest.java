@@ -7,6 +7,7 @@ import io.boxline.StoreException;
 import io.boxline.ValidationException;
 import io.boxline.etcd.EtcdCoordination;
 import io.boxline.testkit.DedicatedEtcd;
+import io.boxline.testkit.suite.SuiteSupport;
 import io.etcd.jetcd.Auth;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -44,7 +45,9 @@ class EtcdSecurityTest {
               .build()) {
         store.checkIn("g", "m1", 1, Duration.ofSeconds(30));
         assertThat(store.liveMembers("g")).isEqualTo(List.of("m1"));
-        assertThat(store.acquire("g", List.of(new io.boxline.spi.PartitionKey(1, 0)), "m1"))
+        assertThat(
+                SuiteSupport.acquire(
+                    store, "g", List.of(new io.boxline.spi.PartitionKey(1, 0)), "m1"))
             .hasSize(1);
       }
       try (EtcdCoordination wrong =

@@ -110,7 +110,7 @@ class PostgresHandOverTest extends HandOverBehaviour {
       PartitionKey p0 = PartitionKey.of(topicId, 0);
       PartitionKey p1 = PartitionKey.of(topicId, 1);
       long epoch = 3;
-      store.fenceCursors(sub, List.of(p0, p1), new long[] {epoch, epoch}, "me");
+      SuiteSupport.fence(store, sub, List.of(p0, p1), new long[] {epoch, epoch}, "me");
       UUID[] ids0 = ids(db, 0, 2);
       UUID[] ids1 = ids(db, 1, 2);
       ids1[1] = UUID.randomUUID(); // the log holds another event at partition 1, sequence 2
