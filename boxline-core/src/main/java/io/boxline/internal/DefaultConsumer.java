@@ -124,11 +124,11 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
             new CursorCommitter(
                 moves -> store.settle(subscription.id(), moves), commitCalls, commitMoves),
             this);
-    PlainDelivery plain = new PlainDelivery(ctx);
-    TransactionalDelivery transactional = new TransactionalDelivery(ctx);
-    RetryPass retries = new RetryPass(ctx, plain, transactional);
+    Delivery delivery =
+        settings.txHandler() != null ? new TransactionalDelivery(ctx) : new PlainDelivery(ctx);
+    RetryPass retries = new RetryPass(ctx, delivery);
     this.membership = new GroupMembership(ctx, coordination, topics, held, dispatchSignal);
-    this.drain = new PartitionDrain(ctx, plain, transactional, retries, membership);
+    this.drain = new PartitionDrain(ctx, delivery, retries, membership);
     this.id = settings.id();
     this.group = subscription.name();
     this.onClose = onClose;

@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What a worker does with the one partition it claimed: reads after the cursor (from the recent
- * events handed over, else from the log), hands each batch to {@link PlainDelivery} or {@link
- * TransactionalDelivery}, gives due parked events a {@link RetryPass}, and backs off when the store
- * fails. Which partition runs when, and on which thread, is the consumer's business.
+ * events handed over, else from the log), hands each batch to the consumer's {@link Delivery},
+ * gives due parked events a {@link RetryPass}, and backs off when the store fails. Which partition
+ * runs when, and on which thread, is the consumer's business.
  */
 final class PartitionDrain {
   private static final long READ_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -29,8 +29,7 @@ final class PartitionDrain {
 
   private final ConsumerContext ctx;
   private final ConsumerSettings s;
-  private final PlainDelivery plain;
-  private final TransactionalDelivery transactional;
+  private final Delivery delivery;
   private final RetryPass retries;
   private final GroupMembership membership;
 
@@ -38,15 +37,10 @@ final class PartitionDrain {
   final AtomicLong committingThreadBatches = new AtomicLong();
 
   PartitionDrain(
-      ConsumerContext ctx,
-      PlainDelivery plain,
-      TransactionalDelivery transactional,
-      RetryPass retries,
-      GroupMembership membership) {
+      ConsumerContext ctx, Delivery delivery, RetryPass retries, GroupMembership membership) {
     this.ctx = ctx;
     this.s = ctx.s;
-    this.plain = plain;
-    this.transactional = transactional;
+    this.delivery = delivery;
     this.retries = retries;
     this.membership = membership;
   }
@@ -168,12 +162,6 @@ final class PartitionDrain {
 
   private boolean deliver(
       LeasedPartition p, List<Event> batch, boolean handedOver, CursorCommitter.Expected started) {
-    if (s.txHandler() != null) {
-      if (started != null) {
-        started.close(); // its own transaction commits the cursor, not the group commit
-      }
-      return transactional.deliver(p, batch);
-    }
-    return plain.deliver(p, batch, handedOver, started);
+    return delivery.deliver(p, batch, handedOver, started);
   }
 }

@@ -23,7 +23,7 @@ import java.util.UUID;
  * gets it whole first), failures are retried in place and then parked, and the cursor moves past
  * everything with the parks in one commit.
  */
-final class PlainDelivery {
+final class PlainDelivery implements Delivery {
   private static final System.Logger LOG = System.getLogger(DefaultConsumer.class.getName());
 
   private final ConsumerContext c;
@@ -158,7 +158,8 @@ final class PlainDelivery {
    * cursor moves past all of them with the parked ones in the same transaction. Returns true when
    * the whole batch was committed.
    */
-  boolean deliver(
+  @Override
+  public boolean deliver(
       LeasedPartition p, List<Event> batch, boolean handedOver, CursorCommitter.Expected started) {
     try (CursorCommitter.Expected expected = c.cursorCommits.expect()) {
       if (started != null) {
@@ -327,6 +328,20 @@ final class PlainDelivery {
       }
     }
     return true;
+  }
+
+  /** The handler once, outside any transaction; the retry pass records the resolution. */
+  @Override
+  public Retry retry(LeasedPartition p, Event e, int attempt) {
+    try {
+      invoke(p, e, attempt);
+      return Retry.record(io.boxline.spi.Resolution.done());
+    } catch (RuntimeException failure) {
+      if (!(failure instanceof HandlerDecision)) {
+        c.hook(() -> s.hooks().onError(e, failure, attempt));
+      }
+      return Retry.record(c.toResolution(c.decide(e, failure, attempt, c.policyFor(e))));
+    }
   }
 
   void invoke(LeasedPartition p, Event e, int attempt) {

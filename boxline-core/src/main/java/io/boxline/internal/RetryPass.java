@@ -1,7 +1,6 @@
 package io.boxline.internal;
 
 import io.boxline.Event;
-import io.boxline.HandlerDecision;
 import io.boxline.SubscriptionInfo;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.ParkedEvent;
@@ -25,16 +24,14 @@ final class RetryPass {
   private final ConsumerSettings s;
   private final ParkingStore store;
   private final SubscriptionInfo subscription;
-  private final PlainDelivery plain;
-  private final TransactionalDelivery transactional;
+  private final Delivery delivery;
 
-  RetryPass(ConsumerContext c, PlainDelivery plain, TransactionalDelivery transactional) {
+  RetryPass(ConsumerContext c, Delivery delivery) {
     this.c = c;
     this.s = c.s;
     this.store = c.store;
     this.subscription = c.subscription;
-    this.plain = plain;
-    this.transactional = transactional;
+    this.delivery = delivery;
   }
 
   void loadParked(LeasedPartition p) {
@@ -66,35 +63,16 @@ final class RetryPass {
         }
         Event e = c.toEvent(p, pe.event());
         int attempt = pe.attempts() + 1;
-        Resolution r;
-        if (s.txHandler() != null) {
-          TransactionalDelivery.TxResult t =
-              transactional.attemptTransactional(p, e, attempt, true);
-          if (t == TransactionalDelivery.TxResult.MOVED) {
-            c.cursorMovedUnderneath(p);
-            return;
-          }
-          if (t == TransactionalDelivery.TxResult.FENCED) {
-            c.fencedOut(p, "retry rejected");
-            return;
-          }
-          if (t.committed) {
-            c.handled.incrementAndGet();
-            again = true;
-            continue;
-          }
-          r = c.toResolution(c.decide(e, t.failure, attempt, c.policyFor(e)));
-        } else {
-          try {
-            plain.invoke(p, e, attempt);
-            r = Resolution.done();
-          } catch (RuntimeException failure) {
-            if (!(failure instanceof HandlerDecision)) {
-              c.hook(() -> s.hooks().onError(e, failure, attempt));
-            }
-            r = c.toResolution(c.decide(e, failure, attempt, c.policyFor(e)));
-          }
+        Delivery.Retry tried = delivery.retry(p, e, attempt);
+        if (tried.lost()) {
+          return;
         }
+        if (tried.handled()) {
+          c.handled.incrementAndGet();
+          again = true;
+          continue;
+        }
+        Resolution r = tried.toRecord();
         if (r.kind() == Resolution.Kind.DEAD) {
           c.settled(p, e, ParkState.DEAD);
         }

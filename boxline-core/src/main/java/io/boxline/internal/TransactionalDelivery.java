@@ -18,7 +18,7 @@ import java.util.List;
  * commit in one fenced transaction; a batch runs in one transaction, and when an event of it fails
  * it is redone one event per transaction so the culprit is retried or parked on its own.
  */
-final class TransactionalDelivery {
+final class TransactionalDelivery implements Delivery {
   private final ConsumerContext c;
   private final ConsumerSettings s;
   private final Store store;
@@ -201,7 +201,37 @@ final class TransactionalDelivery {
    * transaction, so the culprit is retried or parked on its own and the others' effects still
    * commit exactly once.
    */
-  boolean deliver(LeasedPartition p, List<Event> batch) {
+  @Override
+  public boolean deliver(
+      LeasedPartition p, List<Event> batch, boolean handedOver, CursorCommitter.Expected started) {
+    if (started != null) {
+      started.close(); // its own transaction settles the cursor, not the group commit
+    }
+    return deliver(p, batch);
+  }
+
+  /**
+   * One attempt in a transaction that removes the parked event with the handler's writes; a failure
+   * comes back as the resolution to record.
+   */
+  @Override
+  public Retry retry(LeasedPartition p, Event e, int attempt) {
+    TxResult t = attemptTransactional(p, e, attempt, true);
+    if (t == TxResult.MOVED) {
+      c.cursorMovedUnderneath(p);
+      return Retry.LOST;
+    }
+    if (t == TxResult.FENCED) {
+      c.fencedOut(p, "retry rejected");
+      return Retry.LOST;
+    }
+    if (t.committed) {
+      return Retry.HANDLED;
+    }
+    return Retry.record(c.toResolution(c.decide(e, t.failure, attempt, c.policyFor(e))));
+  }
+
+  private boolean deliver(LeasedPartition p, List<Event> batch) {
     int[] succeeded = new int[1];
     long last = batch.get(batch.size() - 1).sequence();
     TxResult whole =
