@@ -541,7 +541,7 @@ final class AdminApi {
       String subscription, Map<String, String> f, int limit) {
     for (String k : f.keySet()) {
       if (!DEAD_LETTER_FILTERS.contains(k)) {
-        String near = ConfigReader.nearest(k, DEAD_LETTER_FILTERS);
+        String near = ConfigNode.nearest(k, DEAD_LETTER_FILTERS);
         throw ApiException.badRequest(
             "unknown filter '"
                 + Problems.quote(k)

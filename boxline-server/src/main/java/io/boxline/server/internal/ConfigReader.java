@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.boxline.BoxlineException;
 import io.boxline.GroupPolicy;
 import io.boxline.MemberPolicy;
 import io.boxline.NamespacePath;
@@ -40,10 +39,6 @@ import java.util.regex.Pattern;
  * environment variables and impossible values are refused with the file, the key and the fix.
  */
 public final class ConfigReader {
-  /** {@code ${NAME}} or {@code ${NAME:-default}}. */
-  private static final Pattern VARIABLE =
-      Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
-
   /** Extra admin token from the environment, so a quick start needs no file. */
   public static final String ADMIN_TOKEN_VARIABLE = "BOXLINE_ADMIN_TOKEN";
 
@@ -133,7 +128,7 @@ public final class ConfigReader {
       root = new ObjectMapper().createObjectNode();
     }
     ConfigReader reader = new ConfigReader(source, env, true, dev);
-    return reader.config(reader.new Node(root, ""));
+    return reader.config(reader.node(root, ""));
   }
 
   /**
@@ -144,7 +139,12 @@ public final class ConfigReader {
     return parse("", "--dev", env, true);
   }
 
-  private ServerConfig config(Node root) {
+  /** The value at {@code path}, read as this reader reads (its source, environment, expansion). */
+  private ConfigNode node(JsonNode json, String path) {
+    return new ConfigNode(json, path, source, env, expand);
+  }
+
+  private ServerConfig config(ConfigNode root) {
     root.object();
     root.only(
         "http",
@@ -158,12 +158,12 @@ public final class ConfigReader {
         "groupPolicy");
     ServerConfig.Http http = http(root.get("http"));
     ServerConfig.Database db = database(root.get("database"));
-    Node auth = root.get("auth");
+    ConfigNode auth = root.get("auth");
     auth.only("disabled");
     boolean authDisabled = auth.bool("disabled", false);
     List<ServerConfig.Token> tokens = new ArrayList<>();
     Set<String> names = new HashSet<>();
-    for (Node t : root.get("tokens").list()) {
+    for (ConfigNode t : root.get("tokens").list()) {
       ServerConfig.Token token = token(t);
       if (!names.add(token.name())) {
         throw t.get("name")
@@ -173,7 +173,7 @@ public final class ConfigReader {
     }
     String adminToken = env.get(ADMIN_TOKEN_VARIABLE);
     if (adminToken != null && !adminToken.isEmpty()) {
-      requireSecret(adminToken, new Node(MissingNode.getInstance(), "$" + ADMIN_TOKEN_VARIABLE));
+      requireSecret(adminToken, node(MissingNode.getInstance(), "$" + ADMIN_TOKEN_VARIABLE));
       tokens.add(
           new ServerConfig.Token("$" + ADMIN_TOKEN_VARIABLE, adminToken, Role.ADMIN, List.of("*")));
     }
@@ -194,12 +194,12 @@ public final class ConfigReader {
               + ", or set auth.disabled: true on a machine nobody else can reach");
     }
     List<NamespacePath> namespaces = new ArrayList<>();
-    for (Node n : root.get("namespaces").list()) {
+    for (ConfigNode n : root.get("namespaces").list()) {
       namespaces.add(n.parse(s -> NamespacePath.of(s)));
     }
     List<ServerConfig.Topic> topics = new ArrayList<>();
     Set<TopicName> topicNames = new HashSet<>();
-    for (Node t : root.get("topics").list()) {
+    for (ConfigNode t : root.get("topics").list()) {
       ServerConfig.Topic topic = topic(t);
       if (!topicNames.add(topic.name())) {
         throw t.get("name").error("topic " + topic.name() + " is declared twice");
@@ -208,7 +208,7 @@ public final class ConfigReader {
     }
     List<ServerConfig.Subscription> subscriptions = new ArrayList<>();
     Set<String> subscriptionNames = new HashSet<>();
-    for (Node s : root.get("subscriptions").list()) {
+    for (ConfigNode s : root.get("subscriptions").list()) {
       ServerConfig.Subscription sub = subscription(s);
       if (!subscriptionNames.add(sub.name())) {
         throw s.get("name").error("subscription '" + sub.name() + "' is declared twice");
@@ -217,7 +217,7 @@ public final class ConfigReader {
     }
     List<ServerConfig.RelaySpec> relays = new ArrayList<>();
     Set<String> relayNames = new HashSet<>();
-    for (Node r : root.get("relays").list()) {
+    for (ConfigNode r : root.get("relays").list()) {
       ServerConfig.RelaySpec relay = relay(r);
       if (!relayNames.add(relay.name())) {
         throw r.get("name").error("relay '" + relay.name() + "' is declared twice");
@@ -252,7 +252,7 @@ public final class ConfigReader {
         policy);
   }
 
-  private ServerConfig.Http http(Node n) {
+  private ServerConfig.Http http(ConfigNode n) {
     n.only(
         "host",
         "port",
@@ -302,7 +302,7 @@ public final class ConfigReader {
         n.integer("maxConnections", 2048, 16, 1_000_000));
   }
 
-  private ServerConfig.Database database(Node n) {
+  private ServerConfig.Database database(ConfigNode n) {
     n.only("url", "user", "password", "schema", "poolSize", "migrate");
     Optional<String> url = n.optionalText("url");
     if (url.isPresent() && !url.get().startsWith("jdbc:")) {
@@ -325,7 +325,7 @@ public final class ConfigReader {
         n.bool("migrate", true));
   }
 
-  private ServerConfig.Token token(Node n) {
+  private ServerConfig.Token token(ConfigNode n) {
     n.only("name", "secret", "role", "namespaces");
     String name = n.requiredText("name");
     String secret = n.requiredText("secret");
@@ -336,7 +336,7 @@ public final class ConfigReader {
                 s -> Role.valueOf(s.toUpperCase(Locale.ROOT)),
                 "admin, operator, viewer, producer or consumer");
     List<String> namespaces = new ArrayList<>();
-    for (Node ns : n.get("namespaces").list()) {
+    for (ConfigNode ns : n.get("namespaces").list()) {
       String prefix = ns.scalar();
       if (!prefix.equals("*")) {
         ns.parse(NamespacePath::of);
@@ -350,13 +350,13 @@ public final class ConfigReader {
     return new ServerConfig.Token(name, secret, role, List.copyOf(namespaces));
   }
 
-  private void requireSecret(String secret, Node at) {
+  private void requireSecret(String secret, ConfigNode at) {
     if (secret.length() < 16) {
       throw at.error("a token must be at least 16 characters long (it is " + secret.length() + ")");
     }
   }
 
-  private ServerConfig.Topic topic(Node n) {
+  private ServerConfig.Topic topic(ConfigNode n) {
     n.only("name", "partitions", "sequencing", "retention");
     TopicName name = n.get("name").parse(TopicName::parse);
     int partitions = n.integer("partitions", 16, 1, 65_536);
@@ -375,10 +375,10 @@ public final class ConfigReader {
   /** A retention policy from a request body (the same keys as in the config file). */
   static RetentionPolicy retentionFrom(JsonNode body) {
     ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
-    return r.retention(r.new Node(body, ""));
+    return r.retention(r.node(body, ""));
   }
 
-  RetentionPolicy retention(Node n) {
+  RetentionPolicy retention(ConfigNode n) {
     n.only("maxAge", "keepUnconsumed", "maxEventsPerPartition", "abandonAfter");
     return n.wrap(
         () ->
@@ -389,11 +389,11 @@ public final class ConfigReader {
                 n.duration("abandonAfter", RetentionPolicy.DEFAULT_ABANDON_AFTER)));
   }
 
-  private ServerConfig.Subscription subscription(Node n) {
+  private ServerConfig.Subscription subscription(ConfigNode n) {
     n.only("name", "topics", "start", "groupPolicy", "retry", "retryByType", "deadLetterBlocksKey");
     String name = n.requiredText("name");
     List<TopicName> topics = new ArrayList<>();
-    for (Node t : n.get("topics").list()) {
+    for (ConfigNode t : n.get("topics").list()) {
       topics.add(t.parse(TopicName::parse));
     }
     if (topics.isEmpty()) {
@@ -406,12 +406,12 @@ public final class ConfigReader {
   }
 
   /** How the subscription's HTTP members are retried and dead-lettered. */
-  private MemberPolicy memberPolicy(Node n) {
+  private MemberPolicy memberPolicy(ConfigNode n) {
     MemberPolicy.Builder b = MemberPolicy.builder();
     if (n.has("retry")) {
       b.retryPolicy(retryPolicy(n.get("retry")));
     }
-    Node byType = n.get("retryByType");
+    ConfigNode byType = n.get("retryByType");
     byType.object();
     for (Iterator<String> it = byType.json.fieldNames(); it.hasNext(); ) {
       String type = it.next();
@@ -421,7 +421,7 @@ public final class ConfigReader {
   }
 
   /** A retry policy for members that retry by settling (no attempts in place). */
-  private RetryPolicy retryPolicy(Node n) {
+  private RetryPolicy retryPolicy(ConfigNode n) {
     n.only("maxAttempts", "initialBackoff", "maxBackoff", "multiplier", "jitter");
     return n.wrap(
         () ->
@@ -435,7 +435,7 @@ public final class ConfigReader {
                 .maxAttempts(n.integer("maxAttempts", 10, 1, 1000)));
   }
 
-  static StartPosition startPosition(Node n) {
+  static StartPosition startPosition(ConfigNode n) {
     return n.parse(
         ConfigReader::startPosition,
         "earliest, latest or an ISO-8601 time such as 2026-01-31T12:00:00Z");
@@ -459,10 +459,10 @@ public final class ConfigReader {
   /** A group policy from a request body (the same keys as in the config file). */
   static GroupPolicy groupPolicyFrom(JsonNode body) {
     ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
-    return r.groupPolicy(r.new Node(body, ""));
+    return r.groupPolicy(r.node(body, ""));
   }
 
-  GroupPolicy groupPolicy(Node n) {
+  GroupPolicy groupPolicy(ConfigNode n) {
     n.only(
         "checkInRate",
         "minCheckInInterval",
@@ -488,7 +488,7 @@ public final class ConfigReader {
                 n.integer("maxMembers", d.maxMembers(), 0, 100_000)));
   }
 
-  private ServerConfig.RelaySpec relay(Node n) {
+  private ServerConfig.RelaySpec relay(ConfigNode n) {
     Set<String> keys = new HashSet<>(Set.of("name", "subscription", "batchSize", "concurrency"));
     keys.addAll(KINDS);
     n.only(keys.toArray(String[]::new));
@@ -506,7 +506,7 @@ public final class ConfigReader {
               + (kinds.isEmpty() ? "none" : String.join(" and ", kinds)));
     }
     String kind = kinds.get(0);
-    Node sink = n.get(kind);
+    ConfigNode sink = n.get(kind);
     sink.only(SINK_KEYS.get(kind).toArray(String[]::new));
     Map<String, String> settings = new LinkedHashMap<>();
     for (String key : SINK_KEYS.get(kind)) {
@@ -547,248 +547,5 @@ public final class ConfigReader {
       }
     }
     return Duration.parse(s);
-  }
-
-  /** A YAML value with its path, for errors that name the key. */
-  final class Node {
-    final JsonNode json;
-    final String path;
-
-    Node(JsonNode json, String path) {
-      this.json = json;
-      this.path = path;
-    }
-
-    ConfigException error(String problem) {
-      return new ConfigException(source, path, problem);
-    }
-
-    boolean has(String key) {
-      return json.has(key) && !json.get(key).isNull();
-    }
-
-    Node get(String key) {
-      JsonNode child = json.get(key);
-      return new Node(
-          child == null ? MissingNode.getInstance() : child,
-          path.isEmpty() ? key : path + "." + key);
-    }
-
-    void object() {
-      if (!json.isObject() && !json.isMissingNode()) {
-        throw error("must be a mapping of keys to values");
-      }
-    }
-
-    /** Refuses keys not in {@code allowed}, suggesting the closest one. */
-    void only(String... allowed) {
-      object();
-      Set<String> ok = Set.of(allowed);
-      for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
-        String key = it.next();
-        if (!ok.contains(key)) {
-          String near = nearest(key, ok);
-          throw get(key)
-              .error(
-                  "unknown key"
-                      + (near == null ? "" : "; did you mean '" + near + "'?")
-                      + " Allowed here: "
-                      + String.join(", ", new java.util.TreeSet<>(ok)));
-        }
-      }
-    }
-
-    List<Node> list() {
-      if (json.isMissingNode() || json.isNull()) {
-        return List.of();
-      }
-      if (!json.isArray()) {
-        throw error("must be a list (write each item on a line starting with '- ')");
-      }
-      List<Node> items = new ArrayList<>();
-      for (int i = 0; i < json.size(); i++) {
-        items.add(new Node(json.get(i), path + "[" + i + "]"));
-      }
-      return items;
-    }
-
-    String scalar() {
-      if (!json.isValueNode() || json.isNull()) {
-        throw error(
-            json.isMissingNode() || json.isNull()
-                ? "is required"
-                : "must be a single value, not a " + (json.isArray() ? "list" : "mapping"));
-      }
-      return expand(json.asText());
-    }
-
-    private String expand(String raw) {
-      if (!expand) {
-        return raw;
-      }
-      Matcher m = VARIABLE.matcher(raw);
-      StringBuilder out = new StringBuilder();
-      while (m.find()) {
-        String value = env.get(m.group(1));
-        if (value == null || value.isEmpty()) {
-          value = m.group(2);
-        }
-        if (value == null) {
-          throw error(
-              "the environment variable "
-                  + m.group(1)
-                  + " is not set; set it, or write ${"
-                  + m.group(1)
-                  + ":-default} to give a default");
-        }
-        m.appendReplacement(out, Matcher.quoteReplacement(value));
-      }
-      m.appendTail(out);
-      return out.toString();
-    }
-
-    String requiredText(String key) {
-      if (!has(key)) {
-        throw get(key).error("is required");
-      }
-      String v = get(key).scalar();
-      if (v.isBlank()) {
-        throw get(key).error("must not be empty");
-      }
-      return v;
-    }
-
-    Optional<String> optionalText(String key) {
-      if (!has(key)) {
-        return Optional.empty();
-      }
-      String v = get(key).scalar();
-      return v.isEmpty() ? Optional.empty() : Optional.of(v);
-    }
-
-    String text(String key, String dflt) {
-      return optionalText(key).orElse(dflt);
-    }
-
-    int integer(String key, int dflt, int min, int max) {
-      long v = longValue(key, dflt);
-      if (v < min || v > max) {
-        throw get(key).error("must be between " + min + " and " + max + ", got " + v);
-      }
-      return (int) v;
-    }
-
-    long longValue(String key, long dflt) {
-      if (!has(key)) {
-        return dflt;
-      }
-      String s = get(key).scalar();
-      try {
-        return Long.parseLong(s.replace("_", ""));
-      } catch (NumberFormatException e) {
-        throw get(key).error("must be a whole number, got '" + s + "'");
-      }
-    }
-
-    double decimal(String key, double dflt) {
-      if (!has(key)) {
-        return dflt;
-      }
-      String s = get(key).scalar();
-      try {
-        return Double.parseDouble(s);
-      } catch (NumberFormatException e) {
-        throw get(key).error("must be a number, got '" + s + "'");
-      }
-    }
-
-    boolean bool(String key, boolean dflt) {
-      if (!has(key)) {
-        return dflt;
-      }
-      String s = get(key).scalar();
-      if (s.equals("true") || s.equals("false")) {
-        return Boolean.parseBoolean(s);
-      }
-      throw get(key).error("must be true or false, got '" + s + "'");
-    }
-
-    Optional<Duration> optionalDuration(String key) {
-      if (!has(key)) {
-        return Optional.empty();
-      }
-      return Optional.of(duration(key, null));
-    }
-
-    Duration duration(String key, Duration dflt) {
-      if (!has(key)) {
-        return dflt;
-      }
-      Duration d =
-          get(key).parse(ConfigReader::duration, "a duration such as 250ms, 30s, 5m, 2h or 7d");
-      if (d.isNegative()) {
-        throw get(key).error("must not be negative");
-      }
-      return d;
-    }
-
-    <T> T parse(java.util.function.Function<String, T> parser) {
-      return parse(parser, null);
-    }
-
-    <T> T parse(java.util.function.Function<String, T> parser, String expected) {
-      String s = scalar();
-      try {
-        return parser.apply(s);
-      } catch (BoxlineException e) {
-        throw error(e.getMessage());
-      } catch (RuntimeException e) {
-        throw error(
-            "'" + s + "' is not valid" + (expected == null ? "" : "; expected " + expected));
-      }
-    }
-
-    <T> T wrap(java.util.function.Supplier<T> build) {
-      try {
-        return build.get();
-      } catch (ConfigException e) {
-        throw e;
-      } catch (BoxlineException | IllegalArgumentException e) {
-        throw error(e.getMessage());
-      }
-    }
-  }
-
-  /** The candidate within two edits of {@code key} (case aside), or null. */
-  static String nearest(String key, Set<String> candidates) {
-    String best = null;
-    int bestDistance = 3;
-    for (String c : candidates) {
-      int d = distance(key.toLowerCase(Locale.ROOT), c.toLowerCase(Locale.ROOT));
-      if (d < bestDistance) {
-        best = c;
-        bestDistance = d;
-      }
-    }
-    return best;
-  }
-
-  private static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
   }
 }

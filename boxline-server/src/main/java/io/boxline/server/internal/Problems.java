@@ -72,7 +72,7 @@ final class Problems {
     for (Iterator<String> it = object.fieldNames(); it.hasNext(); ) {
       String f = it.next();
       if (!known.contains(f)) {
-        String near = ConfigReader.nearest(f, known);
+        String near = ConfigNode.nearest(f, known);
         throw ApiException.badRequest(
             at
                 + "unknown field '"
