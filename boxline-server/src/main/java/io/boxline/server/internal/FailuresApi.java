@@ -1,0 +1,222 @@
+package io.boxline.server.internal;
+
+import static io.boxline.server.internal.AdminApi.instant;
+import static io.boxline.server.internal.AdminApi.rawPayload;
+import static io.boxline.server.internal.AdminApi.subscription;
+import static io.boxline.server.internal.AdminApi.uuid;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.boxline.Admin;
+import io.boxline.Boxline;
+import io.boxline.DeadLetter;
+import io.boxline.DeadLetterQuery;
+import io.boxline.EventPosition;
+import io.boxline.FailureCounts;
+import io.boxline.RetryingEvent;
+import io.boxline.SubscriptionInfo;
+import io.boxline.TopicName;
+import io.boxline.server.internal.Auth.Action;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The admin endpoints for events that failed: failure counts, events waiting for a retry, dead
+ * letters and their redrive or discard (over {@link io.boxline.DeadLetters}). Apart from {@link
+ * AdminApi} because they form one resource with its own filters and paging.
+ */
+final class FailuresApi {
+  private final Boxline boxline;
+  private final Admin admin;
+
+  FailuresApi(Boxline boxline) {
+    this.boxline = boxline;
+    this.admin = boxline.admin();
+  }
+
+  void register(Router r) {
+    r.add("GET", "/v1/subscriptions/{subscription}/failures", this::subscriptionFailures);
+    r.add("GET", "/v1/subscriptions/{subscription}/retries", this::retries);
+    r.add("GET", "/v1/subscriptions/{subscription}/dead-letters", this::deadLetters);
+    r.add("GET", "/v1/subscriptions/{subscription}/dead-letters/reasons", this::deadLetterReasons);
+    r.add(
+        "POST",
+        "/v1/subscriptions/{subscription}/dead-letters/redrive",
+        c -> redriveOrDiscard(c, true));
+    r.add(
+        "POST",
+        "/v1/subscriptions/{subscription}/dead-letters/discard",
+        c -> redriveOrDiscard(c, false));
+    r.add("GET", "/v1/failures", this::failures);
+  }
+
+  private void subscriptionFailures(Call c) {
+    SubscriptionInfo s = subscription(admin, c, Action.READ);
+    Map<String, Object> out = Views.failures(admin.failures(s.name()));
+    out.put("inbox", admin.inboxSize(s.name()));
+    c.json(200, out);
+  }
+
+  private void retries(Call c) {
+    SubscriptionInfo s = subscription(admin, c, Action.READ);
+    List<Object> out = new ArrayList<>();
+    EventPosition after = position(c.query.get("after"));
+    for (RetryingEvent r :
+        Call.valid(() -> admin.retrying(s.name(), after, c.intQuery("limit", 100, 1, 10_000)))) {
+      out.add(Views.retrying(r, rawPayload(c)));
+    }
+    c.json(200, Views.of("retries", out));
+  }
+
+  private void deadLetters(Call c) {
+    SubscriptionInfo s = subscription(admin, c, Action.READ);
+    Map<String, String> filters = new HashMap<>(c.query);
+    filters.remove("payload");
+    DeadLetterQuery q = deadLetterQuery(s.name(), filters, c.intQuery("limit", 100, 1, 10_000));
+    boolean raw = rawPayload(c);
+    List<Object> out = new ArrayList<>();
+    for (DeadLetter d : boxline.deadLetters().list(q)) {
+      out.add(Views.deadLetter(d, raw));
+    }
+    c.json(200, Views.of("deadLetters", out));
+  }
+
+  private void deadLetterReasons(Call c) {
+    SubscriptionInfo s = subscription(admin, c, Action.READ);
+    List<Object> out = new ArrayList<>();
+    for (io.boxline.DeadLetterReason r :
+        boxline.deadLetters().reasons(s.name(), c.intQuery("limit", 100, 1, 1000))) {
+      out.add(
+          Views.of(
+              "reason",
+              r.reason(),
+              "count",
+              r.count(),
+              "firstDeadAt",
+              Views.time(r.firstDeadAt()),
+              "lastDeadAt",
+              Views.time(r.lastDeadAt())));
+    }
+    c.json(200, Views.of("subscription", s.name(), "reasons", out));
+  }
+
+  /**
+   * Redrives (in order per key) or discards the dead letters the body's filters select; with {@code
+   * "dryRun": true} only counts them, so a person can confirm first.
+   */
+  private void redriveOrDiscard(Call c, boolean redrive) {
+    SubscriptionInfo s = subscription(admin, c, Action.REDRIVE);
+    JsonNode body = c.bodyOrEmpty();
+    if (!body.isObject()) {
+      throw ApiException.badRequest("the body must be a JSON object of filters");
+    }
+    Map<String, String> filters = new HashMap<>();
+    body.fields()
+        .forEachRemaining(
+            f -> {
+              if (f.getKey().equals("dryRun")) {
+                if (!f.getValue().isBoolean()) {
+                  throw ApiException.badRequest("dryRun must be true or false");
+                }
+              } else if (f.getValue().isTextual() || f.getValue().isIntegralNumber()) {
+                filters.put(f.getKey(), f.getValue().asText());
+              } else if (!f.getValue().isNull()) {
+                throw ApiException.badRequest(
+                    "filter '"
+                        + f.getKey()
+                        + "' must be a string; nothing was "
+                        + (redrive ? "redriven" : "discarded"));
+              }
+            });
+    int limit = filters.containsKey("limit") ? parseLimit(filters.remove("limit")) : 100_000;
+    DeadLetterQuery q = deadLetterQuery(s.name(), filters, limit);
+    boolean dryRun = body.path("dryRun").asBoolean(false);
+    int n;
+    if (dryRun) {
+      n = boxline.deadLetters().list(q).size();
+    } else {
+      n = redrive ? boxline.deadLetters().redrive(q) : boxline.deadLetters().discard(q);
+    }
+    c.json(
+        200,
+        Views.of(
+            "subscription",
+            s.name(),
+            "action",
+            redrive ? "redrive" : "discard",
+            "dryRun",
+            dryRun,
+            "affected",
+            n));
+  }
+
+  private static int parseLimit(String s) {
+    try {
+      return Integer.parseInt(s);
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest("limit must be a whole number, got '" + s + "'");
+    }
+  }
+
+  private static final Set<String> DEAD_LETTER_FILTERS =
+      Set.of(
+          "topic", "type", "key", "eventId", "error", "deadBefore", "deadAfter", "after", "limit");
+
+  private static DeadLetterQuery deadLetterQuery(
+      String subscription, Map<String, String> f, int limit) {
+    for (String k : f.keySet()) {
+      if (!DEAD_LETTER_FILTERS.contains(k)) {
+        String near = ConfigNode.nearest(k, DEAD_LETTER_FILTERS);
+        throw ApiException.badRequest(
+            "unknown filter '"
+                + Problems.quote(k)
+                + "'"
+                + (near == null ? "" : "; did you mean '" + near + "'?")
+                + " Filters are "
+                + new TreeSet<>(DEAD_LETTER_FILTERS));
+      }
+    }
+    return Call.valid(
+        () ->
+            new DeadLetterQuery(
+                subscription,
+                f.get("topic") == null ? null : TopicName.parse(f.get("topic")),
+                blankToNull(f.get("type")),
+                blankToNull(f.get("key")),
+                f.get("eventId") == null ? null : uuid(f.get("eventId")),
+                blankToNull(f.get("error")),
+                f.get("deadBefore") == null ? null : instant(f.get("deadBefore"), "deadBefore"),
+                f.get("deadAfter") == null ? null : instant(f.get("deadAfter"), "deadAfter"),
+                position(f.get("after")),
+                limit));
+  }
+
+  /** A page's "after" position, or null when not given. */
+  private static EventPosition position(String text) {
+    return text == null || text.isBlank() ? null : Call.valid(() -> EventPosition.parse(text));
+  }
+
+  private void failures(Call c) {
+    c.caller.require(Action.READ);
+    Map<String, SubscriptionInfo> visible = new HashMap<>();
+    for (SubscriptionInfo s : admin.subscriptions()) {
+      if (c.caller.covers(s)) {
+        visible.put(s.name(), s);
+      }
+    }
+    List<Object> out = new ArrayList<>();
+    for (FailureCounts f : admin.failures()) {
+      if (visible.containsKey(f.subscription())) {
+        out.add(Views.failures(f));
+      }
+    }
+    c.json(200, Views.of("failures", out));
+  }
+
+  private static String blankToNull(String s) {
+    return s == null || s.isEmpty() ? null : s;
+  }
+}
