@@ -3,9 +3,6 @@ package io.boxline.micrometer;
 import io.boxline.Boxline;
 import io.boxline.BoxlineObserver;
 import io.boxline.Event;
-import io.boxline.FailureCounts;
-import io.boxline.OutboxBacklog;
-import io.boxline.PartitionLag;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
 import io.boxline.ValidationException;
@@ -14,18 +11,15 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Micrometer metrics of one {@link Boxline} instance. Register it as an observer; it binds itself
@@ -52,8 +46,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * #sinkDelivered}.
  */
 public final class BoxlineMetrics implements BoxlineObserver {
-  private static final System.Logger LOG = System.getLogger(BoxlineMetrics.class.getName());
-
   /** Default time between two collections of the query-based gauges. */
   public static final Duration DEFAULT_STATS_INTERVAL = Duration.ofSeconds(15);
 
@@ -72,24 +64,9 @@ public final class BoxlineMetrics implements BoxlineObserver {
 
   private final Object lock = new Object();
   private Boxline boxline;
-  private Thread collector;
+  private GaugeCollector collector;
   private Gauge leaderGauge;
-  private final List<Meter> statsMeters = new java.util.ArrayList<>();
-  private volatile boolean running;
-
-  /** Query-based gauges this instance registered, by (subscription, topic, partition). */
-  private final Map<GaugeKey, LagGauges> lagGauges = new HashMap<>();
-
-  private LagGauges outboxGauges;
-
-  /** Per subscription: events set aside (retrying, waiting behind their key, dead). */
-  private final Map<String, FailureGauges> failureGauges = new HashMap<>();
-
-  private boolean lagUnsupported;
-  private boolean outboxUnsupported;
-  private boolean lastTickFailed;
-  private final AtomicLong ticks = new AtomicLong();
-  private final AtomicLong collections = new AtomicLong();
+  private final List<Meter> statsMeters = new ArrayList<>();
 
   private BoxlineMetrics(Builder b) {
     this.registry = b.registry;
@@ -220,34 +197,21 @@ public final class BoxlineMetrics implements BoxlineObserver {
                   "outbox rows moved to outbox_rejected because their topic or partition does not"
                       + " exist (written by hand; logged)")
               .register(registry));
-      running = true;
-      collector = new Thread(this::collect, "boxline-metrics-" + boxline.instanceId());
-      collector.setDaemon(true);
+      collector = new GaugeCollector(registry, boxline, statsInterval, partitionGauges);
       collector.start();
     }
   }
 
   @Override
   public void closing(Boxline boxline) {
-    Thread t;
+    GaugeCollector c;
     synchronized (lock) {
-      running = false;
-      lock.notifyAll();
-      t = collector;
+      c = collector;
     }
-    if (t != null) {
-      try {
-        t.join(STOP_TIMEOUT.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      if (t.isAlive()) {
-        t.interrupt();
-        LOG.log(Level.WARNING, "{0} did not stop within {1}", t.getName(), STOP_TIMEOUT);
-      }
+    if (c != null) {
+      c.stop(STOP_TIMEOUT);
     }
     synchronized (lock) {
-      removeQueryGauges();
       if (leaderGauge != null) {
         registry.remove(leaderGauge);
         leaderGauge = null;
@@ -257,231 +221,22 @@ public final class BoxlineMetrics implements BoxlineObserver {
     }
   }
 
-  private void collect() {
-    while (running) {
-      ticks.incrementAndGet();
-      try {
-        tick();
-        lastTickFailed = false;
-      } catch (RuntimeException e) {
-        if (!running) {
-          return;
-        }
-        // Logged once per run of failures, so a database outage does not flood the log.
-        if (!lastTickFailed) {
-          LOG.log(Level.WARNING, "could not collect Boxline gauges; retrying every interval", e);
-        }
-        lastTickFailed = true;
-      }
-      synchronized (lock) {
-        if (!running) {
-          return;
-        }
-        try {
-          lock.wait(Math.max(1, statsInterval.toMillis()));
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }
-  }
-
-  /** One collection: the leader reads and publishes the gauges, anyone else drops them. */
-  private void tick() {
-    Boxline b = boxline;
-    if (!b.stats().sequencerLeader()) {
-      synchronized (lock) {
-        removeQueryGauges();
-      }
-      return;
-    }
-    Map<String, List<PartitionLag>> lag = null;
-    OutboxBacklog outbox = null;
-    if (!lagUnsupported) {
-      try {
-        lag = b.admin().lagBySubscription();
-      } catch (UnsupportedOperationException e) {
-        lagUnsupported = true;
-        LOG.log(Level.WARNING, "no backlog or lag gauges: " + e.getMessage());
-      }
-    }
-    if (!outboxUnsupported) {
-      try {
-        outbox = b.admin().outboxBacklog();
-      } catch (UnsupportedOperationException e) {
-        outboxUnsupported = true;
-        LOG.log(Level.WARNING, "no outbox gauges: " + e.getMessage());
-      }
-    }
-    List<FailureCounts> failures = b.admin().failures();
-    Map<String, Long> inboxes = b.admin().inboxSizes();
-    collections.incrementAndGet();
-    Instant now = Instant.now();
-    synchronized (lock) {
-      if (!running || !b.stats().sequencerLeader()) {
-        removeQueryGauges(); // lost the lead during the query: its figures may already be stale
-        return;
-      }
-      if (lag != null) {
-        publishLag(lag, now);
-        publishFailures(lag.keySet(), failures, inboxes);
-      }
-      if (outbox != null) {
-        if (outboxGauges == null) {
-          outboxGauges = new LagGauges();
-          outboxGauges.backlogGauge =
-              Gauge.builder("boxline.outbox.backlog", outboxGauges, g -> g.backlog)
-                  .description("Committed events waiting for the sequencer")
-                  .baseUnit("events")
-                  .strongReference(true)
-                  .register(registry);
-          outboxGauges.lagGauge =
-              Gauge.builder("boxline.outbox.lag", outboxGauges, g -> g.lagSeconds)
-                  .description("Age of the oldest event waiting for the sequencer")
-                  .baseUnit("seconds")
-                  .strongReference(true)
-                  .register(registry);
-        }
-        outboxGauges.backlog = outbox.events();
-        outboxGauges.lagSeconds = seconds(outbox.age(now));
-      }
-    }
-  }
-
-  private void publishLag(Map<String, List<PartitionLag>> lag, Instant now) {
-    Map<GaugeKey, double[]> values = new HashMap<>();
-    lag.forEach(
-        (subscription, partitions) -> {
-          for (PartitionLag l : partitions) {
-            GaugeKey k =
-                new GaugeKey(subscription, l.topic(), partitionGauges ? l.partition() : -1);
-            double[] v = values.computeIfAbsent(k, x -> new double[2]);
-            v[0] += l.backlog();
-            v[1] = Math.max(v[1], seconds(l.age(now)));
-          }
-        });
-    for (Map.Entry<GaugeKey, double[]> e : values.entrySet()) {
-      LagGauges g = lagGauges.computeIfAbsent(e.getKey(), this::registerLag);
-      g.backlog = e.getValue()[0];
-      g.lagSeconds = e.getValue()[1];
-    }
-    // Subscriptions and partitions that went away.
-    for (var it = lagGauges.entrySet().iterator(); it.hasNext(); ) {
-      var e = it.next();
-      if (!values.containsKey(e.getKey())) {
-        e.getValue().remove(registry);
-        it.remove();
-      }
-    }
-  }
-
-  /** Every subscription gets its failure gauges, at zero when it has nothing set aside. */
-  private void publishFailures(
-      java.util.Set<String> subscriptions,
-      List<FailureCounts> failures,
-      Map<String, Long> inboxes) {
-    Map<String, FailureCounts> bySubscription = new HashMap<>();
-    subscriptions.forEach(name -> bySubscription.put(name, FailureCounts.none(name)));
-    inboxes.keySet().forEach(name -> bySubscription.putIfAbsent(name, FailureCounts.none(name)));
-    failures.forEach(f -> bySubscription.put(f.subscription(), f));
-    bySubscription.forEach(
-        (name, f) -> {
-          FailureGauges g = failureGauges.computeIfAbsent(name, this::registerFailures);
-          g.retrying = f.retrying();
-          g.waiting = f.waiting();
-          g.dead = f.deadLetters();
-          g.inbox = inboxes.getOrDefault(name, 0L);
-        });
-    for (var it = failureGauges.entrySet().iterator(); it.hasNext(); ) {
-      var e = it.next();
-      if (!bySubscription.containsKey(e.getKey())) {
-        e.getValue().remove(registry);
-        it.remove();
-      }
-    }
-  }
-
-  private FailureGauges registerFailures(String subscription) {
-    FailureGauges g = new FailureGauges();
-    g.gauges.add(
-        Gauge.builder("boxline.subscription.retrying", g, x -> x.retrying)
-            .tag("subscription", subscription)
-            .description("Events whose next attempt is scheduled")
-            .baseUnit("events")
-            .strongReference(true)
-            .register(registry));
-    g.gauges.add(
-        Gauge.builder("boxline.subscription.waiting", g, x -> x.waiting)
-            .tag("subscription", subscription)
-            .description("Events parked behind an earlier event of their key")
-            .baseUnit("events")
-            .strongReference(true)
-            .register(registry));
-    g.gauges.add(
-        Gauge.builder("boxline.subscription.dead.letters", g, x -> x.dead)
-            .tag("subscription", subscription)
-            .description("Dead letters waiting to be redriven or discarded")
-            .baseUnit("events")
-            .strongReference(true)
-            .register(registry));
-    g.gauges.add(
-        Gauge.builder("boxline.subscription.inbox", g, x -> x.inbox)
-            .tag("subscription", subscription)
-            .description("Message keys the subscription's inbox remembers")
-            .baseUnit("keys")
-            .strongReference(true)
-            .register(registry));
-    return g;
-  }
-
-  private LagGauges registerLag(GaugeKey k) {
-    Tags tags = Tags.of("subscription", k.subscription(), "topic", k.topic().toString());
-    if (k.partition() >= 0) {
-      tags = tags.and("partition", Integer.toString(k.partition()));
-    }
-    LagGauges g = new LagGauges();
-    g.backlogGauge =
-        Gauge.builder("boxline.subscription.backlog", g, x -> x.backlog)
-            .tags(tags)
-            .description("Events sequenced but not yet handled by the subscription")
-            .baseUnit("events")
-            .strongReference(true)
-            .register(registry);
-    g.lagGauge =
-        Gauge.builder("boxline.subscription.lag", g, x -> x.lagSeconds)
-            .tags(tags)
-            .description("Age of the oldest event the subscription has not handled yet")
-            .baseUnit("seconds")
-            .strongReference(true)
-            .register(registry);
-    return g;
-  }
-
-  private void removeQueryGauges() {
-    for (LagGauges g : lagGauges.values()) {
-      g.remove(registry);
-    }
-    lagGauges.clear();
-    failureGauges.values().forEach(g -> g.remove(registry));
-    failureGauges.clear();
-    if (outboxGauges != null) {
-      outboxGauges.remove(registry);
-      outboxGauges = null;
-    }
-  }
-
-  private static double seconds(Duration d) {
-    return d.toNanos() / 1e9;
-  }
-
   /** Times the collector woke up (leader or not); for tests. */
   long ticks() {
-    return ticks.get();
+    GaugeCollector c = collector();
+    return c == null ? 0 : c.ticks();
   }
 
   /** Times this instance ran the gauge queries; for tests. */
   long collections() {
-    return collections.get();
+    GaugeCollector c = collector();
+    return c == null ? 0 : c.collections();
+  }
+
+  private GaugeCollector collector() {
+    synchronized (lock) {
+      return collector;
+    }
   }
 
   // ------------------------------------------------------------------ observations
@@ -590,138 +345,6 @@ public final class BoxlineMetrics implements BoxlineObserver {
         .computeIfAbsent(event.topic(), t -> new ConcurrentHashMap<>())
         .computeIfAbsent(
             event.type(), type -> new EventMeters(registry, subscription, event.topic(), type));
-  }
-
-  // ------------------------------------------------------------------ meter holders
-
-  private record GaugeKey(String subscription, TopicName topic, int partition) {}
-
-  /** Values of one pair of backlog/lag gauges, written by the collector, read on scrape. */
-  private static final class LagGauges {
-    volatile double backlog;
-    volatile double lagSeconds;
-    Gauge backlogGauge;
-    Gauge lagGauge;
-
-    void remove(MeterRegistry registry) {
-      registry.remove(backlogGauge);
-      registry.remove(lagGauge);
-    }
-  }
-
-  private static final class FailureGauges {
-    volatile double retrying;
-    volatile double waiting;
-    volatile double dead;
-    volatile double inbox;
-    final List<Gauge> gauges = new java.util.ArrayList<>();
-
-    void remove(MeterRegistry registry) {
-      gauges.forEach(registry::remove);
-    }
-  }
-
-  private static final class SubscriptionMeters {
-    final Map<TopicName, Map<String, EventMeters>> events = new ConcurrentHashMap<>();
-    final AtomicLong held = new AtomicLong();
-    final Counter assigned;
-    final Counter revoked;
-    final Counter lost;
-
-    SubscriptionMeters(MeterRegistry registry, String subscription) {
-      assigned = partitions(registry, "assigned", subscription, "Partitions this instance took");
-      revoked =
-          partitions(
-              registry, "revoked", subscription, "Partitions this instance handed back gracefully");
-      lost =
-          partitions(
-              registry,
-              "lost",
-              subscription,
-              "Partitions this instance lost without a hand-over (missed heartbeat, fenced commit)");
-      Gauge.builder("boxline.partitions.held", held, AtomicLong::get)
-          .tag("subscription", subscription)
-          .description("Partitions this instance's consumers hold now")
-          .baseUnit("partitions")
-          .strongReference(true)
-          .register(registry);
-    }
-
-    private static Counter partitions(
-        MeterRegistry registry, String what, String subscription, String description) {
-      return Counter.builder("boxline.partitions." + what)
-          .tag("subscription", subscription)
-          .description(description)
-          .baseUnit("partitions")
-          .register(registry);
-    }
-  }
-
-  private static final class EventMeters {
-    final Counter handled;
-    final Counter failed;
-    final Counter retried;
-    final Counter deadLettered;
-    final Counter malformed;
-    final Timer duration;
-
-    EventMeters(MeterRegistry registry, String subscription, TopicName topic, String type) {
-      Tags tags = Tags.of("subscription", subscription, "topic", topic.toString(), "type", type);
-      handled = counter(registry, "handled", tags, "Handler invocations that returned normally");
-      failed = counter(registry, "failed", tags, "Handler invocations that threw");
-      retried = counter(registry, "retried", tags, "Failed events scheduled for another attempt");
-      deadLettered = counter(registry, "dead.lettered", tags, "Events that became dead letters");
-      malformed =
-          counter(
-              registry,
-              "malformed",
-              tags,
-              "Events read from rows that cannot be delivered as stored (see the log line)");
-      duration =
-          Timer.builder("boxline.handler.duration")
-              .tags(tags)
-              .description("Time the handler took for events it handled")
-              .register(registry);
-    }
-
-    private static Counter counter(
-        MeterRegistry registry, String what, Tags tags, String description) {
-      return Counter.builder("boxline.events." + what)
-          .tags(tags)
-          .description(description)
-          .baseUnit("events")
-          .register(registry);
-    }
-  }
-
-  private static final class SinkMeters {
-    final Timer success;
-    final Timer failure;
-    final Counter successEvents;
-    final Counter failureEvents;
-
-    SinkMeters(MeterRegistry registry, String sink, TopicName topic) {
-      Tags tags = Tags.of("sink", sink, "topic", topic.toString());
-      success = timer(registry, tags.and("outcome", "success"));
-      failure = timer(registry, tags.and("outcome", "failure"));
-      successEvents = events(registry, tags.and("outcome", "success"));
-      failureEvents = events(registry, tags.and("outcome", "failure"));
-    }
-
-    private static Timer timer(MeterRegistry registry, Tags tags) {
-      return Timer.builder("boxline.sink.duration")
-          .tags(tags)
-          .description("Time a relay took to hand events to a sink")
-          .register(registry);
-    }
-
-    private static Counter events(MeterRegistry registry, Tags tags) {
-      return Counter.builder("boxline.sink.events")
-          .tags(tags)
-          .description("Events a relay handed to a sink")
-          .baseUnit("events")
-          .register(registry);
-    }
   }
 
   /** Settings for {@link BoxlineMetrics}; {@link #build()} validates. */
