@@ -4,7 +4,6 @@ import io.boxline.GroupPolicy;
 import io.boxline.StoreException;
 import io.boxline.ValidationException;
 import io.boxline.etcd.internal.Calls;
-import io.boxline.etcd.internal.Calls.Outcome;
 import io.boxline.etcd.internal.Keys;
 import io.boxline.etcd.internal.Values;
 import io.boxline.etcd.internal.Values.Slot;
@@ -21,9 +20,6 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.op.Cmp;
-import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
@@ -43,25 +39,19 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import java.util.function.Predicate;
 
 /**
  * Consumer-group coordination in etcd v3, for deployments that want membership and lease traffic
  * off the database. Cursors (and therefore fencing) stay in the database; this store only hands out
  * leases and epochs.
  *
- * <p>Mapping onto etcd (key layout in {@link Keys}, values in {@link Values}):
+ * <p>Mapping onto etcd (key layout in {@link Keys}, values in {@link Values}, the members' etcd
+ * leases in {@code MemberLeases}, the partition leases in {@code PartitionLeases}):
  *
  * <ul>
  *   <li><b>Members</b> are keys attached to an etcd lease whose TTL is the check-in TTL rounded up
@@ -101,31 +91,24 @@ public final class EtcdCoordination implements CoordinationStore {
 
   private static final System.Logger LOG = System.getLogger(EtcdCoordination.class.getName());
 
-  /** Compare-and-set rounds before a lease that keeps changing is reported as an error. */
-  private static final int CAS_ROUNDS = 10;
-
   private static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
   private static final int MAX_RESPONSE_BYTES = 64 << 20;
 
   private final Client client;
   private final KV kv;
-  private final io.etcd.jetcd.Lease leaseClient;
   private final Keys keys;
   private final Calls calls;
   private final Clock clock;
   private final String endpoints;
   private final String description;
 
-  /** This client's etcd lease per (group, member) it checks in for. */
-  private final ConcurrentHashMap<String, MemberLease> memberLeases = new ConcurrentHashMap<>();
+  /** The partition leases: the compare-and-set half of this store. */
+  private final PartitionLeases partitionLeases;
+
+  /** The etcd leases that keep this client's member keys alive. */
+  private final MemberLeases memberLeases;
 
   private volatile boolean closed;
-
-  /** The etcd lease that keeps one member key alive; guarded by its own monitor. */
-  private static final class MemberLease {
-    long id;
-    long ttlSeconds;
-  }
 
   private EtcdCoordination(Builder b) {
     this.endpoints = String.join(",", b.endpoints);
@@ -162,7 +145,8 @@ public final class EtcdCoordination implements CoordinationStore {
       throw new StoreException(calls.message("connect", String.valueOf(e.getMessage())), e);
     }
     this.kv = client.getKVClient();
-    this.leaseClient = client.getLeaseClient();
+    this.memberLeases = new MemberLeases(client.getLeaseClient(), calls);
+    this.partitionLeases = new PartitionLeases(kv, keys, calls, clock, this::ensureOpen);
   }
 
   /**
@@ -347,50 +331,10 @@ public final class EtcdCoordination implements CoordinationStore {
     long ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
     ByteSequence key = keys.member(group, member);
     ByteSequence value = Values.member(new Member(member, weight, null, null, status));
-    MemberLease lease =
-        memberLeases.computeIfAbsent(leaseKey(group, member), k -> new MemberLease());
-    synchronized (lease) {
-      TxnResponse read = null;
-      if (lease.id != 0 && lease.ttlSeconds == ttlSeconds) {
-        // Renew and write+read together: one round trip of latency.
-        CompletableFuture<LeaseKeepAliveResponse> renewal = leaseClient.keepAliveOnce(lease.id);
-        CompletableFuture<TxnResponse> txn = putAndRead(group, key, value, lease.id);
-        boolean expired = false;
-        try {
-          read = calls.await(op, txn);
-        } catch (StoreException e) {
-          if (!Calls.leaseNotFound(e)) {
-            renewal.cancel(true);
-            throw e;
-          }
-          expired = true;
-        }
-        try {
-          expired |= calls.await(op + " keep-alive", renewal).getTTL() <= 0;
-        } catch (StoreException e) {
-          if (!Calls.leaseNotFound(e)) {
-            throw e;
-          }
-          expired = true;
-        }
-        if (expired) {
-          // The member missed its deadline (its key is gone); rejoin with a new etcd lease.
-          lease.id = 0;
-          read = null;
-        }
-      }
-      if (read == null) {
-        long previous = lease.id;
-        lease.id = calls.await(op + " lease grant", leaseClient.grant(ttlSeconds)).getID();
-        lease.ttlSeconds = ttlSeconds;
-        read = calls.await(op, putAndRead(group, key, value, lease.id));
-        if (previous != 0) {
-          // The key moved to the new etcd lease; the old one holds nothing any more.
-          revokeQuietly(previous);
-        }
-      }
-      return view(group, read, clock.instant());
-    }
+    TxnResponse read =
+        memberLeases.write(
+            op, group, member, ttlSeconds, leaseId -> putAndRead(group, key, value, leaseId));
+    return view(group, read, clock.instant());
   }
 
   private CompletableFuture<TxnResponse> putAndRead(
@@ -399,7 +343,7 @@ public final class EtcdCoordination implements CoordinationStore {
     return kv.txn()
         .Then(
             Op.put(key, value, PutOption.builder().withLeaseId(leaseId).build()),
-            Op.get(groupPrefix, prefixRange(groupPrefix)),
+            Op.get(groupPrefix, Keys.prefixRange(groupPrefix)),
             // The policy keys' revisions make the policy stamp: members re-read the policy when
             // it changes, not every tenth check-in.
             Op.get(keys.groupPolicy(group), KEYS_ONLY),
@@ -451,7 +395,7 @@ public final class EtcdCoordination implements CoordinationStore {
             op,
             kv.txn()
                 .Then(
-                    Op.get(groupPrefix, prefixRange(groupPrefix)),
+                    Op.get(groupPrefix, Keys.prefixRange(groupPrefix)),
                     Op.get(keys.groupPolicy(group), KEYS_ONLY),
                     Op.get(keys.clusterPolicy(), KEYS_ONLY))
                 .commit());
@@ -463,17 +407,9 @@ public final class EtcdCoordination implements CoordinationStore {
     String op = "leave(group " + group + ", member " + member + ")";
     ensureOpen(op);
     CompletableFuture<?> delete = kv.delete(keys.member(group, member));
-    int freed = freeWhere(op, group, s -> member.equals(s.owner()));
+    int freed = partitionLeases.freeWhere(op, group, s -> member.equals(s.owner()));
     calls.await(op, delete);
-    MemberLease lease = memberLeases.remove(leaseKey(group, member));
-    if (lease != null) {
-      synchronized (lease) {
-        if (lease.id != 0) {
-          revokeQuietly(lease.id);
-          lease.id = 0;
-        }
-      }
-    }
+    memberLeases.forget(group, member);
     LOG.log(System.Logger.Level.DEBUG, "{0}: freed {1} leases", op, freed);
   }
 
@@ -482,126 +418,22 @@ public final class EtcdCoordination implements CoordinationStore {
   @Override
   public List<java.util.OptionalLong> acquire(
       String group, List<PartitionKey> partitions, String member) {
-    return io.boxline.spi.Fence.present(acquireEpochs(group, partitions, member));
-  }
-
-  private long[] acquireEpochs(String group, List<PartitionKey> partitions, String member) {
-    long[] out = new long[partitions.size()];
-    Arrays.fill(out, -1);
-    if (partitions.isEmpty()) {
-      return out;
-    }
-    String op = "acquire(group " + group + ", member " + member + ")";
-    ensureOpen(op);
-    Map<PartitionKey, Current> current = readSlots(op, group);
-    Instant now = clock.instant();
-    long micros = micros(now);
-    List<Integer> sent = new ArrayList<>();
-    List<Slot> wanted = new ArrayList<>();
-    List<CompletableFuture<TxnResponse>> txns = new ArrayList<>();
-    Set<PartitionKey> seen = new HashSet<>();
-    for (int i = 0; i < partitions.size(); i++) {
-      PartitionKey p = partitions.get(i);
-      if (!seen.add(p)) {
-        continue; // asked twice: the first one decides
-      }
-      ByteSequence key = keys.lease(group, p);
-      Current c = current.get(p);
-      Cmp unchanged;
-      Slot next;
-      if (c == null) {
-        unchanged = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-        next = new Slot(p.topicId(), p.partition(), member, micros, false, now);
-      } else if (c.slot().held()) {
-        continue;
-      } else {
-        unchanged = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(c.kv().getModRevision()));
-        next = c.slot().taken(member, Math.max(c.slot().epoch() + 1, micros), now);
-      }
-      sent.add(i);
-      wanted.add(next);
-      txns.add(
-          kv.txn().If(unchanged).Then(Op.put(key, Values.slot(next), PutOption.DEFAULT)).commit());
-    }
-    List<Outcome<TxnResponse>> outcomes = calls.awaitEach(op, txns);
-    List<Integer> unanswered = new ArrayList<>();
-    boolean anyAnswered = false;
-    for (int j = 0; j < outcomes.size(); j++) {
-      Outcome<TxnResponse> o = outcomes.get(j);
-      if (o.ok()) {
-        anyAnswered = true;
-        if (o.value().isSucceeded()) {
-          out[sent.get(j)] = wanted.get(j).epoch();
-        }
-      } else {
-        unanswered.add(j);
-      }
-    }
-    if (!unanswered.isEmpty()) {
-      StoreException first = outcomes.get(unanswered.get(0)).failure();
-      // A transaction without an answer may still have applied: look, so no lease is held
-      // without its owner knowing.
-      Map<PartitionKey, Current> after;
-      try {
-        after = readSlots(op + " (checking unanswered)", group);
-      } catch (StoreException e) {
-        if (!anyAnswered) {
-          throw first;
-        }
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "{0}: {1} of {2} lease transactions failed and could not be checked; they may stay"
-                + " held until this member leaves or expires: {3}",
-            op,
-            unanswered.size(),
-            txns.size(),
-            first.getMessage());
-        return out;
-      }
-      boolean confirmed = false;
-      for (int j : unanswered) {
-        Slot w = wanted.get(j);
-        Current c = after.get(w.key());
-        if (c != null && member.equals(c.slot().owner()) && c.slot().epoch() == w.epoch()) {
-          out[sent.get(j)] = w.epoch();
-          confirmed = true;
-        }
-      }
-      if (!anyAnswered && !confirmed) {
-        throw first;
-      }
-    }
-    return out;
+    return io.boxline.spi.Fence.present(partitionLeases.acquire(group, partitions, member));
   }
 
   @Override
   public boolean markReleasing(String group, PartitionKey partition, String member, long epoch) {
-    String op = "markReleasing(group " + group + ", " + partition + ", member " + member + ")";
-    Instant now = clock.instant();
-    return compareAndSet(
-        op,
-        keys.lease(group, partition),
-        s -> isHeldBy(s, member, epoch) ? s.markedReleasing(now) : null);
+    return partitionLeases.markReleasing(group, partition, member, epoch);
   }
 
   @Override
   public boolean release(String group, PartitionKey partition, String member, long epoch) {
-    String op = "release(group " + group + ", " + partition + ", member " + member + ")";
-    return compareAndSet(
-        op, keys.lease(group, partition), s -> isHeldBy(s, member, epoch) ? s.freed() : null);
-  }
-
-  private static boolean isHeldBy(Slot s, String member, long epoch) {
-    return s != null && member.equals(s.owner()) && s.epoch() == epoch;
+    return partitionLeases.release(group, partition, member, epoch);
   }
 
   @Override
   public int reclaim(String group, Set<String> liveMembers, Duration grace) {
-    String op = "reclaim(group " + group + ")";
-    Instant cutoff = clock.instant().minus(grace);
-    Set<String> live = Set.copyOf(liveMembers);
-    return freeWhere(
-        op, group, s -> !live.contains(s.owner()) || (s.releasing() && s.since().isBefore(cutoff)));
+    return partitionLeases.reclaim(group, liveMembers, grace);
   }
 
   @Override
@@ -610,7 +442,7 @@ public final class EtcdCoordination implements CoordinationStore {
     ensureOpen(op);
     // Member keys live on etcd leases: a key that exists belongs to a member that is alive.
     ByteSequence prefix = Keys.bytes(keys.membersPath(group));
-    GetResponse r = calls.await(op, kv.get(prefix, prefixRange(prefix)));
+    GetResponse r = calls.await(op, kv.get(prefix, Keys.prefixRange(prefix)));
     List<String> live = new ArrayList<>();
     for (KeyValue e : r.getKvs()) {
       live.add(Values.member(e).id());
@@ -621,103 +453,7 @@ public final class EtcdCoordination implements CoordinationStore {
 
   @Override
   public int forceRelease(String group, Collection<PartitionKey> partitions) {
-    String op = "forceRelease(group " + group + ")";
-    Set<PartitionKey> chosen = Set.copyOf(partitions);
-    return freeWhere(op, group, s -> chosen.contains(s.key()));
-  }
-
-  /**
-   * Reads the key and, while {@code change} wants a new value, compare-and-sets it on the key's mod
-   * revision. Returns false as soon as {@code change} answers null (the condition does not hold). A
-   * lost race re-reads the key in the same transaction ({@code Else get}).
-   */
-  private boolean compareAndSet(String op, ByteSequence key, Function<Slot, Slot> change) {
-    ensureOpen(op);
-    KeyValue current = first(calls.await(op, kv.get(key)));
-    for (int round = 0; round < CAS_ROUNDS; round++) {
-      Slot next = change.apply(current == null ? null : Values.slot(current));
-      if (next == null) {
-        return false;
-      }
-      TxnResponse r = calls.await(op, casTxn(key, current, next));
-      if (r.isSucceeded()) {
-        return true;
-      }
-      current = first(r.getGetResponses().get(0));
-    }
-    throw calls.failure(op, "the lease kept changing during " + CAS_ROUNDS + " attempts");
-  }
-
-  private CompletableFuture<TxnResponse> casTxn(ByteSequence key, KeyValue current, Slot next) {
-    return kv.txn()
-        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision())))
-        .Then(Op.put(key, Values.slot(next), PutOption.DEFAULT))
-        .Else(Op.get(key, GetOption.DEFAULT))
-        .commit();
-  }
-
-  /**
-   * Frees every held lease of the group that matches {@code which}: one range read, then one
-   * compare-and-set per lease, all in flight together; a lease changed meanwhile is judged again on
-   * its new value. Returns how many this call freed.
-   */
-  private int freeWhere(String op, String group, Predicate<Slot> which) {
-    ensureOpen(op);
-    Map<ByteSequence, KeyValue> pending = new LinkedHashMap<>();
-    for (Current c : readSlots(op, group).values()) {
-      if (c.slot().held() && which.test(c.slot())) {
-        pending.put(c.kv().getKey(), c.kv());
-      }
-    }
-    int freed = 0;
-    for (int round = 0; !pending.isEmpty(); round++) {
-      if (round == CAS_ROUNDS) {
-        throw calls.failure(
-            op, pending.size() + " leases kept changing during " + CAS_ROUNDS + " attempts");
-      }
-      List<KeyValue> batch = new ArrayList<>(pending.values());
-      List<CompletableFuture<TxnResponse>> txns = new ArrayList<>();
-      for (KeyValue c : batch) {
-        txns.add(casTxn(c.getKey(), c, Values.slot(c).freed()));
-      }
-      List<Outcome<TxnResponse>> outcomes = calls.awaitEach(op, txns);
-      pending.clear();
-      StoreException failure = null;
-      for (int j = 0; j < batch.size(); j++) {
-        Outcome<TxnResponse> o = outcomes.get(j);
-        if (!o.ok()) {
-          failure = failure == null ? o.failure() : failure;
-        } else if (o.value().isSucceeded()) {
-          freed++;
-        } else {
-          KeyValue now = first(o.value().getGetResponses().get(0));
-          if (now != null) {
-            Slot s = Values.slot(now);
-            if (s.held() && which.test(s)) {
-              pending.put(now.getKey(), now);
-            }
-          }
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
-    }
-    return freed;
-  }
-
-  private record Current(KeyValue kv, Slot slot) {}
-
-  /** Every lease key of the group (held or free), by partition: one range read. */
-  private Map<PartitionKey, Current> readSlots(String op, String group) {
-    ByteSequence prefix = keys.leases(group);
-    GetResponse r = calls.await(op, kv.get(prefix, prefixRange(prefix)));
-    Map<PartitionKey, Current> out = new HashMap<>();
-    for (KeyValue e : r.getKvs()) {
-      Slot s = Values.slot(e);
-      out.put(s.key(), new Current(e, s));
-    }
-    return out;
+    return partitionLeases.forceRelease(group, partitions);
   }
 
   // ------------------------------------------------------------------ policies
@@ -735,9 +471,8 @@ public final class EtcdCoordination implements CoordinationStore {
                     Op.get(keys.clusterPolicy(), GetOption.DEFAULT))
                 .commit());
     for (GetResponse g : r.getGetResponses()) {
-      KeyValue v = first(g);
-      if (v != null) {
-        return Values.policy(v);
+      if (!g.getKvs().isEmpty()) {
+        return Values.policy(g.getKvs().get(0));
       }
     }
     return GroupPolicy.DEFAULT;
@@ -768,16 +503,7 @@ public final class EtcdCoordination implements CoordinationStore {
       return;
     }
     closed = true;
-    List<CompletableFuture<?>> revocations = new ArrayList<>();
-    for (MemberLease l : memberLeases.values()) {
-      synchronized (l) {
-        if (l.id != 0) {
-          revocations.add(leaseClient.revoke(l.id));
-          l.id = 0;
-        }
-      }
-    }
-    memberLeases.clear();
+    List<CompletableFuture<?>> revocations = memberLeases.revokeAll();
     try {
       CompletableFuture.allOf(revocations.toArray(CompletableFuture[]::new))
           .get(2, TimeUnit.SECONDS);
@@ -814,32 +540,5 @@ public final class EtcdCoordination implements CoordinationStore {
     if (closed) {
       throw calls.failure(op, "the store is closed");
     }
-  }
-
-  private void revokeQuietly(long leaseId) {
-    leaseClient
-        .revoke(leaseId)
-        .orTimeout(calls.timeout().toMillis(), TimeUnit.MILLISECONDS)
-        .exceptionally(e -> null);
-  }
-
-  private static String leaseKey(String group, String member) {
-    return group + '\u0000' + member;
-  }
-
-  private static KeyValue first(GetResponse r) {
-    return r.getKvs().isEmpty() ? null : r.getKvs().get(0);
-  }
-
-  /** Range option covering every key that starts with {@code prefix}. */
-  private static GetOption prefixRange(ByteSequence prefix) {
-    byte[] end = prefix.getBytes();
-    // Keys are ASCII (names are percent-encoded) and end with '/', so bumping the last byte works.
-    end[end.length - 1]++;
-    return GetOption.builder().withRange(ByteSequence.from(end)).build();
-  }
-
-  private static long micros(Instant t) {
-    return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
   }
 }

@@ -3,6 +3,7 @@ package io.boxline.etcd.internal;
 import io.boxline.ValidationException;
 import io.boxline.spi.PartitionKey;
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -101,6 +102,14 @@ public final class Keys {
 
   public static ByteSequence bytes(String s) {
     return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+
+  /** Range option covering every key that starts with {@code prefix}. */
+  public static GetOption prefixRange(ByteSequence prefix) {
+    byte[] end = prefix.getBytes();
+    // Keys are ASCII (names are percent-encoded) and end with '/', so bumping the last byte works.
+    end[end.length - 1]++;
+    return GetOption.builder().withRange(ByteSequence.from(end)).build();
   }
 
   /** Percent-encodes every byte outside {@code A-Z a-z 0-9 . _ -} (UTF-8). */
