@@ -11,12 +11,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The soak's database, made for one run and dropped at the end (also by a shutdown hook on Ctrl-C):
- * on PostgreSQL a database of its own ({@code bench_soak_<random>}, Boxline in its schema {@code
- * boxline}), so that pg_stat_database counts only the run's traffic; on MariaDB a database (there a
- * schema) of that name, which holds Boxline's tables directly. Server settings are not touched.
+ * A database of one workload's own (the soak, the group and failure workloads, K1, C1, S1), made
+ * for one run and dropped at the end (also by a shutdown hook on Ctrl-C): on PostgreSQL a database
+ * of its own ({@code bench_<workload>_<random>}, Boxline in its schema {@code boxline}), so that
+ * pg_stat_database counts only the workload's traffic; on MariaDB a database (there a schema) of
+ * that name, which holds Boxline's tables directly. Server settings are not touched.
  */
-final class SoakDb implements AutoCloseable {
+final class BenchDb implements AutoCloseable {
   private static final Pattern PG_URL =
       Pattern.compile("^(jdbc:postgresql://[^/?]*/)([^?]*)(\\?.*)?$");
 
@@ -36,7 +37,7 @@ final class SoakDb implements AutoCloseable {
   private final Thread hook;
   private volatile boolean dropped;
 
-  private SoakDb(Db admin, String name) {
+  private BenchDb(Db admin, String name) {
     this.admin = admin;
     this.name = name;
     if (postgres()) {
@@ -60,11 +61,16 @@ final class SoakDb implements AutoCloseable {
     this.hook = new Thread(this::dropQuietly, "bench-drop-" + name);
   }
 
+  /** A group or failure workload's database, {@code bench_gf_<workload>_<random>}. */
+  static BenchDb create(Run run, String workload) {
+    return create(run.db(), "gf_" + workload);
+  }
+
   /** Creates {@code bench_<workload>_<random>} on the run's server. */
-  static SoakDb create(Db admin, String workload) {
+  static BenchDb create(Db admin, String workload) {
     String name =
         "bench_" + workload + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-    SoakDb db = new SoakDb(admin, name);
+    BenchDb db = new BenchDb(admin, name);
     admin.exec(db.postgres() ? "CREATE DATABASE " + name : admin.kind.createSchema(name));
     Runtime.getRuntime().addShutdownHook(db.hook);
     Bench.log("created database %s", name);
@@ -81,9 +87,35 @@ final class SoakDb implements AutoCloseable {
 
   /** A fixed-size HikariCP pool on this database (library defaults otherwise). */
   HikariDataSource pool(String poolName, int size) {
-    HikariDataSource ds = db.pool(poolName, size, null);
+    return pool(poolName, size, null);
+  }
+
+  /**
+   * A pool as {@link #pool(String, int)}, counted by {@code probe} (unless null) placed under the
+   * pool, so the pool's validation pings are seen too.
+   */
+  HikariDataSource pool(String poolName, int size, Probe probe) {
+    HikariDataSource ds = db.pool(poolName, size, probe == null ? null : probe.wrap(db.driver()));
     pools.add(ds);
     return ds;
+  }
+
+  /** This database's JDBC URL, user and password (for a process or server of its own). */
+  Db db() {
+    return db;
+  }
+
+  long queryLong(String sql) {
+    return db.queryLong(sql);
+  }
+
+  /**
+   * Autovacuum and autoanalyze runs so far on this database's tables (pg_stat_user_tables). The
+   * query is a transaction of this database: read it outside measured windows.
+   */
+  long autovacuumRuns() {
+    return queryLong(
+        "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables");
   }
 
   /** A connection on this database outside any pool (for the sampler). */
@@ -104,7 +136,7 @@ final class SoakDb implements AutoCloseable {
    * (read on a maintenance connection, so not counted here); on MariaDB the server's Questions
    * (statements clients sent, the whole server, this read included).
    */
-  long serverCounter(Connection maintenance) throws SQLException {
+  long transactions(Connection maintenance) {
     if (!postgres()) {
       return admin.counters(maintenance)[0];
     }
@@ -116,11 +148,13 @@ final class SoakDb implements AutoCloseable {
         rs.next();
         return rs.getLong(1);
       }
+    } catch (SQLException e) {
+      throw new IllegalStateException("pg_stat_database: " + e.getMessage(), e);
     }
   }
 
-  /** What {@link #serverCounter} counts, per second. */
-  String serverCounterName() {
+  /** What {@link #transactions} counts, per second. */
+  String transactionsName() {
     return postgres()
         ? "transactions/s of the run's database (pg_stat_database)"
         : "Questions/s of the whole server (SHOW GLOBAL STATUS)";

@@ -38,14 +38,22 @@ final class Options {
     return new Options(spec);
   }
 
-  /** The value given on the command line, else the option's default (null when it has none). */
+  /**
+   * The value given on the command line, else the option's default (null when it has none); an
+   * option the suite does not take (a workload reading another suite's, e.g. --db) has its default.
+   */
   @SuppressWarnings("unchecked")
   <T> T get(Opt<T> option) {
-    return (T) spec.findOption("--" + option.name()).getValue();
+    OptionSpec spec = this.spec.findOption("--" + option.name());
+    if (spec == null) {
+      return option.defaultText() == null ? null : option.parse(option.defaultText());
+    }
+    return (T) spec.getValue();
   }
 
   boolean given(Opt<?> option) {
-    return spec.commandLine().getParseResult().hasMatchedOption("--" + option.name());
+    return spec.findOption("--" + option.name()) != null
+        && spec.commandLine().getParseResult().hasMatchedOption("--" + option.name());
   }
 
   /** One line per option: {@code --name=default doc}. */

@@ -313,7 +313,7 @@ final class Soak {
           interval,
           f("%.1f", o.get(SAMPLE)),
           csv);
-      try (SoakDb db = SoakDb.create(server, "soak");
+      try (BenchDb db = BenchDb.create(server, "soak");
           Connection monitor = db.connect();
           Connection maintenance = db.maintenance()) {
         SoakSizes sizes = new SoakSizes(db.postgres(), db.schema);
@@ -463,7 +463,7 @@ final class Soak {
             endMark,
             before,
             after,
-            db.serverCounterName(),
+            db.transactionsName(),
             autovacuum,
             delivered,
             unknown.get(),
@@ -551,18 +551,18 @@ final class Soak {
      * statements and commits Boxline sent (counted under the pool), and the server's counter less
      * the sampler's own statements.
      */
-    private Idle idle(String what, SoakDb db, SoakSizes sizes, Connection maintenance)
+    private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
         throws Exception {
       Thread.sleep((long) (o.get(SETTLE) * 1000));
       long cpu0 = os.getProcessCpuTime();
       long statements0 = counted.statements();
       long commits0 = counted.commits();
       long mine0 = sizes.statements();
-      long server0 = db.serverCounter(maintenance);
+      long server0 = db.transactions(maintenance);
       long w0 = System.nanoTime();
       Thread.sleep((long) (o.get(IDLE) * 1000));
       long w1 = System.nanoTime();
-      long server1 = db.serverCounter(maintenance);
+      long server1 = db.transactions(maintenance);
       long mine1 = sizes.statements();
       double s = (w1 - w0) / 1e9;
       // On MariaDB the counter is the server's Questions: the first read counts in the window,
@@ -584,7 +584,7 @@ final class Soak {
           idle.statementsPerSecond(),
           idle.commitsPerSecond(),
           idle.serverPerSecond(),
-          db.serverCounterName());
+          db.transactionsName());
       return idle;
     }
 
