@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.HdrHistogram.AbstractHistogram;
 
 /**
  * The soak (issue 20): millions of events through a topic of 64 partitions read by three
@@ -110,7 +111,7 @@ final class Soak {
       String phase,
       long published,
       long[] handled,
-      long[] latency,
+      AbstractHistogram latency,
       SoakSizes.Reading sizes,
       long cpuNanos,
       long retentionRuns,
@@ -211,6 +212,25 @@ final class Soak {
 
   static Result soak(Run run) throws Exception {
     return new SoakRunner(run).run();
+  }
+
+  /**
+   * The commit → handler latencies (µs) recorded between two cumulative snapshots of the soak's
+   * histogram ({@code earlier} null: all of {@code later}).
+   */
+  static AbstractHistogram window(AbstractHistogram later, AbstractHistogram earlier) {
+    AbstractHistogram w = later.copy();
+    if (earlier != null) {
+      w.subtract(earlier);
+    }
+    return w;
+  }
+
+  /** The percentile {@code p} of a window in ms, the middle of its bucket; NaN when empty. */
+  static double percentileMillis(AbstractHistogram window, double p) {
+    return window.getTotalCount() == 0
+        ? Double.NaN
+        : window.medianEquivalentValue(window.getValueAtPercentile(p)) / 1000.0;
   }
 
   static String ms(double millis) {

@@ -36,6 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
+import org.HdrHistogram.AbstractHistogram;
+import org.HdrHistogram.ConcurrentHistogram;
 
 /** One soak run's state and its phases: {@link Soak} declares the options and what it reports. */
 final class SoakRunner {
@@ -46,7 +48,10 @@ final class SoakRunner {
   private final int txns;
   private final int rate;
   private final TopicName topic = TopicName.of("bench", "soak");
-  private final LatencyHistogram histogram = new LatencyHistogram();
+
+  /** Commit → handler latencies in µs, cumulative; two significant digits (within 1 %). */
+  private final ConcurrentHistogram histogram = new ConcurrentHistogram(2);
+
   private final AtomicLongArray committed;
   private final ConcurrentLinkedQueue<long[]> pending = new ConcurrentLinkedQueue<>();
   private final List<Tracker> trackers = new ArrayList<>();
@@ -281,7 +286,7 @@ final class SoakRunner {
       int txn = (int) (idx / perTxn);
       long c = committed.get(txn);
       if (c != 0) {
-        histogram.recordNanos(now - c);
+        histogram.recordValue(Math.max(0, now - c) / 1000);
       } else {
         // The handler ran before the producer's thread stored the commit time: the sampler
         // records it once it is there.
@@ -413,7 +418,7 @@ final class SoakRunner {
         phase,
         published.get(),
         handled,
-        histogram.snapshot(),
+        histogram.copy(),
         SoakSizes.Reading.NONE,
         os.getProcessCpuTime(),
         boxline.stats().retentionRuns(),
@@ -433,7 +438,7 @@ final class SoakRunner {
     for (long[] p; (p = pending.poll()) != null; ) {
       long c = committed.get((int) p[0]);
       if (c != 0) {
-        histogram.recordNanos(p[1] - c);
+        histogram.recordValue(Math.max(0, p[1] - c) / 1000);
       } else {
         retry.add(p);
       }
@@ -476,7 +481,7 @@ final class SoakRunner {
     for (int s = 0; s < handled.length; s++) {
       handled[s] = trackers.get(s).deliveries();
     }
-    long[] lat = histogram.snapshot();
+    AbstractHistogram lat = histogram.copy();
     long cpu = os.getProcessCpuTime();
     var stats = boxline.stats();
     SoakSizes.Reading r;
@@ -495,7 +500,7 @@ final class SoakRunner {
     for (int s = 0; s < handled.length; s++) {
       outRate[s] = (handled[s] - (previous == null ? 0 : previous.handled()[s])) / dt;
     }
-    long[] window = LatencyHistogram.minus(lat, previous == null ? null : previous.latency());
+    AbstractHistogram window = Soak.window(lat, previous == null ? null : previous.latency());
     double cpuMsPerS = previous == null ? 0 : (cpu - previous.cpuNanos()) / 1e6 / dt;
     Sample smp =
         new Sample(
@@ -511,9 +516,9 @@ final class SoakRunner {
             heap,
             inRate,
             outRate,
-            LatencyHistogram.percentileMillis(window, 50),
-            LatencyHistogram.percentileMillis(window, 99),
-            LatencyHistogram.count(window),
+            Soak.percentileMillis(window, 50),
+            Soak.percentileMillis(window, 99),
+            window.getTotalCount(),
             previous == null ? Double.NaN : cpuMsPerS);
     previous = smp;
     out.write(SoakPlots.row(smp));
