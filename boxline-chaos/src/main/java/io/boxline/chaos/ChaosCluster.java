@@ -1,5 +1,6 @@
 package io.boxline.chaos;
 
+import io.boxline.testkit.process.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -24,7 +25,7 @@ final class ChaosCluster implements AutoCloseable {
   private final String natsUrl;
   private final Path logDir;
   private final Path statusDir;
-  private final Map<Role, ChildProcess[]> children = new EnumMap<>(Role.class);
+  private final Map<Role, ChildJvm[]> children = new EnumMap<>(Role.class);
   private final Map<String, Integer> runs = new HashMap<>();
   private int unexpectedExits;
 
@@ -41,10 +42,10 @@ final class ChaosCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    children.put(Role.PRODUCER, new ChildProcess[options.producers]);
-    children.put(Role.CONSUMER, new ChildProcess[options.consumers]);
-    children.put(Role.RELAY, new ChildProcess[options.relays]);
-    children.put(Role.WORKER, new ChildProcess[options.workers]);
+    children.put(Role.PRODUCER, new ChildJvm[options.producers]);
+    children.put(Role.CONSUMER, new ChildJvm[options.consumers]);
+    children.put(Role.RELAY, new ChildJvm[options.relays]);
+    children.put(Role.WORKER, new ChildJvm[options.workers]);
   }
 
   Map<Role, Integer> counts() {
@@ -66,9 +67,9 @@ final class ChaosCluster implements AutoCloseable {
   /** Waits (bounded) until every current incarnation printed READY. */
   void awaitReady(Duration max) {
     long deadline = System.nanoTime() + max.toNanos();
-    for (ChildProcess[] group : children.values()) {
-      for (ChildProcess c : group) {
-        while (!c.printed("READY")) {
+    for (ChildJvm[] group : children.values()) {
+      for (ChildJvm c : group) {
+        while (!c.output().contains("READY")) {
           if (!c.isAlive()) {
             throw new IllegalStateException(c + " exited before READY:\n" + c.tail(40));
           }
@@ -91,6 +92,7 @@ final class ChaosCluster implements AutoCloseable {
     args.add("--schema=" + schema);
     args.add("--url=" + db.url());
     args.add("--user=" + db.user());
+    args.add("--app=chaos-" + key);
     args.add("--statusDir=" + statusDir);
     args.add("--seed=" + options.seed);
     switch (role) {
@@ -111,13 +113,18 @@ final class ChaosCluster implements AutoCloseable {
       }
     }
     children.get(role)[index] =
-        ChildProcess.start(
-            key + "-run" + run, role.main, logDir, args, ChaosDatabase.PASSWORD_ENV, db.password());
+        ChildJvm.start(
+            new ChildJvm.Spec(key + "-run" + run, role.main)
+                .logDirectory(logDir)
+                // Small heaps and no C2: up to a dozen of these share two cores.
+                .jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1")
+                .args(args.toArray(String[]::new))
+                .env(ChaosDatabase.PASSWORD_ENV, db.password()));
   }
 
   /** SIGKILL, wait {@code restartDelay}, start the next incarnation. */
   void killAndRestart(Role role, int index, Duration restartDelay) {
-    ChildProcess c;
+    ChildJvm c;
     synchronized (this) {
       c = children.get(role)[index];
       children.get(role)[index] = null; // not "dead on its own" while it is being restarted
@@ -131,7 +138,7 @@ final class ChaosCluster implements AutoCloseable {
 
   /** SIGSTOP for {@code length}, then SIGCONT. */
   void pause(Role role, int index, Duration length) {
-    ChildProcess c;
+    ChildJvm c;
     synchronized (this) {
       c = children.get(role)[index];
     }
@@ -145,8 +152,8 @@ final class ChaosCluster implements AutoCloseable {
 
   /** Restarts children that exited without being told to (counted; their tail is printed). */
   synchronized void restartDead() {
-    for (Map.Entry<Role, ChildProcess[]> e : children.entrySet()) {
-      ChildProcess[] group = e.getValue();
+    for (Map.Entry<Role, ChildJvm[]> e : children.entrySet()) {
+      ChildJvm[] group = e.getValue();
       for (int i = 0; i < group.length; i++) {
         if (group[i] != null && !group[i].isAlive()) {
           unexpectedExits++;
@@ -167,14 +174,14 @@ final class ChaosCluster implements AutoCloseable {
 
   /** Graceful stop of one role (closes stdin), bounded; returns how many had to be killed. */
   int stop(Role role, Duration each) {
-    ChildProcess[] group;
+    ChildJvm[] group;
     synchronized (this) {
       group = children.get(role);
-      children.put(role, new ChildProcess[0]);
+      children.put(role, new ChildJvm[0]);
     }
     int killed = 0;
-    for (ChildProcess c : group) {
-      if (c != null && !c.stop(each)) {
+    for (ChildJvm c : group) {
+      if (c != null && c.stop(each) < 0) {
         killed++;
       }
     }
@@ -200,8 +207,8 @@ final class ChaosCluster implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    for (ChildProcess[] group : children.values()) {
-      for (ChildProcess c : group) {
+    for (ChildJvm[] group : children.values()) {
+      for (ChildJvm c : group) {
         if (c != null && c.isAlive()) {
           c.kill9();
         }

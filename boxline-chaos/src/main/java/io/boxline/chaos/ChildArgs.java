@@ -4,29 +4,27 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.jdbc.JdbcStore;
+import io.boxline.testkit.process.ChildMain;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * What every chaos child shares: its {@code --key=value} arguments (what a role does not use stays
- * at its default), the watch that ends the child when the parent closes stdin or dies, database
- * pools, a Boxline instance started with retries (the database may be restarting when a child
- * starts), and a status file the parent reads.
+ * at its default; the database's and the watch that ends the child when the parent closes stdin or
+ * dies are the testkit's {@link ChildMain}), database pools that wait for a database that is down,
+ * a Boxline instance started with retries (the database may be restarting when a child starts), and
+ * a status file the parent reads.
  */
 @Command(name = "chaos-child")
-final class ChildArgs {
+final class ChildArgs extends ChildMain {
   @Option(names = "--role", required = true)
   String role;
 
@@ -35,15 +33,6 @@ final class ChildArgs {
 
   @Option(names = "--run", required = true)
   int run;
-
-  @Option(names = "--schema", required = true)
-  String schema;
-
-  @Option(names = "--url", required = true)
-  String url;
-
-  @Option(names = "--user", required = true)
-  String user;
 
   @Option(names = "--statusDir", required = true)
   Path statusDir;
@@ -72,13 +61,8 @@ final class ChildArgs {
   @Option(names = "--nats")
   String nats;
 
-  private final CountDownLatch shutdown = new CountDownLatch(1);
-
   static ChildArgs parse(String[] argv) {
-    ChildArgs child = new ChildArgs();
-    new CommandLine(child).parseArgs(argv);
-    child.watchParent();
-    return child;
+    return ChildMain.init(new ChildArgs(), argv);
   }
 
   /** Name of this incarnation, e.g. {@code consumer-1-run3}. */
@@ -91,50 +75,11 @@ final class ChildArgs {
     return role + "-" + index;
   }
 
-  /** Blocks until stdin ends (the parent asked for a graceful stop, or went away). */
-  void awaitShutdown() throws InterruptedException {
-    shutdown.await();
-  }
-
-  boolean shuttingDown() {
-    return shutdown.getCount() == 0;
-  }
-
-  private void watchParent() {
-    Thread stdin =
-        new Thread(
-            () -> {
-              InputStream in = System.in;
-              byte[] buf = new byte[64];
-              try {
-                while (in.read(buf) >= 0) {
-                  // the parent never writes
-                }
-              } catch (IOException ignored) {
-                // same as end of input
-              }
-              shutdown.countDown();
-              // A graceful stop is bounded: halt if it takes too long.
-              Thread watchdog =
-                  new Thread(
-                      () -> {
-                        sleepQuietly(Duration.ofSeconds(30));
-                        log("graceful stop took over 30 s: halting");
-                        Runtime.getRuntime().halt(4);
-                      },
-                      "chaos-stop-watchdog");
-              watchdog.setDaemon(true);
-              watchdog.start();
-            },
-            "chaos-stdin-watch");
-    stdin.setDaemon(true);
-    stdin.start();
-  }
-
-  HikariDataSource pool(String name, int size) {
+  /** A pool that waits for a database that is down (ChildMain.pool would fail at once). */
+  HikariDataSource waitingPool(String name, int size) {
     HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(url);
-    cfg.setUsername(user);
+    cfg.setJdbcUrl(url());
+    cfg.setUsername(user());
     String password = System.getenv(ChaosDatabase.PASSWORD_ENV);
     cfg.setPassword(password == null ? "" : password);
     cfg.setMaximumPoolSize(size);
@@ -151,7 +96,7 @@ final class ChildArgs {
         "start Boxline",
         () ->
             Boxline.builder()
-                .store(JdbcStore.builder(pool).schema(schema).build())
+                .store(JdbcStore.builder(pool).schema(schema()).build())
                 .instanceId(incarnation())
                 .sequencer(sequencer)
                 .sequencerLease(Duration.ofSeconds(3))
@@ -218,10 +163,5 @@ final class ChildArgs {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  static void log(String message) {
-    System.out.println(Instant.now() + " [" + Thread.currentThread().getName() + "] " + message);
-    System.out.flush();
   }
 }

@@ -6,6 +6,7 @@ import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.Event;
 import io.boxline.RetryPolicy;
+import io.boxline.testkit.process.ChildMain;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -25,12 +26,12 @@ public final class ConsumerMain {
 
   public static void main(String[] argv) throws Exception {
     ChildArgs args = ChildArgs.parse(argv);
-    String schema = args.schema;
+    String schema = args.schema();
     String member = args.memberId();
     int batch = args.batch;
     int concurrency = args.concurrency;
-    HikariDataSource boxlinePool = args.pool("boxline", 2 * concurrency + 6);
-    HikariDataSource recordPool = args.pool("record", concurrency + 1);
+    HikariDataSource boxlinePool = args.waitingPool("boxline", 2 * concurrency + 6);
+    HikariDataSource recordPool = args.waitingPool("record", concurrency + 1);
     Boxline boxline = args.startBoxline(boxlinePool, true);
 
     String effectSql = "INSERT INTO " + schema + ".chaos_effect (event_id, member) VALUES (?, ?)";
@@ -88,14 +89,14 @@ public final class ConsumerMain {
           m.put("deliveriesLost", deliveries.lostCount());
           return m;
         });
-    ChildArgs.log("READY " + args.incarnation());
+    ChildMain.log("READY " + args.incarnation());
     args.awaitShutdown();
     effects.stop(Duration.ofSeconds(10));
     deliveries.stop(Duration.ofSeconds(10));
     boxline.close();
     recordPool.close();
     boxlinePool.close();
-    ChildArgs.log("STOPPED");
+    ChildMain.log("STOPPED");
     System.exit(0);
   }
 

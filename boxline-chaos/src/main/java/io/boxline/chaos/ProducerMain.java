@@ -6,6 +6,7 @@ import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
 import io.boxline.TaskOptions;
 import io.boxline.TopicName;
+import io.boxline.testkit.process.ChildMain;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -56,13 +57,13 @@ public final class ProducerMain {
     this.args = args;
     this.pool = pool;
     this.boxline = boxline;
-    this.schema = args.schema;
+    this.schema = args.schema();
   }
 
   public static void main(String[] argv) throws Exception {
     ChildArgs args = ChildArgs.parse(argv);
     int threads = args.threads;
-    HikariDataSource pool = args.pool("producer", threads + 4);
+    HikariDataSource pool = args.waitingPool("producer", threads + 4);
     Boxline boxline = args.startBoxline(pool, true);
     ProducerMain producer = new ProducerMain(args, pool, boxline);
     args.reportEvery(producer::counters);
@@ -73,7 +74,7 @@ public final class ProducerMain {
       w.start();
       workers.add(w);
     }
-    ChildArgs.log("READY " + args.incarnation());
+    ChildMain.log("READY " + args.incarnation());
     args.awaitShutdown();
     for (Thread w : workers) {
       w.join(Duration.ofSeconds(20).toMillis());
@@ -81,7 +82,7 @@ public final class ProducerMain {
     args.writeStatus(producer.counters());
     boxline.close();
     pool.close();
-    ChildArgs.log("STOPPED " + producer.counters());
+    ChildMain.log("STOPPED " + producer.counters());
     System.exit(0);
   }
 
@@ -276,7 +277,7 @@ public final class ProducerMain {
       ps.setInt(2, order.events());
       ps.executeUpdate();
     } catch (SQLException e) {
-      ChildArgs.log("rollback not recorded: " + e);
+      ChildMain.log("rollback not recorded: " + e);
     }
   }
 

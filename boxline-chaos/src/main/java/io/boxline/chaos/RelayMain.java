@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.nats.NatsSink;
 import io.boxline.relay.Relay;
+import io.boxline.testkit.process.ChildMain;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -15,7 +16,7 @@ public final class RelayMain {
   public static void main(String[] argv) throws Exception {
     ChildArgs args = ChildArgs.parse(argv);
     int concurrency = args.concurrency;
-    HikariDataSource pool = args.pool("boxline", 2 * concurrency + 4);
+    HikariDataSource pool = args.waitingPool("boxline", 2 * concurrency + 4);
     Boxline boxline = args.startBoxline(pool, false);
     Relay relay =
         ChildArgs.retry(
@@ -45,12 +46,12 @@ public final class RelayMain {
           m.put("relayLost", relay.consumer().lostCount());
           return m;
         });
-    ChildArgs.log("READY " + args.incarnation());
+    ChildMain.log("READY " + args.incarnation());
     args.awaitShutdown();
     relay.close();
     boxline.close();
     pool.close();
-    ChildArgs.log("STOPPED");
+    ChildMain.log("STOPPED");
     System.exit(0);
   }
 }

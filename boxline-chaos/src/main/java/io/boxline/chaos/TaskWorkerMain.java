@@ -3,6 +3,7 @@ package io.boxline.chaos;
 import com.zaxxer.hikari.HikariDataSource;
 import io.boxline.Boxline;
 import io.boxline.Consumer;
+import io.boxline.testkit.process.ChildMain;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,10 +17,10 @@ public final class TaskWorkerMain {
 
   public static void main(String[] argv) throws Exception {
     ChildArgs args = ChildArgs.parse(argv);
-    String sql = "INSERT INTO " + args.schema + ".chaos_task_run (task_id, member) VALUES (?, ?)";
+    String sql = "INSERT INTO " + args.schema() + ".chaos_task_run (task_id, member) VALUES (?, ?)";
     int concurrency = args.concurrency;
-    HikariDataSource boxlinePool = args.pool("boxline", 2 * concurrency + 4);
-    HikariDataSource recordPool = args.pool("record", concurrency + 1);
+    HikariDataSource boxlinePool = args.waitingPool("boxline", 2 * concurrency + 4);
+    HikariDataSource recordPool = args.waitingPool("record", concurrency + 1);
     Boxline boxline = args.startBoxline(boxlinePool, false);
     Consumer worker =
         ChildArgs.retry(
@@ -53,13 +54,13 @@ public final class TaskWorkerMain {
           m.put("tasksLost", worker.lostCount());
           return m;
         });
-    ChildArgs.log("READY " + args.incarnation());
+    ChildMain.log("READY " + args.incarnation());
     args.awaitShutdown();
     worker.stop(Duration.ofSeconds(10));
     boxline.close();
     recordPool.close();
     boxlinePool.close();
-    ChildArgs.log("STOPPED");
+    ChildMain.log("STOPPED");
     System.exit(0);
   }
 }

@@ -39,14 +39,14 @@ public class ChildMain {
 
   private final CountDownLatch shutdown = new CountDownLatch(1);
 
-  ChildMain() {}
+  protected ChildMain() {}
 
   /**
    * Parses {@code argv} into {@code options} (an unknown or missing option is an error) and starts
    * the parent watch: {@link #awaitShutdown()} returns when stdin reaches end-of-file (the parent
    * closed it or died); if the parent process disappears the child halts at once.
    */
-  static <T extends ChildMain> T init(T options, String[] argv) {
+  public static <T extends ChildMain> T init(T options, String[] argv) {
     new CommandLine(options).parseArgs(argv);
     ((ChildMain) options).watchParent();
     return options;
@@ -100,6 +100,23 @@ public class ChildMain {
             "child-parent-watch");
     liveness.setDaemon(true);
     liveness.start();
+  }
+
+  public String url() {
+    return url;
+  }
+
+  public String user() {
+    return user;
+  }
+
+  public String schema() {
+    return schema;
+  }
+
+  /** True once the parent asked for shutdown (closed stdin) or went away. */
+  public boolean shuttingDown() {
+    return shutdown.getCount() == 0;
   }
 
   /** Blocks until the parent asks for shutdown (closes stdin) or goes away. */
