@@ -61,8 +61,6 @@ final class SoakRunner {
   private final CommitClock clock = new CommitClock();
   private final List<Sample> samples = new ArrayList<>();
   private final String[] keys = new String[KEYS];
-  private final com.sun.management.OperatingSystemMXBean os =
-      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
   private volatile String phase = IDLE_BEFORE;
   private volatile double loadStartTime = Double.NaN;
 
@@ -352,7 +350,7 @@ final class SoakRunner {
   private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
       throws Exception {
     Thread.sleep((long) (o.get(SETTLE) * 1000));
-    long cpu0 = os.getProcessCpuTime();
+    long cpu0 = Cost.jvmCpu();
     long statements0 = counted.statements();
     long commits0 = counted.commits();
     long mine0 = sizes.statements();
@@ -370,7 +368,7 @@ final class SoakRunner {
     Idle idle =
         new Idle(
             s,
-            (os.getProcessCpuTime() - cpu0) / 1e6 / s,
+            (Cost.jvmCpu() - cpu0) / 1e6 / s,
             (counted.statements() - statements0) / s,
             (counted.commits() - commits0) / s,
             Math.max(0, server1 - server0 - own) / s);
@@ -420,7 +418,7 @@ final class SoakRunner {
         handled,
         histogram.copy(),
         SoakSizes.Reading.NONE,
-        os.getProcessCpuTime(),
+        Cost.jvmCpu(),
         boxline.stats().retentionRuns(),
         boxline.stats().retentionDeleted(),
         0,
@@ -482,7 +480,7 @@ final class SoakRunner {
       handled[s] = trackers.get(s).deliveries();
     }
     AbstractHistogram lat = histogram.copy();
-    long cpu = os.getProcessCpuTime();
+    long cpu = Cost.jvmCpu();
     var stats = boxline.stats();
     SoakSizes.Reading r;
     try {
