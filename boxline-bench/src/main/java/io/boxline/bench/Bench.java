@@ -53,7 +53,7 @@ public final class Bench {
     GROUPS("Boxline group benchmarks", "gf-groups", null),
     FAILURES("Boxline failure benchmarks", "gf-failures", null),
     RELAYS("Relay benchmark run", "relay", "relaybench_"),
-    /** The soak: a database of its own per run (see {@link SoakDb}). */
+    /** The soak: a database of its own per run (see {@link BenchDb}). */
     SOAK("Boxline soak run", "soak", null),
     /** Prints something and stops: no report, no database. */
     TOOL(null, null, null);
@@ -169,7 +169,12 @@ public final class Bench {
   private Bench() {}
 
   public static void main(String[] args) throws Exception {
-    System.exit(run(args));
+    try {
+      System.exit(run(args));
+    } catch (picocli.CommandLine.ParameterException e) {
+      System.err.println(e.getMessage() + " (--help lists the options)");
+      System.exit(2);
+    }
   }
 
   /**

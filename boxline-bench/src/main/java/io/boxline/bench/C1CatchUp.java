@@ -9,7 +9,6 @@ import io.boxline.OutgoingEvent;
 import io.boxline.Sequencing;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.GfKit.BenchDb;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

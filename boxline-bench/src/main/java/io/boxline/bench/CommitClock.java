@@ -1,7 +1,7 @@
 package io.boxline.bench;
 
-import java.sql.Connection;
 import javax.sql.DataSource;
+import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 
 /**
  * Reads {@link System#nanoTime()} the moment a connection's {@code commit()} returns, per thread:
@@ -13,28 +13,19 @@ final class CommitClock {
   private final ThreadLocal<long[]> lastCommit = ThreadLocal.withInitial(() -> new long[1]);
 
   DataSource wrap(DataSource target) {
-    return Probe.proxy(
-        DataSource.class,
-        (proxy, m, args) -> {
-          Object r = Probe.call(target, m, args);
-          return m.getName().equals("getConnection") ? connection((Connection) r) : r;
-        });
+    return ProxyDataSourceBuilder.create("commit-clock", target)
+        .afterMethod(
+            call -> {
+              if (call.getMethod().getName().equals("commit")
+                  && call.getTarget() instanceof java.sql.Connection) {
+                lastCommit.get()[0] = System.nanoTime();
+              }
+            })
+        .build();
   }
 
   /** When this thread's last commit returned. */
   long lastCommitNanos() {
     return lastCommit.get()[0];
-  }
-
-  private Connection connection(Connection target) {
-    return Probe.proxy(
-        Connection.class,
-        (proxy, m, args) -> {
-          Object r = Probe.call(target, m, args);
-          if (m.getName().equals("commit")) {
-            lastCommit.get()[0] = System.nanoTime();
-          }
-          return r;
-        });
   }
 }

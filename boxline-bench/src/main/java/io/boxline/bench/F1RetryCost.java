@@ -14,7 +14,6 @@ import io.boxline.OutgoingEvent;
 import io.boxline.RetryPolicy;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.GfKit.BenchDb;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -32,7 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * F1, what the retry store costs (issue 4): end-to-end throughput of healthy keys with no failures
  * vs. with 1 % of the keys poisoned (every event of theirs fails and is parked, retried and
  * dead-lettered), and the statements it costs per parked event. Runs in a database of its own
- * ({@link GfKit.BenchDb}).
+ * ({@link BenchDb}).
  */
 final class F1RetryCost {
   private F1RetryCost() {}

@@ -12,7 +12,6 @@ import io.boxline.OutgoingEvent;
 import io.boxline.RetentionPolicy;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.GfKit.BenchDb;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,7 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * F2, bloat (issue 4): a steady load with a 30-s topic retention and a 5-s retention interval for a
  * few minutes; table sizes, live/dead tuples and autovacuum runs sampled every 15 s. Runs in a
- * database of its own ({@link GfKit.BenchDb}).
+ * database of its own ({@link BenchDb}).
  */
 final class F2Bloat {
   private F2Bloat() {}

@@ -9,7 +9,6 @@ import io.boxline.Boxline;
 import io.boxline.Consumer;
 import io.boxline.GroupPolicy;
 import io.boxline.SubscriptionSpec;
-import io.boxline.bench.GfKit.BenchDb;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +20,7 @@ import java.util.Map;
  * G1, idle coordination load (issue 3): N consumers of one subscription (one Boxline instance),
  * nothing published, default group policy; statements/s counted on the client (a counting proxy
  * under the pool) and transactions/s on the server (pg_stat_database of the workload's own
- * database). Runs in a database of its own ({@link GfKit.BenchDb}).
+ * database). Runs in a database of its own ({@link BenchDb}).
  */
 final class G1IdleLoad {
   private G1IdleLoad() {}

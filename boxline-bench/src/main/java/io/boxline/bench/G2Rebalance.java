@@ -12,7 +12,6 @@ import io.boxline.GroupPolicy;
 import io.boxline.OutgoingEvent;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicPartition;
-import io.boxline.bench.GfKit.BenchDb;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * G2, rebalance (issue 3): 1,024 partitions with a backlog, handlers blocked on a gate, 50
  * consumers join at once; time until every partition is leased and every share is within bounds.
- * Runs in a database of its own ({@link GfKit.BenchDb}).
+ * Runs in a database of its own ({@link BenchDb}).
  */
 final class G2Rebalance {
   private G2Rebalance() {}

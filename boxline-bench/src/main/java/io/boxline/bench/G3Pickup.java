@@ -11,7 +11,6 @@ import io.boxline.Event;
 import io.boxline.OutgoingEvent;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicPartition;
-import io.boxline.bench.GfKit.BenchDb;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,8 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * G3, cold-partition pickup (issue 3): 3 idle consumers on 64 partitions; single events to unleased
- * partitions; latency from commit to handler. Runs in a database of its own ({@link
- * GfKit.BenchDb}).
+ * partitions; latency from commit to handler. Runs in a database of its own ({@link BenchDb}).
  */
 final class G3Pickup {
   private G3Pickup() {}

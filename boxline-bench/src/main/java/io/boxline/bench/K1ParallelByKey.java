@@ -11,7 +11,6 @@ import io.boxline.Event;
 import io.boxline.OutgoingEvent;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
-import io.boxline.bench.GfKit.BenchDb;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

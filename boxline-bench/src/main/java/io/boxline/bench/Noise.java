@@ -23,7 +23,7 @@ final class Noise {
 
   static Noise start() {
     long[] cpu = cpu();
-    return new Noise(cpu[0], cpu[1], ownCpu(), System.nanoTime());
+    return new Noise(cpu[0], cpu[1], Cost.jvmCpu(), System.nanoTime());
   }
 
   /** "machine 97% busy (this JVM 41%), load 8.1" for the time since {@link #start()}. */
@@ -35,7 +35,7 @@ final class Noise {
     double machine = 100.0 * (cpu[0] - busy) / (cpu[1] - total);
     int cores = Runtime.getRuntime().availableProcessors();
     double own =
-        100.0 * (ownCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
+        100.0 * (Cost.jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
     return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, load());
   }
 
@@ -83,10 +83,6 @@ final class Noise {
     } catch (IOException | RuntimeException e) {
       return "?";
     }
-  }
-
-  private static long ownCpu() {
-    return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(0L);
   }
 
   /** {busy jiffies, total jiffies} of all CPUs. */

@@ -2,57 +2,58 @@ package io.boxline.bench;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The bench's one option parser: {@code --name=value} arguments, checked against the {@link Opt}s
- * of the chosen workloads (an unknown name or an unreadable value is an error before anything
- * runs), read back typed with {@link #get}.
+ * The bench's command line, parsed by picocli: {@code --name=value} arguments, checked against the
+ * {@link Opt}s of the chosen workloads (an unknown name or an unreadable value is an error before
+ * anything runs: each option's value goes through its converter now, not an hour in), read back
+ * typed with {@link #get}.
  */
 final class Options {
-  private final Map<String, String> given;
+  private final CommandSpec spec;
 
-  private Options(Map<String, String> given) {
-    this.given = given;
+  private Options(CommandSpec spec) {
+    this.spec = spec;
   }
 
   static Options parse(List<String> args, Collection<Opt<?>> known) {
-    Map<String, Opt<?>> byName = new LinkedHashMap<>();
+    CommandSpec spec = CommandSpec.create();
     for (Opt<?> o : known) {
-      byName.putIfAbsent(o.name(), o);
-    }
-    Map<String, String> given = new LinkedHashMap<>();
-    for (String a : args) {
-      if (!a.startsWith("--") || !a.contains("=")) {
-        throw new IllegalArgumentException(
-            "expected --name=value, got " + a + " (--help lists them)");
-      }
-      String name = a.substring(2, a.indexOf('='));
-      String value = a.substring(a.indexOf('=') + 1);
-      if (!byName.containsKey(name)) {
-        throw new IllegalArgumentException(
-            "unknown option --" + name + " for these workloads (--help lists them)");
-      }
-      given.put(name, value);
-    }
-    for (Opt<?> o : known) { // every value readable, so a typo fails now and not an hour in
-      if (given.containsKey(o.name())) {
-        o.parse(given.get(o.name()));
+      if (spec.findOption("--" + o.name()) == null) {
+        spec.addOption(
+            OptionSpec.builder("--" + o.name())
+                .type(Object.class)
+                .arity("1")
+                .converters(o::parse)
+                .defaultValue(o.defaultText())
+                .description(o.doc())
+                .build());
       }
     }
-    return new Options(given);
+    new CommandLine(spec).parseArgs(args.toArray(new String[0]));
+    return new Options(spec);
   }
 
-  /** The value given on the command line, else the option's default (null when it has none). */
+  /**
+   * The value given on the command line, else the option's default (null when it has none); an
+   * option the suite does not take (a workload reading another suite's, e.g. --db) has its default.
+   */
+  @SuppressWarnings("unchecked")
   <T> T get(Opt<T> option) {
-    String v = given.getOrDefault(option.name(), option.defaultText());
-    return v == null ? null : option.parse(v);
+    OptionSpec spec = this.spec.findOption("--" + option.name());
+    if (spec == null) {
+      return option.defaultText() == null ? null : option.parse(option.defaultText());
+    }
+    return (T) spec.getValue();
   }
 
   boolean given(Opt<?> option) {
-    return given.containsKey(option.name());
+    return spec.findOption("--" + option.name()) != null
+        && spec.commandLine().getParseResult().hasMatchedOption("--" + option.name());
   }
 
   /** One line per option: {@code --name=default doc}. */

@@ -1,29 +1,21 @@
 package io.boxline.bench;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
-import java.sql.CallableStatement;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.Statement;
-import java.util.ArrayList;
+import java.sql.SQLException;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
+import net.ttddyy.dsproxy.listener.MethodExecutionContext;
+import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 import org.mariadb.jdbc.util.constants.ServerStatus;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
 /**
  * Counts and times what goes over JDBC, per calling thread kind (sequencer, consumer worker, ...)
- * and per statement. Wraps a {@link DataSource} with dynamic proxies:
+ * and per statement. Wraps a {@link DataSource} with datasource-proxy:
  *
  * <ul>
  *   <li>below the pool (the pool's own data source): every round trip the pool makes is seen,
@@ -39,15 +31,6 @@ import org.postgresql.core.TransactionState;
  * statement of a transaction.
  */
 final class Probe {
-  private static final Set<String> EXECUTES =
-      Set.of(
-          "execute",
-          "executeQuery",
-          "executeUpdate",
-          "executeLargeUpdate",
-          "executeBatch",
-          "executeLargeBatch");
-
   /** Durations of one (thread kind, operation). */
   static final class Series {
     private long[] values = new long[64];
@@ -191,166 +174,105 @@ final class Probe {
     return s.length() > 70 ? s.substring(0, 70) + "…" : s;
   }
 
-  // ------------------------------------------------------------------ proxies
+  // ------------------------------------------------------------------ the proxy (datasource-proxy)
+  /** The call's start and what it counts as, kept on the call between its before and after. */
+  private record Started(String op, long nanos) {}
+
+  private static final String STARTED = "probe.started";
+
   DataSource wrap(DataSource target) {
-    return proxy(
-        DataSource.class,
-        (proxy, m, args) -> {
-          if (m.getName().equals("getConnection")) {
-            long t0 = System.nanoTime();
-            Connection c = (Connection) call(target, m, args);
-            record("borrow (getConnection)", System.nanoTime() - t0);
-            return connection(c);
-          }
-          return call(target, m, args);
-        });
+    return ProxyDataSourceBuilder.create("probe", target)
+        .beforeMethod(
+            call -> {
+              String op = operation(call);
+              if (op != null) {
+                call.addCustomValue(STARTED, new Started(op, System.nanoTime()));
+              }
+            })
+        .afterMethod(
+            call -> {
+              Started st = call.getCustomValue(STARTED, Started.class);
+              if (st != null) {
+                record(st.op(), System.nanoTime() - st.nanos());
+              }
+            })
+        .beforeQuery(
+            (info, queries) -> info.addCustomValue(STARTED, new Started(null, System.nanoTime())))
+        .afterQuery(
+            (info, queries) -> {
+              long d = System.nanoTime() - info.getCustomValue(STARTED, Started.class).nanos();
+              String sql = queries.isEmpty() ? null : queries.get(0).getQuery();
+              if (info.isBatch()) {
+                record("batch: " + label(sql), d, info.getBatchSize());
+              } else {
+                record(label(sql), d);
+              }
+            })
+        .build();
   }
 
-  /** A proxy of {@code type} whose calls go to {@code handler} (this and {@link CommitClock}). */
-  static <T> T proxy(Class<T> type, InvocationHandler handler) {
-    return type.cast(
-        Proxy.newProxyInstance(Probe.class.getClassLoader(), new Class<?>[] {type}, handler));
+  /**
+   * What a method call counts as (statements are counted by the query listener), decided before the
+   * call: a commit or rollback only when a transaction is open (the driver sends nothing
+   * otherwise), setAutoCommit only where it makes a round trip; null for anything else.
+   */
+  private static String operation(MethodExecutionContext call) {
+    String name = call.getMethod().getName();
+    Object[] args = call.getMethodArgs();
+    if (call.getTarget() instanceof DataSource) {
+      return name.equals("getConnection") ? "borrow (getConnection)" : null;
+    }
+    if (!(call.getTarget() instanceof Connection c)) {
+      return null;
+    }
+    try {
+      switch (name) {
+        case "isValid":
+          return "validation ping (isValid)";
+        case "commit":
+        case "rollback":
+          Boolean open = inTransaction(c);
+          return (args == null || args.length == 0) && (open == null || open)
+              ? name.toUpperCase()
+              : null;
+        case "setAutoCommit":
+          boolean on = Boolean.TRUE.equals(args[0]);
+          if (c.isWrapperFor(org.mariadb.jdbc.Connection.class)) {
+            // MariaDB Connector/J sends "set autocommit=0/1" whenever the mode changes.
+            return c.getAutoCommit() == on
+                ? null
+                : on
+                    ? "set autocommit=1 (commits; by setAutoCommit(true))"
+                    : "set autocommit=0 (by setAutoCommit(false))";
+          }
+          // PgJDBC sends nothing for the mode itself, only the COMMIT that it implies.
+          return on && !c.getAutoCommit() && Boolean.TRUE.equals(inTransaction(c))
+              ? "COMMIT (by setAutoCommit(true))"
+              : null;
+        default:
+          return null;
+      }
+    } catch (SQLException e) {
+      return null;
+    }
   }
 
   /**
    * Whether the driver connection is inside a transaction (so that commit() or rollback() sends
    * something), or null when the driver cannot tell.
    */
-  private static BooleanSupplier transactionState(Connection target) {
+  private static Boolean inTransaction(Connection c) {
     try {
-      if (target.isWrapperFor(BaseConnection.class)) {
-        BaseConnection pg = target.unwrap(BaseConnection.class);
-        return () -> pg.getTransactionState() != TransactionState.IDLE;
+      if (c.isWrapperFor(BaseConnection.class)) {
+        return c.unwrap(BaseConnection.class).getTransactionState() != TransactionState.IDLE;
+      }
+      if (c.isWrapperFor(org.mariadb.jdbc.Connection.class)) {
+        org.mariadb.jdbc.Connection maria = c.unwrap(org.mariadb.jdbc.Connection.class);
+        return (maria.getContext().getServerStatus() & ServerStatus.IN_TRANSACTION) != 0;
       }
     } catch (Exception | LinkageError e) {
-      // not PostgreSQL
-    }
-    try {
-      if (target.isWrapperFor(org.mariadb.jdbc.Connection.class)) {
-        org.mariadb.jdbc.Connection maria = target.unwrap(org.mariadb.jdbc.Connection.class);
-        return () -> (maria.getContext().getServerStatus() & ServerStatus.IN_TRANSACTION) != 0;
-      }
-    } catch (Exception | LinkageError e) {
-      // not MariaDB
+      // neither driver
     }
     return null;
-  }
-
-  private Connection connection(Connection target) {
-    BooleanSupplier inTransaction = transactionState(target);
-    // MariaDB Connector/J sends "set autocommit=0/1" whenever the mode changes; PgJDBC sends
-    // nothing for the mode itself (only the COMMIT that setAutoCommit(true) implies).
-    boolean autoCommitRoundTrip;
-    try {
-      autoCommitRoundTrip = target.isWrapperFor(org.mariadb.jdbc.Connection.class);
-    } catch (Exception | LinkageError e) {
-      autoCommitRoundTrip = false;
-    }
-    boolean sendsAutoCommit = autoCommitRoundTrip;
-    InvocationHandler h =
-        (proxy, m, args) -> {
-          String name = m.getName();
-          switch (name) {
-            case "createStatement":
-              return statement(Statement.class, (Statement) call(target, m, args), null);
-            case "prepareStatement":
-              return statement(
-                  PreparedStatement.class,
-                  (PreparedStatement) call(target, m, args),
-                  (String) args[0]);
-            case "prepareCall":
-              return statement(
-                  CallableStatement.class,
-                  (CallableStatement) call(target, m, args),
-                  (String) args[0]);
-            case "commit":
-            case "rollback":
-              if (args == null || args.length == 0) {
-                boolean open = inTransaction == null || inTransaction.getAsBoolean();
-                long t0 = System.nanoTime();
-                Object r = call(target, m, args);
-                if (open) {
-                  record(name.toUpperCase(), System.nanoTime() - t0);
-                }
-                return r;
-              }
-              return call(target, m, args);
-            case "setAutoCommit":
-              {
-                if (sendsAutoCommit) {
-                  boolean change = !Boolean.valueOf(target.getAutoCommit()).equals(args[0]);
-                  long t0 = System.nanoTime();
-                  Object r = call(target, m, args);
-                  if (change) {
-                    record(
-                        Boolean.TRUE.equals(args[0])
-                            ? "set autocommit=1 (commits; by setAutoCommit(true))"
-                            : "set autocommit=0 (by setAutoCommit(false))",
-                        System.nanoTime() - t0);
-                  }
-                  return r;
-                }
-                boolean open =
-                    Boolean.TRUE.equals(args[0])
-                        && !target.getAutoCommit()
-                        && inTransaction != null
-                        && inTransaction.getAsBoolean();
-                long t0 = System.nanoTime();
-                Object r = call(target, m, args);
-                if (open) {
-                  record("COMMIT (by setAutoCommit(true))", System.nanoTime() - t0);
-                }
-                return r;
-              }
-            case "isValid":
-              {
-                long t0 = System.nanoTime();
-                Object r = call(target, m, args);
-                record("validation ping (isValid)", System.nanoTime() - t0);
-                return r;
-              }
-            default:
-              return call(target, m, args);
-          }
-        };
-    return proxy(Connection.class, h);
-  }
-
-  private <S extends Statement> S statement(Class<S> type, S target, String sql) {
-    List<String> batch = new ArrayList<>();
-    InvocationHandler h =
-        (proxy, m, args) -> {
-          String name = m.getName();
-          if (name.equals("addBatch")) {
-            batch.add(args == null || args.length == 0 ? sql : (String) args[0]);
-          } else if (name.equals("clearBatch")) {
-            batch.clear();
-          }
-          if (!EXECUTES.contains(name)) {
-            return call(target, m, args);
-          }
-          String text =
-              sql != null ? sql : (args != null && args.length > 0 ? (String) args[0] : null);
-          long t0 = System.nanoTime();
-          Object r = call(target, m, args);
-          long d = System.nanoTime() - t0;
-          if (name.startsWith("executeBatch") || name.startsWith("executeLargeBatch")) {
-            record("batch: " + label(batch.isEmpty() ? text : batch.get(0)), d, batch.size());
-            batch.clear();
-          } else {
-            record(label(text), d);
-          }
-          return r;
-        };
-    return proxy(type, h);
-  }
-
-  /** Calls {@code m} on {@code target}, throwing what it threw. */
-  static Object call(Object target, Method m, Object[] args) throws Throwable {
-    try {
-      return m.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }

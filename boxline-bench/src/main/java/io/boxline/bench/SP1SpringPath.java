@@ -9,7 +9,6 @@ import io.boxline.jdbc.JdbcStore;
 import io.boxline.spring.BoxlineListener;
 import io.boxline.spring.BoxlineListenerRegistrar;
 import io.boxline.spring.BoxlineOutbox;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -287,11 +286,6 @@ final class SP1SpringPath extends Trials {
     }
   }
 
-  private static long cpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-        .getProcessCpuTime();
-  }
-
   // ------------------------------------------------------------------ the trials
 
   private Trial throughput(String path, int txn, int events, int run) throws Exception {
@@ -307,7 +301,7 @@ final class SP1SpringPath extends Trials {
             })) {
       int threads = o.get(THREADS);
       int txns = events / txn;
-      long cpu0 = cpuNanos();
+      long cpu0 = Cost.jvmCpu();
       long t0 = System.nanoTime();
       Workers workers =
           new Workers()
@@ -332,7 +326,7 @@ final class SP1SpringPath extends Trials {
             "SP1 " + path + ": " + handled.get() + " of " + txns * txn + " events handled");
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
-      double cpuMs = (cpuNanos() - cpu0) / 1e6;
+      double cpuMs = (Cost.jvmCpu() - cpu0) / 1e6;
       return new Trial(path, txn, run, txns * txn, seconds, cpuMs);
     }
   }

@@ -7,11 +7,17 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.knowm.xchart.AnnotationLine;
+import org.knowm.xchart.AnnotationText;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
 
 /**
- * The soak's CSV (one row per sample, see {@link #HEADER}) and the charts drawn from it with {@link
- * LineChart}: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU.
- * The workload {@code soak-plot} draws them again from a CSV:
+ * The soak's CSV (one row per sample, see {@link #HEADER}) and the charts drawn from it with
+ * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU. The
+ * workload {@code soak-plot} draws them again from a CSV:
  *
  * <pre>
  * ./mvnw -o -q -pl boxline-bench compile exec:java \
@@ -175,108 +181,131 @@ final class SoakPlots {
     List<Path> out = new ArrayList<>();
     String db = dbOf(csvFile);
     for (String chart : CHARTS) {
-      LineChart c = chart(csv, chart, db);
+      XYChart c = chart(csv, chart, db);
       Path file = dir.resolve(base + "-" + chart + ".png");
-      c.write(file);
+      save(c, file);
       out.add(file);
       if (docs) {
         Path d = docsDir().resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-        c.write(d);
+        save(c, d);
         out.add(d);
       }
     }
     return out;
   }
 
-  static LineChart chart(Csv csv, String chart, String db) {
+  /** One line of a chart: its legend, its CSV column and the factor that scales the column. */
+  private record Line(String label, String column, double factor) {
+    Line(String label, String column) {
+      this(label, column, 1);
+    }
+  }
+
+  static XYChart chart(Csv csv, String chart, String db) {
     boolean mariaDb = db.equals("mariadb");
     String on = db.isEmpty() ? "" : " (" + (mariaDb ? "MariaDB" : "PostgreSQL") + ")";
-    double[] t = csv.column("elapsed_s");
-    LineChart c =
-        switch (chart) {
-          case "throughput" -> {
-            LineChart l =
-                new LineChart("Soak: events/s in and out" + on, "elapsed s", "events/s")
-                    .series("in (published)", t, csv.column("in_per_s"));
-            for (String s : Soak.SUBSCRIPTIONS) {
-              l.series("out, " + s, t, csv.column("out_" + shortName(s) + "_per_s"));
-            }
-            yield l;
-          }
-          case "latency" ->
-              new LineChart(
-                      "Soak: commit \u2192 handler latency per sample window" + on,
-                      "elapsed s",
-                      "ms")
-                  .logY(true)
-                  .series("p50", t, csv.column("p50_ms"))
-                  .series("p99", t, csv.column("p99_ms"));
-          case "sizes" ->
-              new LineChart("Soak: table sizes" + on, "elapsed s", "MB")
-                  .series(
-                      mariaDb ? "log (its file)" : "log (table, TOAST, indexes)",
-                      t,
-                      csv.scaled("log_bytes", 1 / 1048576.0))
-                  .series(
-                      mariaDb ? "log indexes (InnoDB statistics)" : "log indexes",
-                      t,
-                      csv.scaled("log_index_bytes", 1 / 1048576.0))
-                  .series(
-                      mariaDb ? "outbox (its file)" : "outbox",
-                      t,
-                      csv.scaled("outbox_bytes", 1 / 1048576.0))
-                  .series(
-                      mariaDb ? "all Boxline tables (their files)" : "all Boxline tables",
-                      t,
-                      csv.scaled("total_bytes", 1 / 1048576.0))
-                  .series(
-                      mariaDb ? "all Boxline indexes (InnoDB statistics)" : "all Boxline indexes",
-                      t,
-                      csv.scaled("total_index_bytes", 1 / 1048576.0));
-          case "tuples" ->
-              mariaDb
-                  ? new LineChart(
-                          "Soak: log rows (estimate) and InnoDB history list length" + on,
-                          "elapsed s",
-                          "rows")
-                      .series("log rows (table_rows)", t, csv.column("log_live_tuples"))
-                      .series(
-                          "history list length (undo not purged, whole server)",
-                          t,
-                          csv.column("log_dead_tuples"))
-                  : new LineChart(
-                          "Soak: the log's live and dead tuples (pg_stat_user_tables)" + on,
-                          "elapsed s",
-                          "tuples")
-                      .series("dead tuples", t, csv.column("log_dead_tuples"))
-                      .series("live tuples", t, csv.column("log_live_tuples"));
-          case "cpu" ->
-              new LineChart(
-                      "Soak: JVM CPU (producers, Boxline, consumers)" + on, "elapsed s", "CPU ms/s")
-                  .series("JVM CPU", t, csv.column("jvm_cpu_ms_per_s"));
-          default -> throw new IllegalArgumentException("no chart " + chart);
-        };
-    // A marker where each phase starts (labels joined where two would overlap).
-    double span = t.length == 0 ? 0 : t[t.length - 1] - t[0];
-    double at = Double.NaN;
-    String label = "";
-    for (int i = 1; i < csv.rows(); i++) {
-      if (csv.phases.get(i).equals(csv.phases.get(i - 1))) {
-        continue;
+    double mb = 1 / 1048576.0;
+    List<Line> lines = new ArrayList<>();
+    String title;
+    String unit;
+    switch (chart) {
+      case "throughput" -> {
+        title = "Soak: events/s in and out";
+        unit = "events/s";
+        lines.add(new Line("in (published)", "in_per_s"));
+        for (String s : Soak.SUBSCRIPTIONS) {
+          lines.add(new Line("out, " + s, "out_" + shortName(s) + "_per_s"));
+        }
       }
-      double x = t[i - 1];
-      if (!Double.isNaN(at) && x - at < 0.04 * span) {
-        label += ", " + csv.phases.get(i);
-        continue;
+      case "latency" -> {
+        title = "Soak: commit \u2192 handler latency per sample window";
+        unit = "ms";
+        lines.add(new Line("p50", "p50_ms"));
+        lines.add(new Line("p99", "p99_ms"));
       }
-      if (!Double.isNaN(at)) {
-        c.marker(at, label);
+      case "sizes" -> {
+        title = "Soak: table sizes";
+        unit = "MB";
+        lines.add(
+            new Line(mariaDb ? "log (its file)" : "log (table, TOAST, indexes)", "log_bytes", mb));
+        lines.add(
+            new Line(
+                mariaDb ? "log indexes (InnoDB statistics)" : "log indexes",
+                "log_index_bytes",
+                mb));
+        lines.add(new Line(mariaDb ? "outbox (its file)" : "outbox", "outbox_bytes", mb));
+        lines.add(
+            new Line(
+                mariaDb ? "all Boxline tables (their files)" : "all Boxline tables",
+                "total_bytes",
+                mb));
+        lines.add(
+            new Line(
+                mariaDb ? "all Boxline indexes (InnoDB statistics)" : "all Boxline indexes",
+                "total_index_bytes",
+                mb));
       }
-      at = x;
-      label = csv.phases.get(i);
+      case "tuples" -> {
+        // MariaDB has no dead tuples: the history list length (undo not purged) takes their column.
+        title =
+            mariaDb
+                ? "Soak: log rows (estimate) and InnoDB history list length"
+                : "Soak: the log's live and dead tuples (pg_stat_user_tables)";
+        unit = mariaDb ? "rows" : "tuples";
+        lines.add(
+            new Line(
+                mariaDb ? "history list length (undo not purged, whole server)" : "dead tuples",
+                "log_dead_tuples"));
+        lines.add(new Line(mariaDb ? "log rows (table_rows)" : "live tuples", "log_live_tuples"));
+      }
+      case "cpu" -> {
+        title = "Soak: JVM CPU (producers, Boxline, consumers)";
+        unit = "CPU ms/s";
+        lines.add(new Line("JVM CPU", "jvm_cpu_ms_per_s"));
+      }
+      default -> throw new IllegalArgumentException("no chart " + chart);
     }
-    if (!Double.isNaN(at)) {
-      c.marker(at, label);
+    XYChart c =
+        new XYChartBuilder()
+            .width(1000)
+            .height(500)
+            .title(title + on)
+            .xAxisTitle("elapsed s")
+            .yAxisTitle(unit)
+            .build();
+    c.getStyler()
+        .setMarkerSize(0)
+        .setLegendPosition(Styler.LegendPosition.OutsideS)
+        .setLegendLayout(Styler.LegendLayout.Horizontal);
+    boolean logY = chart.equals("latency");
+    c.getStyler().setYAxisLogarithmic(logY);
+    double[] t = csv.column("elapsed_s");
+    double top = 0;
+    for (Line l : lines) {
+      // Empty cells (not measured) are left out; a log axis cannot show zero either.
+      double[] y = csv.scaled(l.column(), l.factor());
+      List<Double> xs = new ArrayList<>();
+      List<Double> ys = new ArrayList<>();
+      for (int i = 0; i < y.length; i++) {
+        if (!Double.isNaN(y[i]) && !Double.isNaN(t[i]) && (!logY || y[i] > 0)) {
+          xs.add(t[i]);
+          ys.add(y[i]);
+          top = Math.max(top, y[i]);
+        }
+      }
+      if (!xs.isEmpty()) {
+        c.addSeries(l.label(), xs, ys);
+      }
+    }
+    if (c.getSeriesMap().isEmpty()) {
+      c.addSeries("no data", new double[] {0}, new double[] {logY ? 1 : 0});
+    }
+    // A marker where each phase starts.
+    for (int i = 1; i < csv.rows(); i++) {
+      if (!csv.phases.get(i).equals(csv.phases.get(i - 1))) {
+        c.addAnnotation(new AnnotationLine(t[i - 1], true, false));
+        c.addAnnotation(new AnnotationText(csv.phases.get(i), t[i - 1], top, false));
+      }
     }
     return c;
   }
@@ -310,7 +339,7 @@ final class SoakPlots {
               for (String chart : CHARTS) {
                 Path d =
                     Path.of(to).resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-                chart(csv, chart, db).write(d);
+                save(chart(csv, chart, db), d);
                 written.add(d);
               }
             }
@@ -320,6 +349,11 @@ final class SoakPlots {
             }
             return sb.toString();
           });
+
+  private static void save(XYChart chart, Path file) throws IOException {
+    Files.createDirectories(file.toAbsolutePath().getParent());
+    BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+  }
 
   /** postgresql or mariadb, from a CSV named soak-<db>-<time>.csv; empty otherwise. */
   static String dbOf(Path csvFile) {

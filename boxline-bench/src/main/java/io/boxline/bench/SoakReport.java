@@ -6,6 +6,7 @@ import static io.boxline.bench.Stats.f;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.HdrHistogram.AbstractHistogram;
 
 /** The soak's Markdown section: idle cost, first tenth against last, sizes, deliveries, files. */
 final class SoakReport {
@@ -15,15 +16,15 @@ final class SoakReport {
   record Window(double from, double to, double in, double out, double p50, double p99, long n) {
     static Window between(Soak.Sample a, Soak.Sample b) {
       double dt = b.t() - a.t();
-      long[] lat = LatencyHistogram.minus(b.latency(), a.latency());
+      AbstractHistogram lat = Soak.window(b.latency(), a.latency());
       return new Window(
           a.t(),
           b.t(),
           (b.published() - a.published()) / dt,
           (b.handledMean() - a.handledMean()) / dt,
-          LatencyHistogram.percentileMillis(lat, 50),
-          LatencyHistogram.percentileMillis(lat, 99),
-          LatencyHistogram.count(lat));
+          Soak.percentileMillis(lat, 50),
+          Soak.percentileMillis(lat, 99),
+          lat.getTotalCount());
     }
   }
 

@@ -1,37 +1,99 @@
 package io.boxline.demo;
 
 import java.io.PrintStream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
-/** Command-line options of {@link Demo}. */
+/** Command-line options of {@link Demo}, parsed by picocli. */
+@Command(
+    name = "Demo",
+    sortOptions = false,
+    footer = "%nFrom Maven: ./mvnw -q -pl boxline-demo exec:java -Dexec.args=\"--events 5000\"")
 final class DemoOptions {
-  static final String USAGE =
-      String.join(
-          "\n",
-          "Usage: Demo [options]",
-          "  --events N            committed events to publish (default 20000)",
-          "  --producers N         producer threads (default 4)",
-          "  --partitions N        partitions of the topic (default 8)",
-          "  --customers N         distinct ordering keys (default 200)",
-          "  --rollback-percent P  share of transactions rolled back on purpose (default 5)",
-          "  --plain-jdbc          producers use their own connection (autocommit off, commit)",
-          "                        instead of boxline.inTransaction(...)",
-          "  --jdbc-url URL        use this PostgreSQL 13+ instead of starting an embedded one",
-          "  --user USER           user for --jdbc-url (default postgres unless the URL has one)",
-          "  --password PASSWORD   password for --jdbc-url (default none)",
-          "  --help                print this help",
-          "",
-          "From Maven: ./mvnw -q -pl boxline-demo exec:java -Dexec.args=\"--events 5000\"");
-
+  @Option(
+      names = "--events",
+      paramLabel = "N",
+      converter = Count.class,
+      description = "committed events to publish (default 20000)")
   int events = 20_000;
+
+  @Option(
+      names = "--producers",
+      paramLabel = "N",
+      converter = Count.class,
+      description = "producer threads (default 4)")
   int producers = 4;
+
+  @Option(
+      names = "--partitions",
+      paramLabel = "N",
+      converter = Count.class,
+      description = "partitions of the topic (default 8)")
   int partitions = 8;
+
+  @Option(
+      names = "--customers",
+      paramLabel = "N",
+      converter = Count.class,
+      description = "distinct ordering keys (default 200)")
   int customers = 200;
+
+  @Option(
+      names = "--rollback-percent",
+      paramLabel = "P",
+      converter = Count.class,
+      description = "share of transactions rolled back on purpose (default 5)")
   int rollbackPercent = 5;
+
+  @Option(
+      names = "--plain-jdbc",
+      description =
+          "producers use their own connection (autocommit off, commit) instead of"
+              + " boxline.inTransaction(...)")
   boolean plainJdbc;
+
+  @Option(
+      names = "--jdbc-url",
+      paramLabel = "URL",
+      description = "use this PostgreSQL 13+ instead of starting an embedded one")
   String jdbcUrl;
+
+  @Option(
+      names = "--user",
+      paramLabel = "USER",
+      description = "user for --jdbc-url (default postgres unless the URL has one)")
   String user;
+
+  @Option(
+      names = "--password",
+      paramLabel = "PASSWORD",
+      description = "password for --jdbc-url (default none)")
   String password;
+
+  @Option(
+      names = {"--help", "-h"},
+      usageHelp = true,
+      description = "print this help")
   boolean help;
+
+  /** Whole numbers, with underscores allowed (20_000). */
+  static final class Count implements ITypeConverter<Integer> {
+    @Override
+    public Integer convert(String value) {
+      try {
+        return Integer.parseInt(value.replace("_", ""));
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException("needs a whole number, got '" + value + "'");
+      }
+    }
+  }
+
+  static String usage() {
+    return new CommandLine(new DemoOptions()).getUsageMessage();
+  }
 
   /**
    * Parses {@code args}; prints the usage for {@code --help}, and the problem and the usage (and
@@ -41,45 +103,28 @@ final class DemoOptions {
     try {
       DemoOptions o = parse(args);
       if (o.help) {
-        out.println(USAGE);
+        out.println(usage());
       }
       return o;
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | ParameterException e) {
       out.println("error: " + e.getMessage());
-      out.println(USAGE);
+      out.println(usage());
       return null;
     }
   }
 
-  /** Parses {@code args}; throws {@link IllegalArgumentException} with a message for the user. */
+  /**
+   * Parses {@code args}; throws {@link ParameterException} or {@link IllegalArgumentException} with
+   * a message for the user.
+   */
   static DemoOptions parse(String... args) {
     DemoOptions o = new DemoOptions();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      String value = null;
-      int eq = a.indexOf('=');
-      if (a.startsWith("--") && eq > 0) { // --events=100 works too
-        value = a.substring(eq + 1);
-        a = a.substring(0, eq);
-      }
-      switch (a) {
-        case "--help", "-h" -> o.help = true;
-        case "--plain-jdbc" -> o.plainJdbc = true;
-        case "--events" -> o.events = intValue(a, value != null ? value : next(args, ++i, a), 1);
-        case "--producers" ->
-            o.producers = intValue(a, value != null ? value : next(args, ++i, a), 1, 64);
-        case "--partitions" ->
-            o.partitions = intValue(a, value != null ? value : next(args, ++i, a), 1, 1024);
-        case "--customers" ->
-            o.customers = intValue(a, value != null ? value : next(args, ++i, a), 1);
-        case "--rollback-percent" ->
-            o.rollbackPercent = intValue(a, value != null ? value : next(args, ++i, a), 0, 90);
-        case "--jdbc-url" -> o.jdbcUrl = value != null ? value : next(args, ++i, a);
-        case "--user" -> o.user = value != null ? value : next(args, ++i, a);
-        case "--password" -> o.password = value != null ? value : next(args, ++i, a);
-        default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'");
-      }
-    }
+    new CommandLine(o).parseArgs(args);
+    range("--producers", o.producers, 1, 64);
+    range("--partitions", o.partitions, 1, 1024);
+    range("--events", o.events, 1, Integer.MAX_VALUE);
+    range("--customers", o.customers, 1, Integer.MAX_VALUE);
+    range("--rollback-percent", o.rollbackPercent, 0, 90);
     if (o.jdbcUrl == null && (o.user != null || o.password != null)) {
       throw new IllegalArgumentException("--user and --password need --jdbc-url");
     }
@@ -96,24 +141,7 @@ final class DemoOptions {
     return o;
   }
 
-  private static String next(String[] args, int i, String option) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(option + " needs a value");
-    }
-    return args[i];
-  }
-
-  private static int intValue(String option, String value, int min) {
-    return intValue(option, value, min, Integer.MAX_VALUE);
-  }
-
-  private static int intValue(String option, String value, int min, int max) {
-    int n;
-    try {
-      n = Integer.parseInt(value.replace("_", ""));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(option + " needs a whole number, got '" + value + "'");
-    }
+  private static void range(String option, int n, int min, int max) {
     if (n < min || n > max) {
       throw new IllegalArgumentException(
           option
@@ -122,6 +150,5 @@ final class DemoOptions {
               + ", got "
               + n);
     }
-    return n;
   }
 }

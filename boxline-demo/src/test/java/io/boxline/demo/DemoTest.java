@@ -63,7 +63,7 @@ class DemoTest {
   void badArgumentsExitWithUsage() {
     Output out = new Output();
     assertThat(Demo.run(out.stream, "--events", "zero")).isEqualTo(2);
-    assertThat(out.text()).contains("--events needs a whole number").contains("Usage:");
+    assertThat(out.text()).contains("--events", "needs a whole number").contains("Usage:");
   }
 
   @Test

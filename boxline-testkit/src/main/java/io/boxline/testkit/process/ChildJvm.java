@@ -1,9 +1,12 @@
 package io.boxline.testkit.process;
 
 import io.boxline.testkit.Await;
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +52,7 @@ public final class ChildJvm implements AutoCloseable {
 
   /** Starts a child JVM as described by {@code spec}. */
   public static ChildJvm start(Spec spec) {
-    Path dir = logDirectory();
+    Path dir = spec.logDirectory == null ? logDirectory() : spec.logDirectory;
     Path log = dir.resolve(spec.name + "-" + System.currentTimeMillis() + ".log");
     List<String> command = new ArrayList<>();
     command.add(javaExecutable());
@@ -58,7 +61,7 @@ public final class ChildJvm implements AutoCloseable {
     command.add("-Xss512k");
     command.addAll(spec.jvmArgs);
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath());
     command.add(spec.mainClass.getName());
     command.addAll(spec.args);
     ProcessBuilder pb = new ProcessBuilder(command);
@@ -92,6 +95,22 @@ public final class ChildJvm implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     return dir;
+  }
+
+  /** This program's class path (exec:java runs it in a URLClassLoader of its own). */
+  private static String classPath() {
+    if (ChildJvm.class.getClassLoader() instanceof URLClassLoader loader) {
+      List<String> parts = new ArrayList<>();
+      for (URL u : loader.getURLs()) {
+        try {
+          parts.add(Path.of(u.toURI()).toString());
+        } catch (Exception e) {
+          parts.add(u.getPath());
+        }
+      }
+      return String.join(File.pathSeparator, parts);
+    }
+    return System.getProperty("java.class.path");
   }
 
   private static String javaExecutable() {
@@ -261,6 +280,7 @@ public final class ChildJvm implements AutoCloseable {
     private final List<String> args = new ArrayList<>();
     private final List<String> jvmArgs = new ArrayList<>();
     private final Map<String, String> environment = new java.util.LinkedHashMap<>();
+    private Path logDirectory;
 
     public Spec(String name, Class<?> mainClass) {
       if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
@@ -282,6 +302,12 @@ public final class ChildJvm implements AutoCloseable {
 
     public Spec env(String key, String value) {
       environment.put(key, value);
+      return this;
+    }
+
+    /** Where the child's log goes (default: {@link ChildJvm#logDirectory()}). */
+    public Spec logDirectory(Path dir) {
+      logDirectory = dir;
       return this;
     }
   }

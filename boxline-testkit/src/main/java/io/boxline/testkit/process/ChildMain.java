@@ -5,47 +5,51 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Instant;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
- * Plumbing shared by the child-process mains: {@code --key=value} arguments, database pools tagged
- * with an {@code application_name} (so the parent can see in {@code pg_stat_activity} when a killed
- * child's sessions are gone), and the guarantee that a child never outlives its parent.
+ * Plumbing shared by the child-process mains: {@code --key=value} arguments parsed by picocli into
+ * each main's own subclass (its options next to these), database pools tagged with an {@code
+ * application_name} (so the parent can see in {@code pg_stat_activity} when a killed child's
+ * sessions are gone), and the guarantee that a child never outlives its parent.
  *
  * <p>Common arguments: {@code --url} (JDBC URL), {@code --user}, {@code --schema}, {@code --app}
  * (application name of the child's sessions). The password comes from the environment variable
  * {@link ChildJvm#PASSWORD_ENV}.
  */
-public final class ChildMain {
-  private final Map<String, String> args;
+@Command
+public class ChildMain {
+  @Option(names = "--url", required = true)
+  String url;
+
+  @Option(names = "--user", required = true)
+  String user;
+
+  @Option(names = "--schema", required = true)
+  String schema;
+
+  @Option(names = "--app", required = true)
+  String app;
+
   private final CountDownLatch shutdown = new CountDownLatch(1);
 
-  private ChildMain(Map<String, String> args) {
-    this.args = args;
-  }
+  protected ChildMain() {}
 
   /**
-   * Parses {@code --key=value} arguments and starts the parent watch: the returned object's {@link
-   * #awaitShutdown()} returns when stdin reaches end-of-file (the parent closed it or died); if the
-   * parent process disappears the child halts at once.
+   * Parses {@code argv} into {@code options} (an unknown or missing option is an error) and starts
+   * the parent watch: {@link #awaitShutdown()} returns when stdin reaches end-of-file (the parent
+   * closed it or died); if the parent process disappears the child halts at once.
    */
-  public static ChildMain init(String[] argv) {
-    Map<String, String> map = new LinkedHashMap<>();
-    for (String a : argv) {
-      if (!a.startsWith("--") || a.indexOf('=') < 0) {
-        throw new IllegalArgumentException("expected --key=value, got " + a);
-      }
-      int eq = a.indexOf('=');
-      map.put(a.substring(2, eq), a.substring(eq + 1));
-    }
-    ChildMain child = new ChildMain(map);
-    child.watchParent();
-    return child;
+  public static <T extends ChildMain> T init(T options, String[] argv) {
+    new CommandLine(options).parseArgs(argv);
+    ((ChildMain) options).watchParent();
+    return options;
   }
 
   private void watchParent() {
@@ -98,50 +102,40 @@ public final class ChildMain {
     liveness.start();
   }
 
+  public String url() {
+    return url;
+  }
+
+  public String user() {
+    return user;
+  }
+
+  public String schema() {
+    return schema;
+  }
+
+  /** True once the parent asked for shutdown (closed stdin) or went away. */
+  public boolean shuttingDown() {
+    return shutdown.getCount() == 0;
+  }
+
   /** Blocks until the parent asks for shutdown (closes stdin) or goes away. */
   public void awaitShutdown() throws InterruptedException {
     shutdown.await();
   }
 
-  public String require(String key) {
-    String v = args.get(key);
-    if (v == null) {
-      throw new IllegalArgumentException("missing argument --" + key + "=...; got " + args);
-    }
-    return v;
-  }
-
-  public String get(String key, String fallback) {
-    return args.getOrDefault(key, fallback);
-  }
-
-  public int getInt(String key, int fallback) {
-    String v = args.get(key);
-    return v == null ? fallback : Integer.parseInt(v);
-  }
-
-  public long getLong(String key, long fallback) {
-    String v = args.get(key);
-    return v == null ? fallback : Long.parseLong(v);
-  }
-
-  public boolean getBoolean(String key, boolean fallback) {
-    String v = args.get(key);
-    return v == null ? fallback : Boolean.parseBoolean(v);
-  }
-
   /** A pool on {@code --url} as {@code --user}, its sessions named {@code --app}. */
   public HikariDataSource pool(String poolName, int size) {
     HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(require("url"));
-    cfg.setUsername(require("user"));
+    cfg.setJdbcUrl(url);
+    cfg.setUsername(user);
     String password = System.getenv(ChildJvm.PASSWORD_ENV);
     cfg.setPassword(password == null ? "" : password);
     cfg.setMaximumPoolSize(size);
     cfg.setMinimumIdle(1);
     cfg.setPoolName(poolName);
     cfg.setConnectionTimeout(10_000);
-    cfg.addDataSourceProperty("ApplicationName", require("app"));
+    cfg.addDataSourceProperty("ApplicationName", app);
     return new HikariDataSource(cfg);
   }
 

@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine.Option;
 
 /**
  * Child process: a Boxline consumer whose handler records every delivery in the table {@code
@@ -35,6 +36,45 @@ import java.util.List;
 public final class ConsumerProcess {
   private ConsumerProcess() {}
 
+  /** This main's arguments, next to those of {@link ChildMain}. */
+  static final class Args extends ChildMain {
+    @Option(names = "--instance", required = true)
+    String instance;
+
+    @Option(names = "--subscription", required = true)
+    String subscription;
+
+    @Option(names = "--run")
+    int run = 1;
+
+    @Option(names = "--batch")
+    int batch = 100;
+
+    @Option(names = "--concurrency")
+    int concurrency = 4;
+
+    @Option(names = "--sequencer", arity = "1")
+    boolean sequencer;
+
+    @Option(names = "--leaseMillis")
+    long leaseMillis = 2000;
+
+    @Option(names = "--spinMicros")
+    long spinMicros;
+
+    @Option(names = "--transactional", arity = "1")
+    boolean transactional;
+
+    @Option(names = "--committingThread", arity = "1")
+    boolean committingThread;
+
+    @Option(names = "--publishTopic")
+    String publishTopic;
+
+    @Option(names = "--publishThreads")
+    int publishThreads;
+  }
+
   private static void record(PreparedStatement ps, Event e, int run) throws SQLException {
     ps.setObject(1, e.id());
     ps.setString(2, e.topic().toString());
@@ -45,22 +85,22 @@ public final class ConsumerProcess {
   }
 
   public static void main(String[] argv) throws Exception {
-    ChildMain child = ChildMain.init(argv);
-    String schema = Names.requireSchema(child.require("schema"));
-    String instance = child.require("instance");
-    String subscription = child.require("subscription");
-    int run = child.getInt("run", 1);
-    int batch = child.getInt("batch", 100);
-    int concurrency = child.getInt("concurrency", 4);
-    boolean sequencer = child.getBoolean("sequencer", false);
-    long leaseMillis = child.getLong("leaseMillis", 2000);
-    long spinNanos = child.getLong("spinMicros", 0) * 1000;
+    Args child = ChildMain.init(new Args(), argv);
+    String schema = Names.requireSchema(child.schema);
+    String instance = child.instance;
+    String subscription = child.subscription;
+    int run = child.run;
+    int batch = child.batch;
+    int concurrency = child.concurrency;
+    boolean sequencer = child.sequencer;
+    long leaseMillis = child.leaseMillis;
+    long spinNanos = child.spinMicros * 1000;
     // --transactional=true records each delivery in Boxline's own transaction (exactly-once
     // effects).
-    boolean transactional = child.getBoolean("transactional", false);
-    boolean committingThread = child.getBoolean("committingThread", false);
-    String publishTopic = child.get("publishTopic", null);
-    int publishThreads = child.getInt("publishThreads", 0);
+    boolean transactional = child.transactional;
+    boolean committingThread = child.committingThread;
+    String publishTopic = child.publishTopic;
+    int publishThreads = child.publishThreads;
 
     HikariDataSource boxlinePool = child.pool("boxline-" + instance, concurrency + 4);
     HikariDataSource handlerPool = child.pool("handler-" + instance, concurrency);

@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Option;
 
 /**
  * Child process: deletes a subscription (forced, while its own consumer holds leases) with the
@@ -33,15 +34,30 @@ import java.util.concurrent.locks.LockSupport;
 public final class DeletingProcess {
   private DeletingProcess() {}
 
+  /** This main's arguments, next to those of {@link ChildMain}. */
+  static final class Args extends ChildMain {
+    @Option(names = "--subscription", required = true)
+    String subscription;
+
+    @Option(names = "--etcd", required = true)
+    String etcd;
+
+    @Option(names = "--prefix", required = true)
+    String prefix;
+
+    @Option(names = "--pauseAt")
+    int pauseAt = 1;
+  }
+
   public static void main(String[] argv) throws Exception {
-    ChildMain child = ChildMain.init(argv);
-    String schema = Names.requireSchema(child.require("schema"));
-    String subscription = child.require("subscription");
-    int pauseAt = child.getInt("pauseAt", 1);
+    Args child = ChildMain.init(new Args(), argv);
+    String schema = Names.requireSchema(child.schema);
+    String subscription = child.subscription;
+    int pauseAt = child.pauseAt;
     CoordinationStore etcd =
         EtcdCoordination.builder()
-            .endpoints(List.of(child.require("etcd").split(",")))
-            .keyPrefix(child.require("prefix"))
+            .endpoints(List.of(child.etcd.split(",")))
+            .keyPrefix(child.prefix)
             .build();
     HikariDataSource pool = child.pool("deleter", 8);
     Boxline boxline =

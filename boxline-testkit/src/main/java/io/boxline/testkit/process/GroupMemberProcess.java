@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import picocli.CommandLine.Option;
 
 /**
  * Child process: one member of a consumer group (a subscription), coordinated through whatever
@@ -43,20 +44,52 @@ import java.util.TreeSet;
 public final class GroupMemberProcess {
   private GroupMemberProcess() {}
 
+  /** This main's arguments, next to those of {@link ChildMain}. */
+  static final class Args extends ChildMain {
+    @Option(names = "--id", required = true)
+    String id;
+
+    @Option(names = "--subscription", required = true)
+    String subscription;
+
+    @Option(names = "--run")
+    int run = 1;
+
+    @Option(names = "--batch")
+    int batch = 20;
+
+    @Option(names = "--concurrency")
+    int concurrency = 3;
+
+    @Option(names = "--weight")
+    double weight = 1;
+
+    @Option(names = "--shutdownMillis")
+    long shutdownMillis = 10_000;
+
+    @Option(names = "--blockType")
+    String blockType;
+
+    @Option(names = "--gate")
+    Path gate;
+
+    @Option(names = "--gateMillis")
+    long gateMillis = 120_000;
+  }
+
   public static void main(String[] argv) throws Exception {
-    ChildMain child = ChildMain.init(argv);
-    String schema = Names.requireSchema(child.require("schema"));
-    String id = child.require("id");
-    String subscription = child.require("subscription");
-    int run = child.getInt("run", 1);
-    int batch = child.getInt("batch", 20);
-    int concurrency = child.getInt("concurrency", 3);
-    double weight = Double.parseDouble(child.get("weight", "1"));
-    long shutdownMillis = child.getLong("shutdownMillis", 10_000);
-    String blockType = child.get("blockType", null);
-    String gateArg = child.get("gate", null);
-    Path gate = gateArg == null ? null : Path.of(gateArg);
-    long gateMillis = child.getLong("gateMillis", 120_000);
+    Args child = ChildMain.init(new Args(), argv);
+    String schema = Names.requireSchema(child.schema);
+    String id = child.id;
+    String subscription = child.subscription;
+    int run = child.run;
+    int batch = child.batch;
+    int concurrency = child.concurrency;
+    double weight = child.weight;
+    long shutdownMillis = child.shutdownMillis;
+    String blockType = child.blockType;
+    Path gate = child.gate;
+    long gateMillis = child.gateMillis;
     if ((blockType == null) != (gate == null)) {
       throw new IllegalArgumentException("--blockType and --gate go together");
     }

@@ -6,6 +6,7 @@ import io.boxline.BoxlineStats;
 import io.boxline.Names;
 import io.boxline.jdbc.JdbcStore;
 import java.time.Duration;
+import picocli.CommandLine.Option;
 
 /**
  * Child process: a Boxline that only competes for the sequencer lease and sequences while it holds
@@ -20,19 +21,34 @@ import java.time.Duration;
 public final class SequencerProcess {
   private SequencerProcess() {}
 
+  /** This main's arguments, next to those of {@link ChildMain}. */
+  static final class Args extends ChildMain {
+    @Option(names = "--instance", required = true)
+    String instance;
+
+    @Option(names = "--leaseMillis")
+    long leaseMillis = 2000;
+
+    @Option(names = "--idlePollMillis")
+    long idlePollMillis = 1000;
+
+    @Option(names = "--batchSize")
+    int batchSize = 2000;
+  }
+
   public static void main(String[] argv) throws Exception {
-    ChildMain child = ChildMain.init(argv);
-    String schema = Names.requireSchema(child.require("schema"));
-    String instance = child.require("instance");
+    Args child = ChildMain.init(new Args(), argv);
+    String schema = Names.requireSchema(child.schema);
+    String instance = child.instance;
     HikariDataSource pool = child.pool("boxline-" + instance, 4);
     Boxline boxline =
         Boxline.builder()
             .store(JdbcStore.builder(pool).schema(schema).build())
             .instanceId(instance)
             .sequencer(true)
-            .sequencerLease(Duration.ofMillis(child.getLong("leaseMillis", 2000)))
-            .sequencerIdlePoll(Duration.ofMillis(child.getLong("idlePollMillis", 1000)))
-            .sequencerBatchSize(child.getInt("batchSize", 2000))
+            .sequencerLease(Duration.ofMillis(child.leaseMillis))
+            .sequencerIdlePoll(Duration.ofMillis(child.idlePollMillis))
+            .sequencerBatchSize(child.batchSize)
             .build()
             .start();
     ChildMain.log("READY instance=" + instance + " pid=" + ProcessHandle.current().pid());

@@ -1,0 +1,578 @@
+package io.boxline.bench;
+
+import static io.boxline.bench.Bench.log;
+import static io.boxline.bench.Soak.*;
+import static io.boxline.bench.Stats.f;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.boxline.Boxline;
+import io.boxline.Consumer;
+import io.boxline.Event;
+import io.boxline.EventHandler;
+import io.boxline.NamespacePath;
+import io.boxline.OutgoingEvent;
+import io.boxline.Publisher;
+import io.boxline.RetentionPolicy;
+import io.boxline.SubscriptionSpec;
+import io.boxline.TopicName;
+import io.boxline.jdbc.JdbcStore;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.HdrHistogram.AbstractHistogram;
+import org.HdrHistogram.ConcurrentHistogram;
+
+/** One soak run's state and its phases: {@link Soak} declares the options and what it reports. */
+final class SoakRunner {
+  private final Options o;
+  private final Db server;
+  private final int perTxn;
+  private final int events;
+  private final int txns;
+  private final int rate;
+  private final TopicName topic = TopicName.of("bench", "soak");
+
+  /** Commit → handler latencies in µs, cumulative; two significant digits (within 1 %). */
+  private final ConcurrentHistogram histogram = new ConcurrentHistogram(2);
+
+  private final AtomicLongArray committed;
+  private final ConcurrentLinkedQueue<long[]> pending = new ConcurrentLinkedQueue<>();
+  private final List<Tracker> trackers = new ArrayList<>();
+  private final AtomicLong unknown = new AtomicLong();
+  private final AtomicLong published = new AtomicLong();
+  private final Counted counted = new Counted();
+  private final CommitClock clock = new CommitClock();
+  private final List<Sample> samples = new ArrayList<>();
+  private final String[] keys = new String[KEYS];
+  private volatile String phase = IDLE_BEFORE;
+  private volatile double loadStartTime = Double.NaN;
+
+  /** Counted down to stop the sampler (not an interrupt: that would close the CSV's channel). */
+  private final java.util.concurrent.CountDownLatch stopSampling =
+      new java.util.concurrent.CountDownLatch(1);
+
+  private long t0;
+  private Sample previous;
+  private String sampleError;
+
+  SoakRunner(Run run) {
+    this.o = run.o();
+    this.server = run.db();
+    this.perTxn = Math.max(1, o.get(TXN));
+    this.txns = Math.max(1, o.get(EVENTS) / perTxn);
+    this.events = txns * perTxn;
+    this.rate = o.get(RATE);
+    this.committed = new AtomicLongArray(txns);
+    for (int i = 0; i < SUBSCRIPTIONS.size(); i++) {
+      trackers.add(new Tracker(events));
+    }
+    for (int k = 0; k < KEYS; k++) {
+      keys[k] = "customer-" + k;
+    }
+  }
+
+  Result run() throws Exception {
+    String dbName = server.kind.option();
+    String stamp =
+        LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    Path csv = SoakPlots.targetDir().resolve("soak-" + dbName + "-" + stamp + ".csv");
+    int partitions = o.get(PARTITIONS);
+    Duration retention = Duration.ofSeconds(o.get(RETENTION));
+    Duration interval = Duration.ofSeconds(o.get(INTERVAL));
+    long warnings0 = Bench.WARNINGS.get();
+    log(
+        "soak on %s: %,d events (%d per transaction, %s), %d partitions, subscriptions %s (the"
+            + " last a group of %d), retention %s every %s, a sample every %s s to %s",
+        server.kind.product(),
+        events,
+        perTxn,
+        rate > 0 ? f("%,d/s", rate) : "as fast as consumers keep up",
+        partitions,
+        SUBSCRIPTIONS,
+        GROUP_MEMBERS,
+        retention,
+        interval,
+        f("%.1f", o.get(SAMPLE)),
+        csv);
+    try (BenchDb db = BenchDb.create(server, "soak");
+        Connection monitor = db.connect();
+        Connection maintenance = db.maintenance()) {
+      SoakSizes sizes = new SoakSizes(db.postgres(), db.schema);
+      String autovacuum = db.postgres() ? server.queryString("SHOW autovacuum") : null;
+      HikariDataSource pool = db.pool("bench-soak", o.get(POOL));
+      DataSource ds = clock.wrap(counted.wrap(pool));
+      JdbcStore.Builder store = JdbcStore.builder(ds).schema(db.schema);
+      if (o.get(SEGMENT) > 0) {
+        store.logSegmentWidth(Duration.ofSeconds(o.get(SEGMENT)));
+      }
+      Boxline boxline =
+          Boxline.builder()
+              .store(store.build())
+              .instanceId("soak-main")
+              .retentionInterval(interval)
+              .build()
+              .start();
+      List<Consumer> consumers = new ArrayList<>();
+      Thread sampler = null;
+      double loadStart;
+      double loadEnd;
+      double drainedAt;
+      double retentionWait = Double.NaN;
+      Sample startMark;
+      Sample endMark;
+      Idle before;
+      Idle after;
+      long outboxLeft;
+      long retentionDeleted;
+      try (BufferedWriter out = Files.newBufferedWriter(csv)) {
+        boxline.admin().createNamespace(NamespacePath.of("bench"));
+        boxline.admin().createTopic(topic, partitions);
+        boxline.admin().setRetention(topic, RetentionPolicy.byAge(retention));
+        for (String s : SUBSCRIPTIONS) {
+          boxline.admin().createSubscription(SubscriptionSpec.of(s, topic));
+        }
+        Bench.awaitLeader(boxline);
+        for (int s = 0; s < SUBSCRIPTIONS.size(); s++) {
+          String name = SUBSCRIPTIONS.get(s);
+          int members = s == SUBSCRIPTIONS.size() - 1 ? GROUP_MEMBERS : 1;
+          for (int m = 1; m <= members; m++) {
+            consumers.add(
+                boxline
+                    .consumer(name)
+                    .id(members == 1 ? name : name + "-" + m)
+                    .concurrency(o.get(CONCURRENCY))
+                    .handler(handler(trackers.get(s)))
+                    .start());
+          }
+        }
+        out.write(SoakPlots.HEADER);
+        out.newLine();
+        t0 = System.nanoTime();
+        previous = null;
+        Thread samplerThread =
+            new Thread(() -> sampleLoop(boxline, sizes, monitor, out), "soak-sampler");
+        samplerThread.setDaemon(true);
+        sampler = samplerThread;
+        samplerThread.start();
+
+        before = idle("before the load", db, sizes, maintenance);
+
+        phase = LOAD;
+        startMark = mark(boxline);
+        loadStart = startMark.t();
+        loadStartTime = loadStart;
+        Workers producers = produce(boxline);
+        producers.await();
+        if (producers.failed()) {
+          throw new BenchFailure("soak: a producer failed: " + producers.failure());
+        }
+        phase = DRAIN_PHASE;
+        endMark = mark(boxline);
+        loadEnd = endMark.t();
+        log(
+            "soak: all %,d events published in %.0f s (%,.0f/s); draining",
+            events, loadEnd - loadStart, events / (loadEnd - loadStart));
+        long deadline = System.nanoTime() + o.get(DRAIN) * 1_000_000_000L;
+        while (minDistinct() < events) {
+          if (System.nanoTime() > deadline) {
+            throw new BenchFailure(
+                f(
+                    "soak: %d s after the load, the subscriptions have %s of %,d events",
+                    o.get(DRAIN), distinctCounts(), events));
+          }
+          Thread.sleep(100); // waiting for the consumers, not synchronising a test
+        }
+        drainedAt = (System.nanoTime() - t0) / 1e9;
+        log("soak: every subscription has every event, %.1f s after the load", drainedAt - loadEnd);
+        if (o.get(AWAIT_RETENTION)) {
+          phase = RETENTION_PHASE;
+          retentionWait = awaitRetention(boxline, retention, interval);
+        }
+        phase = IDLE_AFTER;
+        after = idle("after the drain", db, sizes, maintenance);
+        stopSampling.countDown();
+        samplerThread.join(60_000);
+        synchronized (this) {
+          samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the idle
+        }
+        out.flush();
+        outboxLeft = count(monitor, db.schema + ".outbox");
+        retentionDeleted = boxline.stats().retentionDeleted();
+      } finally {
+        stopSampling.countDown();
+        if (sampler != null) {
+          sampler.join(60_000);
+        }
+        GroupFixture.closeAll(consumers);
+        boxline.close();
+      }
+      if (sampleError != null) {
+        log("soak: a sample could not be read: %s", sampleError);
+      }
+      List<Delivered> delivered = new ArrayList<>();
+      for (int s = 0; s < SUBSCRIPTIONS.size(); s++) {
+        Tracker tr = trackers.get(s);
+        delivered.add(
+            new Delivered(
+                SUBSCRIPTIONS.get(s), tr.deliveries(), tr.distinct(), tr.duplicates.get()));
+        long missing = tr.firstMissing(events);
+        if (missing >= 0) {
+          throw new BenchFailure(
+              "soak: subscription " + SUBSCRIPTIONS.get(s) + " never got event " + missing);
+        }
+      }
+      if (unknown.get() != 0) {
+        throw new BenchFailure("soak: " + unknown.get() + " deliveries of unknown events");
+      }
+      if (outboxLeft != 0) {
+        throw new BenchFailure("soak: " + outboxLeft + " rows left in the outbox");
+      }
+      List<Path> charts = SoakPlots.write(csv, o.get(DOCS_IMAGES));
+      return new Result(
+          dbName,
+          o,
+          events,
+          rate,
+          loadStart,
+          loadEnd,
+          drainedAt,
+          retentionWait,
+          List.copyOf(samples),
+          startMark,
+          endMark,
+          before,
+          after,
+          db.transactionsName(),
+          autovacuum,
+          delivered,
+          unknown.get(),
+          outboxLeft,
+          retentionDeleted,
+          Bench.WARNINGS.get() - warnings0,
+          csv,
+          charts);
+    }
+  }
+
+  /** The handler of one subscription: no work, it records the delivery and the latency. */
+  private EventHandler handler(Tracker tracker) {
+    return (Event e) -> {
+      long now = System.nanoTime();
+      long idx = Payloads.index(e.id());
+      if (idx < 0 || idx >= events) {
+        unknown.incrementAndGet();
+        return;
+      }
+      tracker.mark(idx);
+      int txn = (int) (idx / perTxn);
+      long c = committed.get(txn);
+      if (c != 0) {
+        histogram.recordValue(Math.max(0, now - c) / 1000);
+      } else {
+        // The handler ran before the producer's thread stored the commit time: the sampler
+        // records it once it is there.
+        pending.add(new long[] {txn, now});
+      }
+    };
+  }
+
+  /** The producers: open-loop at --soak.rate, or as fast as the slowest subscription follows. */
+  private Workers produce(Boxline boxline) {
+    AtomicLong next = new AtomicLong();
+    Publisher publisher = boxline.publisher();
+    long start = System.nanoTime();
+    int maxLag = o.get(MAX_LAG);
+    Workers workers = new Workers();
+    return workers.start(
+        o.get(PRODUCERS),
+        t -> {
+          for (long j; (j = next.getAndIncrement()) < txns && !workers.failed(); ) {
+            if (rate > 0) {
+              long due = start + (long) (j * 1e9 * perTxn / rate);
+              for (long wait; (wait = due - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(wait);
+              }
+            } else {
+              while (published.get() - minDistinct() > maxLag && !workers.failed()) {
+                LockSupport.parkNanos(1_000_000L);
+              }
+            }
+            List<OutgoingEvent> batch = new ArrayList<>(perTxn);
+            for (int k = 0; k < perTxn; k++) {
+              long i = j * perTxn + k;
+              batch.add(Payloads.event(topic, i, keys[(int) (i % KEYS)]));
+            }
+            boxline.inTransaction(tx -> publisher.publishAll(tx, batch));
+            committed.set((int) j, Math.max(1, clock.lastCommitNanos()));
+            published.addAndGet(perTxn);
+          }
+        });
+  }
+
+  private long minDistinct() {
+    long min = Long.MAX_VALUE;
+    for (Tracker t : trackers) {
+      min = Math.min(min, t.distinct());
+    }
+    return min;
+  }
+
+  private String distinctCounts() {
+    List<String> out = new ArrayList<>();
+    for (int s = 0; s < trackers.size(); s++) {
+      out.add(SUBSCRIPTIONS.get(s) + " " + trackers.get(s).distinct());
+    }
+    return String.join(", ", out);
+  }
+
+  /**
+   * An idle window: waits --soak.settle s, then counts --soak.idle s of JVM CPU, the JDBC
+   * statements and commits Boxline sent (counted under the pool), and the server's counter less the
+   * sampler's own statements.
+   */
+  private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
+      throws Exception {
+    Thread.sleep((long) (o.get(SETTLE) * 1000));
+    long cpu0 = Cost.jvmCpu();
+    long statements0 = counted.statements();
+    long commits0 = counted.commits();
+    long mine0 = sizes.statements();
+    long server0 = db.transactions(maintenance);
+    long w0 = System.nanoTime();
+    Thread.sleep((long) (o.get(IDLE) * 1000));
+    long w1 = System.nanoTime();
+    long server1 = db.transactions(maintenance);
+    long mine1 = sizes.statements();
+    double s = (w1 - w0) / 1e9;
+    // On MariaDB the counter is the server's Questions: the first read counts in the window,
+    // and so does every statement of the sampler; on PostgreSQL the sampler's statements are
+    // transactions of the run's database, the reads are not (another database).
+    long own = (mine1 - mine0) + (db.postgres() ? 0 : 1);
+    Idle idle =
+        new Idle(
+            s,
+            (Cost.jvmCpu() - cpu0) / 1e6 / s,
+            (counted.statements() - statements0) / s,
+            (counted.commits() - commits0) / s,
+            Math.max(0, server1 - server0 - own) / s);
+    log(
+        "soak idle %s: JVM CPU %.1f ms/s, Boxline sent %.2f statements/s and %.2f commits/s;"
+            + " %.2f %s",
+        what,
+        idle.jvmCpuMsPerSecond(),
+        idle.statementsPerSecond(),
+        idle.commitsPerSecond(),
+        idle.serverPerSecond(),
+        db.transactionsName());
+    return idle;
+  }
+
+  /**
+   * Waits until retention has deleted every event published, or retention + 3 intervals + the
+   * segment width (at least 60 s) after the drain: a log kept in time segments holds its newest
+   * events until their segment can go.
+   */
+  private double awaitRetention(Boxline boxline, Duration retention, Duration interval)
+      throws InterruptedException {
+    long w0 = System.nanoTime();
+    Duration segment = Duration.ofSeconds(Math.max(60, o.get(SEGMENT)));
+    long limit = w0 + retention.plus(interval.multipliedBy(3)).plus(segment).toNanos();
+    while (boxline.stats().retentionDeleted() < events && System.nanoTime() < limit) {
+      Thread.sleep(200); // waiting for the retention loop, not synchronising a test
+    }
+    double waited = (System.nanoTime() - w0) / 1e9;
+    log(
+        "soak: retention deleted %,d of %,d events; waited %.0f s after the drain",
+        boxline.stats().retentionDeleted(), events, waited);
+    return waited;
+  }
+
+  /** The counters right now, for the boundaries of the load (no database reads). */
+  private Sample mark(Boxline boxline) {
+    drainPending();
+    long[] handled = new long[trackers.size()];
+    for (int s = 0; s < handled.length; s++) {
+      handled[s] = trackers.get(s).deliveries();
+    }
+    return new Sample(
+        (System.nanoTime() - t0) / 1e9,
+        phase,
+        published.get(),
+        handled,
+        histogram.copy(),
+        SoakSizes.Reading.NONE,
+        Cost.jvmCpu(),
+        boxline.stats().retentionRuns(),
+        boxline.stats().retentionDeleted(),
+        0,
+        Double.NaN,
+        new double[0],
+        Double.NaN,
+        Double.NaN,
+        0,
+        Double.NaN);
+  }
+
+  /** Latencies whose commit time was not stored yet when the handler ran. */
+  private void drainPending() {
+    List<long[]> retry = new ArrayList<>();
+    for (long[] p; (p = pending.poll()) != null; ) {
+      long c = committed.get((int) p[0]);
+      if (c != 0) {
+        histogram.recordValue(Math.max(0, p[1] - c) / 1000);
+      } else {
+        retry.add(p);
+      }
+    }
+    pending.addAll(retry);
+  }
+
+  private void sampleLoop(
+      Boxline boxline, SoakSizes sizes, Connection monitor, BufferedWriter out) {
+    long every = (long) (o.get(SAMPLE) * 1e9);
+    long due = t0;
+    while (true) {
+      due += every;
+      try {
+        if (stopSampling.await(Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        return;
+      }
+      synchronized (this) {
+        try {
+          samples.add(sample(boxline, sizes, monitor, out));
+        } catch (IOException | RuntimeException e) {
+          sampleError = e.toString();
+          return;
+        }
+      }
+    }
+  }
+
+  /** Reads, writes and prints one sample (the caller holds the lock). */
+  private Sample sample(Boxline boxline, SoakSizes sizes, Connection monitor, BufferedWriter out)
+      throws IOException {
+    drainPending();
+    double t = (System.nanoTime() - t0) / 1e9;
+    String ph = phase;
+    long pub = published.get();
+    long[] handled = new long[trackers.size()];
+    for (int s = 0; s < handled.length; s++) {
+      handled[s] = trackers.get(s).deliveries();
+    }
+    AbstractHistogram lat = histogram.copy();
+    long cpu = Cost.jvmCpu();
+    var stats = boxline.stats();
+    SoakSizes.Reading r;
+    try {
+      r = sizes.read(monitor);
+    } catch (SQLException e) {
+      r = SoakSizes.Reading.NONE;
+      if (sampleError == null) {
+        sampleError = e.getMessage();
+      }
+    }
+    long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    double dt = previous == null ? t : t - previous.t();
+    double inRate = (pub - (previous == null ? 0 : previous.published())) / dt;
+    double[] outRate = new double[handled.length];
+    for (int s = 0; s < handled.length; s++) {
+      outRate[s] = (handled[s] - (previous == null ? 0 : previous.handled()[s])) / dt;
+    }
+    AbstractHistogram window = Soak.window(lat, previous == null ? null : previous.latency());
+    double cpuMsPerS = previous == null ? 0 : (cpu - previous.cpuNanos()) / 1e6 / dt;
+    Sample smp =
+        new Sample(
+            t,
+            ph,
+            pub,
+            handled,
+            lat,
+            r,
+            cpu,
+            stats.retentionRuns(),
+            stats.retentionDeleted(),
+            heap,
+            inRate,
+            outRate,
+            Soak.percentileMillis(window, 50),
+            Soak.percentileMillis(window, 99),
+            window.getTotalCount(),
+            previous == null ? Double.NaN : cpuMsPerS);
+    previous = smp;
+    out.write(SoakPlots.row(smp));
+    out.newLine();
+    out.flush();
+    progress(smp);
+    return smp;
+  }
+
+  private void progress(Sample s) {
+    double out = 0;
+    for (double v : s.outRate()) {
+      out += v;
+    }
+    out /= s.outRate().length;
+    String eta = "";
+    if (LOAD.equals(s.phase()) && s.published() > 0 && s.published() < events) {
+      double perSecond = rate > 0 ? rate : s.published() / Math.max(1e-9, s.t() - loadStartTime);
+      eta = ", ETA " + duration((events - s.published()) / perSecond);
+    }
+    SoakSizes.Reading r = s.sizes();
+    log(
+        "soak t=%4.0f s %-11s in %,d (%,.0f/s), out %s (%,.0f/s each), p50 %s ms, p99 %s ms;"
+            + " log %s MB (indexes %s MB, %d table(s)), dead %,d, all tables %s MB; retention"
+            + " deleted %,d; CPU %s%s",
+        s.t(),
+        s.phase(),
+        s.published(),
+        s.inRate(),
+        handledText(s.handled()),
+        out,
+        ms(s.p50()),
+        ms(s.p99()),
+        mb(r.logBytes()),
+        mb(r.logIndexBytes()),
+        r.logPartitions(),
+        r.logDead(),
+        mb(r.totalBytes()),
+        s.retentionDeleted(),
+        Double.isNaN(s.cpuMsPerSecond()) ? "?" : f("%.0f ms/s", s.cpuMsPerSecond()),
+        eta);
+  }
+
+  private String handledText(long[] handled) {
+    List<String> out = new ArrayList<>();
+    for (long h : handled) {
+      out.add(f("%,d", h));
+    }
+    return String.join(" / ", out);
+  }
+
+  private static long count(Connection c, String table) throws SQLException {
+    try (Statement st = c.createStatement();
+        var rs = st.executeQuery("SELECT count(*) FROM " + table)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}

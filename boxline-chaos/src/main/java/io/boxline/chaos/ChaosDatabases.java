@@ -1,0 +1,15 @@
+package io.boxline.chaos;
+
+/** Opens the database a run asks for. */
+final class ChaosDatabases {
+  private ChaosDatabases() {}
+
+  static ChaosDatabase open(String kind) {
+    return switch (kind) {
+      case "postgresql", "postgres", "pg" -> PrivatePostgres.start();
+      case "mariadb" -> SharedMariaDb.open();
+      default ->
+          throw new IllegalArgumentException("unknown db " + kind + "; use postgresql or mariadb");
+    };
+  }
+}

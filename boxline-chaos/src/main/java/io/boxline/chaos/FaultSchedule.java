@@ -1,0 +1,98 @@
+package io.boxline.chaos;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The seeded, replayable fault sequence. The same seed and role counts give the same faults in the
+ * same order with the same gaps, targets and durations (wall-clock timing can only stretch: a fault
+ * that takes long, such as a database restart, delays the ones after it). The opening faults cover
+ * every kind once (a kill of each role, a pause, a database and a broker restart) in a seeded
+ * order, so that even a short run injects each; after that kinds are drawn by weight.
+ */
+final class FaultSchedule {
+  /** Pauses last at least this long past the group's member deadline. */
+  static final long PAUSE_BASE_MILLIS = ChaosSetup.MEMBER_DEADLINE.toMillis() + 1_000;
+
+  private record Pick(Fault.Kind kind, Role role) {}
+
+  private final Random random;
+  private final Map<Role, Integer> counts;
+  private final long meanGapMillis;
+  private final List<Pick> opening = new ArrayList<>();
+  private final int openingSize;
+  private int number;
+
+  FaultSchedule(long seed, Map<Role, Integer> counts, double meanGapSeconds) {
+    this.random = new Random(seed);
+    this.counts = counts;
+    this.meanGapMillis = (long) (meanGapSeconds * 1000);
+    for (Role r : Role.values()) {
+      if (counts.getOrDefault(r, 0) > 0) {
+        opening.add(new Pick(Fault.Kind.KILL, r));
+      }
+    }
+    opening.add(new Pick(Fault.Kind.PAUSE, Role.CONSUMER));
+    opening.add(new Pick(Fault.Kind.RESTART_DATABASE, null));
+    opening.add(new Pick(Fault.Kind.RESTART_BROKER, null));
+    Collections.shuffle(opening, random);
+    openingSize = opening.size();
+  }
+
+  /** How many faults the opening has: once these are injected, every kind has been. */
+  int openingSize() {
+    return openingSize;
+  }
+
+  Fault next() {
+    number++;
+    long gap = meanGapMillis / 2 + (long) (random.nextDouble() * meanGapMillis);
+    Pick pick = opening.isEmpty() ? weighted() : opening.remove(0);
+    Role role = pick.role();
+    return switch (pick.kind()) {
+      case KILL ->
+          new Fault(
+              number,
+              gap,
+              pick.kind(),
+              role,
+              random.nextInt(counts.get(role)),
+              200 + random.nextInt(1_500));
+      case PAUSE ->
+          new Fault(
+              number,
+              gap,
+              pick.kind(),
+              role,
+              random.nextInt(counts.get(role)),
+              PAUSE_BASE_MILLIS + random.nextInt(2_000));
+      case RESTART_DATABASE, RESTART_BROKER -> new Fault(number, gap, pick.kind(), null, 0, 0);
+    };
+  }
+
+  /** Kills 9 : pauses 3 : database restarts 1 : broker restarts 1. */
+  private Pick weighted() {
+    int r = random.nextInt(14);
+    if (r < 9) {
+      return new Pick(Fault.Kind.KILL, weightedRole());
+    }
+    if (r < 12) {
+      return new Pick(Fault.Kind.PAUSE, weightedRole());
+    }
+    return new Pick(r == 12 ? Fault.Kind.RESTART_DATABASE : Fault.Kind.RESTART_BROKER, null);
+  }
+
+  /** Producers 3 : consumers 3 : relays 2 : workers 1, among the roles that have children. */
+  private Role weightedRole() {
+    while (true) {
+      int r = random.nextInt(9);
+      Role role = r < 3 ? Role.PRODUCER : r < 6 ? Role.CONSUMER : r < 8 ? Role.RELAY : Role.WORKER;
+      if (counts.getOrDefault(role, 0) > 0) {
+        return role;
+      }
+    }
+  }
+}
