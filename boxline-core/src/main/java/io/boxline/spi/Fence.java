@@ -2,7 +2,6 @@ package io.boxline.spi;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.OptionalLong;
 
 /**
  * A lease epoch to copy onto a partition's cursor ({@link CursorStore#fenceCursors}): from then on
@@ -19,21 +18,5 @@ public record Fence(PartitionKey partition, long epoch) {
   /** The partitions of {@code fences}, in order. */
   public static List<PartitionKey> partitions(List<Fence> fences) {
     return fences.stream().map(Fence::partition).toList();
-  }
-
-  /** The epochs of {@code fences}, in order, for implementations that bind arrays. */
-  public static long[] epochs(List<Fence> fences) {
-    return fences.stream().mapToLong(Fence::epoch).toArray();
-  }
-
-  /**
-   * Per element of {@code values}: empty where it is negative (the SQL stores' marker), else it.
-   */
-  public static List<OptionalLong> present(long[] values) {
-    List<OptionalLong> out = new java.util.ArrayList<>(values.length);
-    for (long v : values) {
-      out.add(v < 0 ? OptionalLong.empty() : OptionalLong.of(v));
-    }
-    return out;
   }
 }

@@ -418,7 +418,11 @@ public final class EtcdCoordination implements CoordinationStore {
   @Override
   public List<java.util.OptionalLong> acquire(
       String group, List<PartitionKey> partitions, String member) {
-    return io.boxline.spi.Fence.present(partitionLeases.acquire(group, partitions, member));
+    List<java.util.OptionalLong> out = new java.util.ArrayList<>(partitions.size());
+    for (long epoch : partitionLeases.acquire(group, partitions, member)) {
+      out.add(epoch < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(epoch));
+    }
+    return out;
   }
 
   @Override

@@ -70,17 +70,15 @@ abstract class MemoryCursorStore implements CursorStore, ParkingStore, InboxStor
   @Override
   public List<java.util.OptionalLong> fenceCursors(
       long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
-    return io.boxline.spi.Fence.present(
-        fenceCursorPositions(
-            subscriptionId,
-            io.boxline.spi.Fence.partitions(fences),
-            io.boxline.spi.Fence.epochs(fences),
-            owner));
-  }
-
-  private long[] fenceCursorPositions(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
-    return db.locked(() -> db.cursors.fence(subscriptionId, partitions, epochs, owner, db.now()));
+    List<PartitionKey> partitions = io.boxline.spi.Fence.partitions(fences);
+    long[] epochs = fences.stream().mapToLong(io.boxline.spi.Fence::epoch).toArray();
+    long[] positions =
+        db.locked(() -> db.cursors.fence(subscriptionId, partitions, epochs, owner, db.now()));
+    List<java.util.OptionalLong> out = new ArrayList<>(positions.length);
+    for (long p : positions) {
+      out.add(p < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(p));
+    }
+    return out;
   }
 
   @Override

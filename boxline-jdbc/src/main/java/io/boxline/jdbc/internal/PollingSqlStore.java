@@ -494,17 +494,7 @@ abstract class PollingSqlStore extends SqlStore {
 
   // ------------------------------------------------------------------ consume
   @Override
-  public List<java.util.OptionalLong> fenceCursors(
-      long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
-    return io.boxline.spi.Fence.present(
-        fenceCursorPositions(
-            subscriptionId,
-            io.boxline.spi.Fence.partitions(fences),
-            io.boxline.spi.Fence.epochs(fences),
-            owner));
-  }
-
-  private long[] fenceCursorPositions(
+  long[] fenceCursorPositions(
       long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
     long[] positions = new long[partitions.size()];
     Arrays.fill(positions, -1);

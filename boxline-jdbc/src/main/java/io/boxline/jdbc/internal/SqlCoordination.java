@@ -256,7 +256,7 @@ final class SqlCoordination implements CoordinationStore {
   @Override
   public List<java.util.OptionalLong> acquire(
       String group, List<PartitionKey> partitions, String member) {
-    return io.boxline.spi.Fence.present(acquireEpochs(group, partitions, member));
+    return SqlStore.present(acquireEpochs(group, partitions, member));
   }
 
   private long[] acquireEpochs(String group, List<PartitionKey> partitions, String member) {

@@ -441,6 +441,31 @@ abstract class SqlStore implements Store {
   }
 
   @Override
+  public final List<java.util.OptionalLong> fenceCursors(
+      long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
+    long[] epochs = fences.stream().mapToLong(io.boxline.spi.Fence::epoch).toArray();
+    return present(
+        fenceCursorPositions(
+            subscriptionId, io.boxline.spi.Fence.partitions(fences), epochs, owner));
+  }
+
+  /**
+   * {@link #fenceCursors} as the dialect's statement binds it: the positions in input order, -1
+   * where the cursor carries that epoch or a newer one.
+   */
+  abstract long[] fenceCursorPositions(
+      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner);
+
+  /** Each value, or empty where it is -1 (the SQL's "refused"). */
+  static List<java.util.OptionalLong> present(long[] values) {
+    List<java.util.OptionalLong> out = new java.util.ArrayList<>(values.length);
+    for (long v : values) {
+      out.add(v < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v));
+    }
+    return out;
+  }
+
+  @Override
   public List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements) {
     return cursors.settle(subscriptionId, settlements, this::moveCursors, movesInOneStatement());
   }
