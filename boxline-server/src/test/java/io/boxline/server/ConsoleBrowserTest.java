@@ -356,6 +356,9 @@ class ConsoleBrowserTest {
   @Test
   @Order(2)
   void theHeatMapShowsLagGrowingWhenConsumersStop() throws Exception {
+    // Owned tiles need traffic: a partition without backlog is released after the group policy's
+    // idleRelease (10 s), so this does not depend on the test before it turning traffic back on.
+    producing.set(true);
     browser.open(base + "/console/#/subscription/billing");
     browser.until(
         "billing's two members", d -> browser.all("#members tbody tr").size() == 2 ? true : null);
