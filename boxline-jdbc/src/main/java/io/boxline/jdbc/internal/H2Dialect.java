@@ -45,11 +45,11 @@ final class H2Dialect extends EpochMicrosDialect {
   }
 
   @Override
-  public long deleteRows(PreparedStatement delete, List<long[]> rows) throws SQLException {
-    for (long[] r : rows) {
-      delete.setLong(1, r[0]);
-      delete.setInt(2, (int) r[1]);
-      delete.setLong(3, r[2]);
+  public long deleteRows(PreparedStatement delete, List<LogKey> rows) throws SQLException {
+    for (LogKey r : rows) {
+      delete.setLong(1, r.topicId());
+      delete.setInt(2, r.partition());
+      delete.setLong(3, r.sequence());
       delete.addBatch();
     }
     long total = 0;

@@ -47,18 +47,20 @@ final class H2Sql {
                 || "40001".equals(s.getSQLState()));
   }
 
-  static Long[] longs(List<long[]> rows, int column) {
+  /** One column of {@code rows}, as an array to bind. */
+  static <T> Long[] longs(List<T> rows, java.util.function.ToLongFunction<T> column) {
     Long[] out = new Long[rows.size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = rows.get(i)[column];
+      out[i] = column.applyAsLong(rows.get(i));
     }
     return out;
   }
 
-  static Integer[] ints(List<long[]> rows, int column) {
+  /** One column of {@code rows}, as an array to bind. */
+  static <T> Integer[] ints(List<T> rows, java.util.function.ToIntFunction<T> column) {
     Integer[] out = new Integer[rows.size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = (int) rows.get(i)[column];
+      out[i] = column.applyAsInt(rows.get(i));
     }
     return out;
   }

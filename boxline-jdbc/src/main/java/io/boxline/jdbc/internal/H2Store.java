@@ -2,6 +2,7 @@ package io.boxline.jdbc.internal;
 
 import io.boxline.StoreException;
 import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -167,15 +168,15 @@ public final class H2Store extends PollingSqlStore {
   }
 
   @Override
-  void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
+  void advancePartitions(Connection c, Step step, List<PartitionHead> heads, long version)
       throws SQLException {
     step.at("advance_partition");
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partition"))) {
-      for (long[] a : heads) {
-        ps.setLong(1, a[2]);
+      for (PartitionHead h : heads) {
+        ps.setLong(1, h.lastSequence());
         ps.setLong(2, version);
-        ps.setLong(3, a[0]);
-        ps.setInt(4, (int) a[1]);
+        ps.setLong(3, h.topicId());
+        ps.setInt(4, h.partition());
         ps.addBatch();
       }
       ps.executeBatch();
@@ -183,55 +184,52 @@ public final class H2Store extends PollingSqlStore {
   }
 
   @Override
-  int appendLog(Connection c, List<long[]> rows) throws SQLException {
+  int appendLog(Connection c, List<LogRow> rows) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
-      ps.setObject(1, H2Sql.longs(rows, 0));
-      ps.setObject(2, H2Sql.ints(rows, 1));
-      ps.setObject(3, H2Sql.longs(rows, 2));
+      ps.setObject(1, H2Sql.longs(rows, LogRow::outboxId));
+      ps.setObject(2, H2Sql.ints(rows, LogRow::partition));
+      ps.setObject(3, H2Sql.longs(rows, LogRow::sequence));
       return ps.executeUpdate();
     }
   }
 
   @Override
-  void deleteOutbox(Connection c, List<long[]> ids) throws SQLException {
+  void deleteOutbox(Connection c, List<Long> ids) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("delete_outbox"))) {
-      ps.setObject(1, H2Sql.longs(ids, 0));
+      ps.setObject(1, ids.toArray(new Long[0]));
       ps.executeUpdate();
     }
   }
 
   // ------------------------------------------------------------------ consume
   @Override
-  void fence(
-      Connection c,
-      long subscriptionId,
-      List<long[]> rows,
-      Map<PartitionKey, Integer> index,
-      long[] positions,
-      String owner)
+  Map<PartitionKey, Long> fence(
+      Connection c, long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner)
       throws SQLException {
+    Map<PartitionKey, Long> positions = new HashMap<>();
     try (PreparedStatement lock = c.prepareStatement(sql("fence_lock"));
         PreparedStatement fence = c.prepareStatement(sql("fence_cursor"))) {
-      for (long[] r : rows) {
-        PartitionKey k = PartitionKey.of(r[0], (int) r[1]);
+      for (io.boxline.spi.Fence f : sorted) {
+        PartitionKey k = f.partition();
         lock.setLong(1, subscriptionId);
-        lock.setLong(2, r[0]);
-        lock.setInt(3, (int) r[1]);
-        lock.setLong(4, r[2]);
+        lock.setLong(2, k.topicId());
+        lock.setInt(3, k.partition());
+        lock.setLong(4, f.epoch());
         try (ResultSet rs = lock.executeQuery()) {
           if (!rs.next()) {
             continue; // already at this epoch or beyond
           }
-          positions[index.get(k)] = rs.getLong(1);
+          positions.put(k, rs.getLong(1));
         }
-        fence.setLong(1, r[2]);
+        fence.setLong(1, f.epoch());
         fence.setString(2, owner);
         fence.setLong(3, subscriptionId);
-        fence.setLong(4, r[0]);
-        fence.setInt(5, (int) r[1]);
-        fence.setLong(6, r[2]);
+        fence.setLong(4, k.topicId());
+        fence.setInt(5, k.partition());
+        fence.setLong(6, f.epoch());
         fence.executeUpdate();
       }
     }
+    return positions;
   }
 }

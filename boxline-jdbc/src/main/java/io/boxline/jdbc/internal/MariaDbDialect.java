@@ -73,8 +73,9 @@ final class MariaDbDialect extends EpochMicrosDialect {
   }
 
   @Override
-  public long deleteRows(PreparedStatement delete, List<long[]> rows) throws SQLException {
-    delete.setString(1, MariaDbSql.jsonRows(rows));
+  public long deleteRows(PreparedStatement delete, List<LogKey> rows) throws SQLException {
+    delete.setString(
+        1, MariaDbSql.jsonRows(rows, LogKey::topicId, LogKey::partition, LogKey::sequence));
     return delete.executeUpdate();
   }
 

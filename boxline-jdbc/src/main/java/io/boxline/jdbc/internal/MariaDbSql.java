@@ -69,20 +69,20 @@ final class MariaDbSql {
     return b.append(']').toString();
   }
 
-  /** {@code [[a0, b0, ...], ...]} of numbers. */
-  static String jsonRows(List<long[]> rows) {
+  /** {@code [[a0, b0, ...], ...]}: the numbers {@code columns} take from each row, in order. */
+  @SafeVarargs
+  static <T> String jsonRows(List<T> rows, java.util.function.ToLongFunction<T>... columns) {
     StringBuilder b = new StringBuilder(rows.size() * 24 + 2).append('[');
     for (int i = 0; i < rows.size(); i++) {
       if (i > 0) {
         b.append(',');
       }
       b.append('[');
-      long[] r = rows.get(i);
-      for (int j = 0; j < r.length; j++) {
+      for (int j = 0; j < columns.length; j++) {
         if (j > 0) {
           b.append(',');
         }
-        b.append(r[j]);
+        b.append(columns[j].applyAsLong(rows.get(i)));
       }
       b.append(']');
     }

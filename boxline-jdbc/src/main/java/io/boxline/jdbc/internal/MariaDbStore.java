@@ -2,6 +2,7 @@ package io.boxline.jdbc.internal;
 
 import io.boxline.StoreException;
 import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -257,48 +258,56 @@ public final class MariaDbStore extends PollingSqlStore {
   }
 
   @Override
-  void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
+  void advancePartitions(Connection c, Step step, List<PartitionHead> heads, long version)
       throws SQLException {
     step.at("advance_partitions");
     try (PreparedStatement ps = c.prepareStatement(sql("advance_partitions"))) {
-      ps.setString(1, MariaDbSql.jsonRows(heads));
+      ps.setString(
+          1,
+          MariaDbSql.jsonRows(
+              heads,
+              PartitionHead::topicId,
+              PartitionHead::partition,
+              PartitionHead::lastSequence));
       ps.setLong(2, version);
       ps.executeUpdate();
     }
   }
 
   @Override
-  int appendLog(Connection c, List<long[]> rows) throws SQLException {
+  int appendLog(Connection c, List<LogRow> rows) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("append_log"))) {
-      ps.setString(1, MariaDbSql.jsonRows(rows));
+      ps.setString(
+          1, MariaDbSql.jsonRows(rows, LogRow::outboxId, LogRow::partition, LogRow::sequence));
       return ps.executeUpdate();
     }
   }
 
   @Override
-  void deleteOutbox(Connection c, List<long[]> ids) throws SQLException {
+  void deleteOutbox(Connection c, List<Long> ids) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql("delete_outbox"))) {
-      ps.setString(1, MariaDbSql.jsonRows(ids));
+      ps.setString(1, MariaDbSql.jsonRows(ids, Long::longValue));
       ps.executeUpdate();
     }
   }
 
   // ------------------------------------------------------------------ consume
   @Override
-  void fence(
-      Connection c,
-      long subscriptionId,
-      List<long[]> rows,
-      Map<PartitionKey, Integer> index,
-      long[] positions,
-      String owner)
+  Map<PartitionKey, Long> fence(
+      Connection c, long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner)
       throws SQLException {
-    String json = MariaDbSql.jsonRows(rows);
+    String json =
+        MariaDbSql.jsonRows(
+            sorted,
+            f -> f.partition().topicId(),
+            f -> f.partition().partition(),
+            io.boxline.spi.Fence::epoch);
+    Map<PartitionKey, Long> positions;
     try (PreparedStatement ps = c.prepareStatement(sql("fence_lock"))) {
       ps.setString(1, json);
       ps.setLong(2, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
-        readPositions(rs, index, positions);
+        positions = readPositions(rs);
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
@@ -307,5 +316,6 @@ public final class MariaDbStore extends PollingSqlStore {
       ps.setString(3, owner);
       ps.executeUpdate();
     }
+    return positions;
   }
 }

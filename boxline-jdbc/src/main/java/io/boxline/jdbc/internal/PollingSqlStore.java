@@ -19,7 +19,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,32 +77,24 @@ abstract class PollingSqlStore extends SqlStore {
       throws SQLException;
 
   /**
-   * Moves each partition's head to {@code [topic, partition, last sequence]} at lease {@code
-   * version}. Sets {@code step} to what runs.
+   * Moves each partition's head to its last sequence at lease {@code version}. Sets {@code step} to
+   * what runs.
    */
-  abstract void advancePartitions(Connection c, Step step, List<long[]> heads, long version)
+  abstract void advancePartitions(Connection c, Step step, List<PartitionHead> heads, long version)
       throws SQLException;
 
-  /**
-   * Runs {@code append_log} over {@code [outbox id, partition, sequence]} rows; returns the rows.
-   */
-  abstract int appendLog(Connection c, List<long[]> rows) throws SQLException;
+  /** Runs {@code append_log} over {@code rows}; returns the rows written. */
+  abstract int appendLog(Connection c, List<LogRow> rows) throws SQLException;
 
-  /** Runs {@code delete_outbox} over {@code [outbox id]} rows. */
-  abstract void deleteOutbox(Connection c, List<long[]> ids) throws SQLException;
+  /** Runs {@code delete_outbox} over the outbox rows {@code ids}. */
+  abstract void deleteOutbox(Connection c, List<Long> ids) throws SQLException;
 
   /**
-   * In the open transaction: raises the cursors {@code [topic, partition, epoch]} (in key order) to
-   * their epoch for {@code owner}, writing the position of each one raised into {@code positions}
-   * at its {@code index}.
+   * In the open transaction: raises the cursors of {@code sorted} (in key order) to their fence's
+   * epoch for {@code owner}; returns the position of each one raised.
    */
-  abstract void fence(
-      Connection c,
-      long subscriptionId,
-      List<long[]> rows,
-      Map<PartitionKey, Integer> index,
-      long[] positions,
-      String owner)
+  abstract Map<PartitionKey, Long> fence(
+      Connection c, long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner)
       throws SQLException;
 
   /** Whether the open sequencer connection may go on serving leases of {@code ttl}. */
@@ -451,21 +442,16 @@ abstract class PollingSqlStore extends SqlStore {
     void advancePartitions(Connection c, Step step, SequencePlan plan, long version)
         throws SQLException {
       plan.numberAfter(lockPartitions(c, step, plan.partitions()));
-      List<PartitionHead> heads = plan.heads();
-      List<long[]> advanced = new ArrayList<>(heads.size());
-      for (PartitionHead h : heads) {
-        advanced.add(new long[] {h.topicId(), h.partition(), h.lastSequence()});
-      }
-      PollingSqlStore.this.advancePartitions(c, step, advanced, version);
+      PollingSqlStore.this.advancePartitions(c, step, plan.heads(), version);
     }
 
     @Override
     int appendLog(Connection c, List<Taken<StoredEvent>> taken, SequencePlan plan)
         throws SQLException {
-      List<long[]> rows = new ArrayList<>(taken.size());
+      List<LogRow> rows = new ArrayList<>(taken.size());
       for (int i = 0; i < taken.size(); i++) {
         rows.add(
-            new long[] {taken.get(i).outboxId(), plan.partition(i).partition(), plan.sequence(i)});
+            new LogRow(taken.get(i).outboxId(), plan.partition(i).partition(), plan.sequence(i)));
       }
       return PollingSqlStore.this.appendLog(c, rows);
     }
@@ -473,9 +459,9 @@ abstract class PollingSqlStore extends SqlStore {
     @Override
     void deleteOutbox(Connection c, Step step, List<Taken<StoredEvent>> taken) throws SQLException {
       step.at("delete_outbox");
-      List<long[]> ids = new ArrayList<>(taken.size());
+      List<Long> ids = new ArrayList<>(taken.size());
       for (Taken<StoredEvent> t : taken) {
-        ids.add(new long[] {t.outboxId()});
+        ids.add(t.outboxId());
       }
       PollingSqlStore.this.deleteOutbox(c, ids);
     }
@@ -494,27 +480,9 @@ abstract class PollingSqlStore extends SqlStore {
 
   // ------------------------------------------------------------------ consume
   @Override
-  long[] fenceCursorPositions(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
-    long[] positions = new long[partitions.size()];
-    Arrays.fill(positions, -1);
-    if (partitions.isEmpty()) {
-      return positions;
-    }
-    Map<PartitionKey, Integer> index = new HashMap<>();
-    for (int i = 0; i < partitions.size(); i++) {
-      index.put(partitions.get(i), i);
-    }
-    List<long[]> rows = new ArrayList<>();
-    for (PartitionKey k : JdbcSql.sorted(partitions)) {
-      rows.add(new long[] {k.topicId(), k.partition(), epochs[index.get(k)]});
-    }
-    return db.tx(
-        "fence_cursors",
-        c -> {
-          fence(c, subscriptionId, rows, index, positions, owner);
-          return positions;
-        });
+  Map<PartitionKey, Long> fenceSorted(
+      long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner) {
+    return db.tx("fence_cursors", c -> fence(c, subscriptionId, sorted, owner));
   }
 
   @Override

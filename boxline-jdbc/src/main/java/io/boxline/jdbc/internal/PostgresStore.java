@@ -376,32 +376,19 @@ public final class PostgresStore extends SqlStore {
 
   // ------------------------------------------------------------------ consume
   @Override
-  long[] fenceCursorPositions(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner) {
-    long[] positions = new long[partitions.size()];
-    java.util.Arrays.fill(positions, -1);
-    Long[] topics = new Long[partitions.size()];
-    Integer[] parts = new Integer[partitions.size()];
-    Long[] eps = new Long[partitions.size()];
-    Map<PartitionKey, Integer> index = new HashMap<>();
-    for (int i = 0; i < partitions.size(); i++) {
-      PartitionKey k = partitions.get(i);
-      topics[i] = k.topicId();
-      parts[i] = k.partition();
-      eps[i] = epochs[i];
-      index.put(k, i);
-    }
+  Map<PartitionKey, Long> fenceSorted(
+      long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql("fence_cursors"))) {
       ps.setString(1, owner);
-      ps.setArray(2, c.createArrayOf("bigint", topics));
-      ps.setArray(3, c.createArrayOf("integer", parts));
-      ps.setArray(4, c.createArrayOf("bigint", eps));
+      ps.setArray(2, c.createArrayOf("bigint", H2Sql.longs(sorted, f -> f.partition().topicId())));
+      ps.setArray(
+          3, c.createArrayOf("integer", H2Sql.ints(sorted, f -> f.partition().partition())));
+      ps.setArray(4, c.createArrayOf("bigint", H2Sql.longs(sorted, io.boxline.spi.Fence::epoch)));
       ps.setLong(5, subscriptionId);
       try (ResultSet rs = ps.executeQuery()) {
-        readPositions(rs, index, positions);
+        return readPositions(rs);
       }
-      return positions;
     } catch (SQLException e) {
       throw fail("fence_cursors", e);
     }

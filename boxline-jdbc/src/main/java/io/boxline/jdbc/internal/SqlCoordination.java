@@ -14,12 +14,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -256,31 +253,13 @@ final class SqlCoordination implements CoordinationStore {
   @Override
   public List<java.util.OptionalLong> acquire(
       String group, List<PartitionKey> partitions, String member) {
-    return SqlStore.present(acquireEpochs(group, partitions, member));
-  }
-
-  private long[] acquireEpochs(String group, List<PartitionKey> partitions, String member) {
-    long[] out = new long[partitions.size()];
-    Arrays.fill(out, -1);
     if (partitions.isEmpty()) {
-      return out;
+      return List.of();
     }
     // A fixed lock order keeps two members that reach for overlapping sets from deadlocking.
     List<PartitionKey> sorted = JdbcSql.sorted(new LinkedHashSet<>(partitions));
-    Map<PartitionKey, Integer> index = new HashMap<>();
-    for (int i = 0; i < partitions.size(); i++) {
-      index.put(partitions.get(i), i);
-    }
-    Map<PartitionKey, Long> taken =
-        run("acquire_leases", c -> dialect.takeLeases(c, db, group, member, sorted));
-    taken.forEach(
-        (k, epoch) -> {
-          Integer i = index.get(k);
-          if (i != null) {
-            out[i] = epoch;
-          }
-        });
-    return out;
+    return SqlStore.inOrder(
+        partitions, run("acquire_leases", c -> dialect.takeLeases(c, db, group, member, sorted)));
   }
 
   private boolean leaseUpdate(

@@ -83,10 +83,8 @@ interface SqlDialect {
       Connection tx, String parkSql, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException;
 
-  /**
-   * Runs {@code purge_log_delete} over {@code [topic, partition, sequence]} rows; returns how many.
-   */
-  default long deleteRows(PreparedStatement delete, List<long[]> rows) throws SQLException {
+  /** Runs {@code purge_log_delete} over {@code rows}; returns how many. */
+  default long deleteRows(PreparedStatement delete, List<LogKey> rows) throws SQLException {
     throw new IllegalStateException(folder() + " purges the log without purge_log_delete");
   }
 

@@ -232,10 +232,10 @@ final class SqlParking {
           pick.setLong(at++, segmentRun.graceMs());
         }
         pick.setInt(at, batch);
-        List<long[]> rows = new ArrayList<>();
+        List<LogKey> rows = new ArrayList<>();
         try (ResultSet rs = pick.executeQuery()) {
           while (rs.next()) {
-            rows.add(new long[] {rs.getLong(1), rs.getInt(2), rs.getLong(3)});
+            rows.add(new LogKey(rs.getLong(1), rs.getInt(2), rs.getLong(3)));
           }
         }
         if (rows.isEmpty()) {

@@ -126,18 +126,13 @@ abstract class SqlStore implements Store {
   abstract long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
       throws SQLException;
 
-  /**
-   * Reads {@code [topic, partition, position]} rows of a fencing statement into {@code positions},
-   * each at its partition's {@code index}.
-   */
-  static void readPositions(ResultSet rs, Map<PartitionKey, Integer> index, long[] positions)
-      throws SQLException {
+  /** Reads the {@code [topic, partition, position]} rows of a fencing statement. */
+  static Map<PartitionKey, Long> readPositions(ResultSet rs) throws SQLException {
+    Map<PartitionKey, Long> positions = new java.util.HashMap<>();
     while (rs.next()) {
-      Integer i = index.get(PartitionKey.of(rs.getLong(1), rs.getInt(2)));
-      if (i != null) {
-        positions[i] = rs.getLong(3);
-      }
+      positions.put(PartitionKey.of(rs.getLong(1), rs.getInt(2)), rs.getLong(3));
     }
+    return positions;
   }
 
   /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
@@ -443,24 +438,32 @@ abstract class SqlStore implements Store {
   @Override
   public final List<java.util.OptionalLong> fenceCursors(
       long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
-    long[] epochs = fences.stream().mapToLong(io.boxline.spi.Fence::epoch).toArray();
-    return present(
-        fenceCursorPositions(
-            subscriptionId, io.boxline.spi.Fence.partitions(fences), epochs, owner));
+    if (fences.isEmpty()) {
+      return List.of();
+    }
+    // Key order, as every statement that locks several cursors takes them.
+    List<io.boxline.spi.Fence> sorted = new java.util.ArrayList<>(fences);
+    sorted.sort(
+        java.util.Comparator.comparingLong((io.boxline.spi.Fence f) -> f.partition().topicId())
+            .thenComparingInt(f -> f.partition().partition()));
+    return inOrder(
+        io.boxline.spi.Fence.partitions(fences), fenceSorted(subscriptionId, sorted, owner));
   }
 
   /**
-   * {@link #fenceCursors} as the dialect's statement binds it: the positions in input order, -1
-   * where the cursor carries that epoch or a newer one.
+   * {@link #fenceCursors} as the database does it: raises the cursors of {@code sorted} (in key
+   * order) to their fence's epoch; returns the position of each one raised.
    */
-  abstract long[] fenceCursorPositions(
-      long subscriptionId, List<PartitionKey> partitions, long[] epochs, String owner);
+  abstract Map<PartitionKey, Long> fenceSorted(
+      long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner);
 
-  /** Each value, or empty where it is -1 (the SQL's "refused"). */
-  static List<java.util.OptionalLong> present(long[] values) {
-    List<java.util.OptionalLong> out = new java.util.ArrayList<>(values.length);
-    for (long v : values) {
-      out.add(v < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v));
+  /** The value of each key in {@code keys}' order, empty where {@code values} has none. */
+  static List<java.util.OptionalLong> inOrder(
+      List<PartitionKey> keys, Map<PartitionKey, Long> values) {
+    List<java.util.OptionalLong> out = new java.util.ArrayList<>(keys.size());
+    for (PartitionKey k : keys) {
+      Long v = values.get(k);
+      out.add(v == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v));
     }
     return out;
   }
