@@ -73,7 +73,7 @@ final class TransactionalDelivery implements Delivery {
                 c.callTxHandler(p, List.of(e), () -> s.txHandler().handle(e, tx));
               }
               took[0] = System.nanoTime() - start;
-              return parked ? Finish.parkedDone(e.sequence()) : Finish.at(e.sequence(), List.of());
+              return parked ? finishing(p, e.sequence()) : moveTo(p, e.sequence(), List.of());
             });
     if (r.committed) {
       if (!parked) {
@@ -86,24 +86,20 @@ final class TransactionalDelivery implements Delivery {
     return r;
   }
 
-  /**
-   * The bookkeeping a fenced transaction ends with: a cursor move (with parks), or a parked event
-   * done.
-   */
-  private record Finish(long position, List<Park> parks, long parkedDone) {
-    static Finish at(long position, List<Park> parks) {
-      return new Finish(position, parks, -1);
-    }
-
-    static Finish parkedDone(long seq) {
-      return new Finish(-1, List.of(), seq);
-    }
+  /** A settlement that moves the cursor of {@code p} to {@code position}, parking {@code parks}. */
+  private static Settlement moveTo(LeasedPartition p, long position, List<Park> parks) {
+    return Settlement.move(p.key, p.epoch, p.position, position).parking(parks);
   }
 
-  /** The work of a fenced transaction, on its connection. */
+  /** A settlement that leaves the cursor of {@code p} and removes its parked event {@code seq}. */
+  private static Settlement finishing(LeasedPartition p, long seq) {
+    return Settlement.move(p.key, p.epoch, p.position, p.position).finishing(List.of(seq));
+  }
+
+  /** The work of a fenced transaction, on its connection: what it settles. */
   @FunctionalInterface
   private interface FencedWork {
-    Finish run(java.sql.Connection tx) throws java.sql.SQLException;
+    Settlement run(java.sql.Connection tx) throws java.sql.SQLException;
   }
 
   /** Thrown inside a runner's transaction when the cursor is not this consumer's to move. */
@@ -130,7 +126,7 @@ final class TransactionalDelivery implements Delivery {
       try {
         return runner.inNewTransaction(
             tx -> {
-              CommitOutcome o = store.settleIn(tx, subscription.id(), settlement(p, work.run(tx)));
+              CommitOutcome o = store.settleIn(tx, subscription.id(), work.run(tx));
               if (o != CommitOutcome.COMMITTED) {
                 throw new Refused(refused(o));
               }
@@ -144,7 +140,7 @@ final class TransactionalDelivery implements Delivery {
     }
     java.sql.Connection tx = store.openTransaction();
     try {
-      CommitOutcome o = store.settleIn(tx, subscription.id(), settlement(p, work.run(tx)));
+      CommitOutcome o = store.settleIn(tx, subscription.id(), work.run(tx));
       if (o != CommitOutcome.COMMITTED) {
         rollbackQuietly(tx);
         return refused(o);
@@ -160,13 +156,6 @@ final class TransactionalDelivery implements Delivery {
       // committed; the pool discards a connection that fails to close
     }
     return TxResult.COMMITTED;
-  }
-
-  /** What a fenced transaction settles: a cursor move with parks, or a parked event done. */
-  private static Settlement settlement(LeasedPartition p, Finish f) {
-    return f.parkedDone >= 0
-        ? Settlement.move(p.key, p.epoch, p.position, p.position).finishing(List.of(f.parkedDone))
-        : Settlement.move(p.key, p.epoch, p.position, f.position).parking(f.parks);
   }
 
   /**
@@ -258,7 +247,7 @@ final class TransactionalDelivery implements Delivery {
                 c.hook(() -> s.hooks().afterEvent(e, took));
                 succeeded[0]++;
               }
-              return Finish.at(last, parks);
+              return moveTo(p, last, parks);
             });
     if (whole.committed) {
       p.position = last;
@@ -293,7 +282,8 @@ final class TransactionalDelivery implements Delivery {
           fenced(
               p,
               tx ->
-                  Finish.at(
+                  moveTo(
+                      p,
                       e.sequence(),
                       parked.park() != null ? List.of(c.park(p, e, parked)) : List.of()));
       if (!t.committed) {

@@ -160,6 +160,11 @@ class ConfigReaderTest {
         TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], retryByType: [x]}\n",
         "subscriptions[0].retryByType",
         "mapping");
+    refused(
+        TOKEN
+            + "subscriptions:\n  - {name: s, topics: [a/b], retryByType: {' ': {maxAttempts: 2}}}\n",
+        "subscriptions[0].retryByType",
+        "eventType must not be blank");
   }
 
   @Test

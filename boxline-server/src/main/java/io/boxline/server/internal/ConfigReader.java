@@ -415,7 +415,8 @@ public final class ConfigReader {
     byType.object();
     for (Iterator<String> it = byType.json.fieldNames(); it.hasNext(); ) {
       String type = it.next();
-      b.retryPolicy(type, retryPolicy(byType.get(type)));
+      ConfigNode policy = byType.get(type);
+      policy.wrap(() -> b.retryPolicy(type, retryPolicy(policy))); // a blank type is named here
     }
     return b.deadLetterBlocksKey(n.bool("deadLetterBlocksKey", false)).build();
   }
