@@ -3,10 +3,11 @@ package io.boxline.jdbc;
 import io.boxline.Names;
 import io.boxline.StoreException;
 import io.boxline.ValidationException;
-import io.boxline.jdbc.internal.H2Store;
-import io.boxline.jdbc.internal.MariaDbStore;
-import io.boxline.jdbc.internal.PostgresStore;
+import io.boxline.jdbc.internal.H2Dialect;
+import io.boxline.jdbc.internal.MariaDbDialect;
+import io.boxline.jdbc.internal.PostgresDialect;
 import io.boxline.jdbc.internal.SqlScript;
+import io.boxline.jdbc.internal.SqlStore;
 import io.boxline.spi.Store;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -79,8 +80,8 @@ public final class JdbcStore {
     private String schema = DEFAULT_SCHEMA;
     private String tablePrefix = "";
     private boolean vacuumWhenAutovacuumOff = true;
-    private int outboxVacuumEvery = PostgresStore.DEFAULT_OUTBOX_VACUUM_EVERY;
-    private Duration longTransactionWarning = PostgresStore.DEFAULT_LONG_TRANSACTION_WARNING;
+    private int outboxVacuumEvery = PostgresDialect.DEFAULT_OUTBOX_VACUUM_EVERY;
+    private Duration longTransactionWarning = PostgresDialect.DEFAULT_LONG_TRANSACTION_WARNING;
     private Duration fastestWakeupPoll = Duration.ofMillis(10);
     private Duration slowestWakeupPoll = Duration.ofSeconds(1);
     private Duration logSegmentWidth;
@@ -216,15 +217,19 @@ public final class JdbcStore {
           throw new ValidationException(
               "PostgreSQL " + version + " is too old; Boxline needs PostgreSQL 13 or newer");
         }
-        return new PostgresStore(
+        return new SqlStore(
             dataSource,
+            product + " " + major + "." + minor,
             schema,
             tablePrefix,
-            product + " " + major + "." + minor,
-            vacuumWhenAutovacuumOff,
-            outboxVacuumEvery,
-            longTransactionWarning,
-            logSegmentWidth);
+            new PostgresDialect(
+                schema,
+                tablePrefix,
+                new PostgresDialect.Options(
+                    vacuumWhenAutovacuumOff,
+                    outboxVacuumEvery,
+                    longTransactionWarning,
+                    logSegmentWidth)));
       }
       boolean mariaDb =
           "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));
@@ -248,15 +253,12 @@ public final class JdbcStore {
                       ? "MariaDB 10.6 or newer (SKIP LOCKED, JSON_TABLE)"
                       : "MySQL 8.0 or newer (SKIP LOCKED, JSON_TABLE, window functions)"));
         }
-        return new MariaDbStore(
+        return new SqlStore(
             dataSource,
+            name + " " + major + "." + minor,
             schema,
             tablePrefix,
-            name + " " + major + "." + minor,
-            mariaDb,
-            fastestWakeupPoll,
-            slowestWakeupPoll,
-            logSegmentWidth);
+            new MariaDbDialect(mariaDb, fastestWakeupPoll, slowestWakeupPoll, logSegmentWidth));
       }
       if ("H2".equalsIgnoreCase(product)) {
         // "2.2.224 (2023-09-17)": SKIP LOCKED arrived in 2.2.224.
@@ -275,13 +277,12 @@ public final class JdbcStore {
                   + " is too old; Boxline needs H2 2.2.224 or newer (FOR UPDATE SKIP LOCKED);"
                   + " use com.h2database:h2:2.2.224 or a newer 2.x");
         }
-        return new H2Store(
+        return new SqlStore(
             dataSource,
+            "H2 " + major + "." + minor + "." + patch,
             schema,
             tablePrefix,
-            "H2 " + major + "." + minor + "." + patch,
-            fastestWakeupPoll,
-            slowestWakeupPoll);
+            new H2Dialect(fastestWakeupPoll, slowestWakeupPoll));
       }
       throw new ValidationException(
           "database '"

@@ -284,7 +284,7 @@ public final class LeastPrivilegeWorkload {
   /** Records what Boxline's JDBC store logs (at every level) while open. */
   public static final class StoreLog implements AutoCloseable {
     private final java.util.logging.Logger logger =
-        java.util.logging.Logger.getLogger("io.boxline.jdbc.internal.PostgresStore");
+        java.util.logging.Logger.getLogger("io.boxline.jdbc.internal.SqlStore");
     private final java.util.logging.Level level = logger.getLevel();
     private final List<java.util.logging.LogRecord> records =
         new java.util.concurrent.CopyOnWriteArrayList<>();

@@ -8,7 +8,7 @@ import java.util.UUID;
 
 /**
  * Times as epoch microseconds, and event ids as text: how MariaDB / MySQL and H2 store them (see
- * {@link EpochMicrosDialect}).
+ * {@link PollingDialect}).
  */
 final class EpochMicros {
   private EpochMicros() {}

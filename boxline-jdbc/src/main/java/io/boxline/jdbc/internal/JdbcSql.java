@@ -214,4 +214,42 @@ final class JdbcSql {
       // already failing or finished
     }
   }
+
+  /** Reads the {@code [topic, partition, position]} rows of a fencing statement. */
+  static Map<PartitionKey, Long> readPositions(ResultSet rs) throws SQLException {
+    Map<PartitionKey, Long> positions = new java.util.HashMap<>();
+    while (rs.next()) {
+      positions.put(PartitionKey.of(rs.getLong(1), rs.getInt(2)), rs.getLong(3));
+    }
+    return positions;
+  }
+
+  /** One column of {@code rows}, as an array to bind. */
+  static <T> Long[] longs(List<T> rows, java.util.function.ToLongFunction<T> column) {
+    Long[] out = new Long[rows.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = column.applyAsLong(rows.get(i));
+    }
+    return out;
+  }
+
+  /** One column of {@code rows}, as an array to bind. */
+  static <T> Integer[] ints(List<T> rows, java.util.function.ToIntFunction<T> column) {
+    Integer[] out = new Integer[rows.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = column.applyAsInt(rows.get(i));
+    }
+    return out;
+  }
+
+  /** The value of each key in {@code keys}' order, empty where {@code values} has none. */
+  static List<java.util.OptionalLong> inOrder(
+      List<PartitionKey> keys, Map<PartitionKey, Long> values) {
+    List<java.util.OptionalLong> out = new ArrayList<>(keys.size());
+    for (PartitionKey k : keys) {
+      Long v = values.get(k);
+      out.add(v == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v));
+    }
+    return out;
+  }
 }

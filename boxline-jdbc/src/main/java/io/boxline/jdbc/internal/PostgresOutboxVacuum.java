@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class PostgresOutboxVacuum {
   private static final System.Logger LOG =
       // Under the store's name, which operators configure (and the tests watch).
-      System.getLogger(PostgresStore.class.getName());
+      System.getLogger(SqlStore.class.getName());
 
   /**
    * At most one long-transaction warning per this interval, however often the outbox is vacuumed.

@@ -258,7 +258,7 @@ final class SqlCoordination implements CoordinationStore {
     }
     // A fixed lock order keeps two members that reach for overlapping sets from deadlocking.
     List<PartitionKey> sorted = JdbcSql.sorted(new LinkedHashSet<>(partitions));
-    return SqlStore.inOrder(
+    return JdbcSql.inOrder(
         partitions, run("acquire_leases", c -> dialect.takeLeases(c, db, group, member, sorted)));
   }
 

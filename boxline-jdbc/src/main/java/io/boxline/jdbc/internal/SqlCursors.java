@@ -112,29 +112,19 @@ final class SqlCursors {
   }
 
   /**
-   * How a dialect moves the cursors of several settlements on one connection (in the caller's
-   * transaction, or as auto-commit statements), outcomes in input order; parks are not its part.
+   * Applies settlements ({@link io.boxline.spi.CursorStore#settle}). Without parks, in auto-commit
+   * statements when the dialect moves them all in one ({@link SqlDialect#moveAll}), or when there
+   * is one move over events read from the log; otherwise in one transaction in which each cursor is
+   * moved (locking its row, or telling that nothing must be written) before its parks.
    */
-  interface Mover {
-    List<CommitOutcome> move(Connection c, long subscriptionId, List<Settlement> settlements)
-        throws SQLException;
-  }
-
-  /**
-   * Applies settlements ({@link io.boxline.spi.CursorStore#settle}). Without parks, through {@code
-   * mover} alone when it moves them all in one auto-commit statement ({@code oneStatement}), or
-   * when there is one move over events read from the log; otherwise in one transaction in which
-   * each cursor is moved (locking its row, or telling that nothing must be written) before its
-   * parks.
-   */
-  List<CommitOutcome> settle(
-      long subscriptionId, List<Settlement> settlements, Mover mover, boolean oneStatement) {
+  List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements) {
+    boolean oneStatement = dialect.movesInOneStatement();
     boolean parks =
         settlements.stream().anyMatch(st -> !st.parks().isEmpty() || !st.doneParked().isEmpty());
     boolean lone = settlements.size() == 1 && !settlements.get(0).checksLog();
     if (!parks && (oneStatement || lone)) {
       try (Connection c = db.connect()) {
-        return mover.move(c, subscriptionId, settlements);
+        return move(c, subscriptionId, settlements);
       } catch (SQLException e) {
         throw db.fail("commit_cursor", e);
       }
@@ -142,7 +132,7 @@ final class SqlCursors {
     return db.tx(
         parks ? "park" : "commit_cursor",
         c -> {
-          List<CommitOutcome> outcomes = mover.move(c, subscriptionId, settlements);
+          List<CommitOutcome> outcomes = move(c, subscriptionId, settlements);
           for (int i = 0; i < settlements.size(); i++) {
             Settlement st = settlements.get(i);
             if (outcomes.get(i) == CommitOutcome.COMMITTED) {
@@ -153,10 +143,18 @@ final class SqlCursors {
         });
   }
 
+  /** Moves the cursors of {@code settlements} on {@code c}, outcomes in input order. */
+  private List<CommitOutcome> move(Connection c, long subscriptionId, List<Settlement> settlements)
+      throws SQLException {
+    return dialect.movesInOneStatement()
+        ? dialect.moveAll(c, db, subscriptionId, settlements)
+        : moveEach(c, subscriptionId, settlements);
+  }
+
   /**
-   * The portable {@link Mover}: per settlement, the check of the log where it has held events, then
-   * {@code commit_cursor}. A move that matches no row, or whose held events the log does not hold,
-   * writes nothing.
+   * The portable move: per settlement, the check of the log where it has held events, then {@code
+   * commit_cursor}. A move that matches no row, or whose held events the log does not hold, writes
+   * nothing.
    */
   List<CommitOutcome> moveEach(Connection c, long subscriptionId, List<Settlement> settlements)
       throws SQLException {

@@ -1,7 +1,11 @@
 package io.boxline.jdbc.internal;
 
+import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.Fence;
+import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.Settlement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,16 +18,99 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * What really differs between the databases Boxline runs on, and nothing else: how times and event
- * ids are bound and read, how a list of rows travels in one statement, how an "insert unless
- * present" reports a duplicate, which failures are worth another attempt, and how other processes
- * are woken. Everything else (the store, its parking, its coordination) is one implementation over
- * a dialect and the dialect's named queries ({@code queries.sql}).
+ * Everything that differs between the databases Boxline runs on, and nothing else: how times and
+ * event ids are bound and read, how a list of rows travels in one statement, how an "insert unless
+ * present" reports a duplicate, which failures are worth another attempt, how the schema is
+ * migrated, how the sequencer runs, how other processes are woken and how the log is cut into time
+ * segments. One store ({@link SqlStore}) serves every database through its dialect and the
+ * dialect's named queries ({@code queries.sql}); adding a database means adding a dialect and its
+ * SQL folder.
  */
-interface SqlDialect {
+public interface SqlDialect {
 
   /** The folder of the dialect's SQL files under {@code io/boxline/jdbc/}. */
   String folder();
+
+  /** What the database calls a schema ("schema", "database"), for descriptions and messages. */
+  default String schemaKind() {
+    return "schema";
+  }
+
+  // ------------------------------------------------------------------ the store's parts
+  /** Applies the migrations the schema lacks; safe when several processes start at once. */
+  void migrate(SqlContext ctx);
+
+  /** Whether the store holds one connection for its timed statements ({@link IdleConnection}). */
+  default boolean keepsIdleConnection() {
+    return false;
+  }
+
+  /** The sequencer's lease and batches, made once per store. */
+  SqlSequencing sequencing(SqlContext ctx);
+
+  /** How processes are woken, made once per store. */
+  SqlSignals signals(SqlContext ctx);
+
+  /** The log's time segments, or null where retention deletes row by row only. */
+  default LogSegments segments(SqlContext ctx) {
+    return null;
+  }
+
+  /** After a purge, whether to vacuum Boxline's tables when the server does not (PostgreSQL). */
+  default boolean vacuumsWhenAutovacuumOff() {
+    return false;
+  }
+
+  // ------------------------------------------------------------------ publishing
+  /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
+  default String ownerKey(OutboxRecord r) {
+    return r.topicId() + "/" + r.idempotencyKey();
+  }
+
+  /**
+   * Inserts the idempotency keys of {@code records} that are new; returns the owning event id of
+   * every key in the batch, by {@link #ownerKey}.
+   */
+  Map<String, UUID> claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
+      throws SQLException;
+
+  /** Inserts outbox rows (maybe none) in the producer's transaction. */
+  void appendRows(Connection tx, JdbcSql db, List<OutboxRecord> rows) throws SQLException;
+
+  /**
+   * Appends {@code rows} (of IN_TRANSACTION topics) straight to the log in {@code tx}: locks their
+   * partitions in (topic, partition) order, numbers the rows after each one's last sequence in list
+   * order, inserts them. Returns each row's sequence.
+   */
+  List<Long> appendToLog(Connection tx, JdbcSql db, List<OutboxRecord> rows, Instant createdAt)
+      throws SQLException;
+
+  /** Moves outbox rows no partition can take aside ({@code set_aside_unplaceable}). */
+  int setAsideUnplaceable(JdbcSql db);
+
+  // ------------------------------------------------------------------ cursors
+  /**
+   * Raises the cursors of {@code sorted} (in key order) to their fence's epoch for {@code owner};
+   * returns the position of each one raised.
+   */
+  Map<PartitionKey, Long> fence(JdbcSql db, long subscriptionId, List<Fence> sorted, String owner);
+
+  /** Whether {@link #moveAll} moves any number of cursors in one auto-commit statement. */
+  default boolean movesInOneStatement() {
+    return false;
+  }
+
+  /**
+   * Where {@link #movesInOneStatement}: moves the cursors of {@code settlements} (log checks
+   * included) in one statement on {@code c}, outcomes in input order.
+   */
+  default List<CommitOutcome> moveAll(
+      Connection c, JdbcSql db, long subscriptionId, List<Settlement> settlements)
+      throws SQLException {
+    throw new UnsupportedOperationException(folder() + " moves cursors one by one");
+  }
+
+  // ------------------------------------------------------------------ values and lists
 
   /** Reads a nullable time column. */
   Instant instant(ResultSet rs, int column) throws SQLException;

@@ -25,7 +25,7 @@ import java.util.Map;
  * consumers. A subclass runs each step's statements: their names, how they bind, how a list of rows
  * travels, whether taking a row already deletes it. PostgreSQL runs these steps when its
  * one-statement batch cannot place the rows ({@link PostgresSequencer}); MariaDB / MySQL and H2 run
- * them for every batch ({@link PollingSqlStore}).
+ * them for every batch ({@link PollingSequencing}).
  *
  * @param <R> what a dialect keeps of a taken outbox row for its later steps
  */

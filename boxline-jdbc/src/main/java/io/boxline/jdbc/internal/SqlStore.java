@@ -12,19 +12,26 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
-import io.boxline.ValidationException;
+import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.CoordinationStore;
+import io.boxline.spi.Fence;
+import io.boxline.spi.LeaseStatus;
 import io.boxline.spi.LogAppend;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
+import io.boxline.spi.PartitionAssigner;
 import io.boxline.spi.PartitionHead;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.PurgeResult;
 import io.boxline.spi.Resolution;
+import io.boxline.spi.SequencedBatch;
 import io.boxline.spi.Settlement;
 import io.boxline.spi.Store;
+import io.boxline.spi.StoreStats;
 import io.boxline.spi.StoredEvent;
+import io.boxline.spi.WakeupListener;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -32,165 +39,75 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * What the SQL dialects (PostgreSQL, MariaDB / MySQL, H2) do alike: namespaces, topics and
- * subscriptions, lag, reads, fenced cursor transactions and the parked-event calls. Every statement
- * is loaded by name from the dialect's queries.sql, so the same Java runs over each dialect's SQL;
- * subclasses say how times and event ids are stored, how an insert returns its new id and how a
- * batch of outbox rows and idempotency keys travels.
+ * The one store of every SQL database: namespaces, topics and subscriptions, publishing, the
+ * sequencer, reads, fenced cursor moves, parking, retention and wake-ups. Every statement is loaded
+ * by name from the dialect's {@code queries.sql}, and everything that differs between databases —
+ * how values and lists are bound, migrations, the sequencer's strategy, wake-ups, log segments — is
+ * reached through the {@link SqlDialect}.
  */
-abstract class SqlStore implements Store {
-  protected final DataSource dataSource;
-  protected final String schema;
-  protected final String prefix;
-  protected final String description;
-  protected final JdbcSql db;
-  protected final SqlDialect dialect;
-  protected final SqlParking parking;
-  protected final SqlCatalog catalog;
-  protected final SqlCursors cursors;
+public final class SqlStore implements Store {
+  private static final System.Logger LOG = System.getLogger(SqlStore.class.getName());
+  private final DataSource dataSource;
+  private final SqlContext ctx;
+  private final JdbcSql db;
+  private final SqlDialect dialect;
+  private final IdleConnection idle;
+  private final SqlParking parking;
+  private final SqlCatalog catalog;
+  private final SqlCursors cursors;
+  private final SqlCoordination coordination;
+  private final SqlSequencing sequencing;
+  private final SqlSignals signals;
 
   /**
-   * @param vacuumWhenAutovacuumOff see {@link SqlParking}
-   * @param segments makes the log's time segments from the store's SQL and dialect (null: the
-   *     dialect's retention deletes row by row)
+   * A store of Boxline's tables in {@code schema}, named with {@code prefix}, on the database of
+   * {@code dialect}.
+   *
+   * @param version the database's name and version, for {@link #describe}
    */
-  SqlStore(
-      DataSource dataSource,
-      String schema,
-      String prefix,
-      String description,
-      JdbcSql db,
-      SqlDialect dialect,
-      boolean vacuumWhenAutovacuumOff,
-      java.util.function.BiFunction<JdbcSql, SqlDialect, LogSegments> segments) {
+  public SqlStore(
+      DataSource dataSource, String version, String schema, String prefix, SqlDialect dialect) {
     this.dataSource = dataSource;
-    this.schema = schema;
-    this.prefix = prefix;
-    this.description = description;
-    this.db = db;
     this.dialect = dialect;
+    this.db = new JdbcSql(dataSource, SqlScript.named(dialect.folder(), schema, prefix));
+    this.idle = dialect.keepsIdleConnection() ? new IdleConnection(dataSource) : null;
+    String description = SqlContext.description(version, dialect.schemaKind(), schema, prefix);
+    this.ctx = new SqlContext(dataSource, db, schema, prefix, description, idle);
     this.catalog = new SqlCatalog(db, dialect);
     this.parking =
         new SqlParking(
             db,
             dialect,
             name -> findTopic(name).map(TopicInfo::id).orElse(-1L),
-            vacuumWhenAutovacuumOff,
-            segments == null ? null : segments.apply(db, dialect));
+            dialect.vacuumsWhenAutovacuumOff(),
+            dialect.segments(ctx));
     this.cursors = new SqlCursors(db, dialect, parking);
+    this.coordination = new SqlCoordination(db, dialect, description, idle);
+    this.sequencing = dialect.sequencing(ctx);
+    this.signals = dialect.signals(ctx);
   }
 
-  /** "version schema=… prefix=…": how a store describes itself ({@code label} names the schema). */
-  static String description(String version, String label, String schema, String prefix) {
-    return version + " " + label + "=" + schema + (prefix.isEmpty() ? "" : " prefix=" + prefix);
-  }
-
-  /** Reads a nullable time column. */
-  final Instant instant(ResultSet rs, int column) throws SQLException {
-    return dialect.instant(rs, column);
-  }
-
-  /** Binds a nullable time parameter. */
-  final void bindInstant(PreparedStatement ps, int at, Instant t) throws SQLException {
-    dialect.bindInstant(ps, at, t);
-  }
-
-  /** Reads an event id column. */
-  final UUID uuid(ResultSet rs, int column) throws SQLException {
-    return dialect.uuid(rs, column);
-  }
-
-  /**
-   * Inserts the idempotency keys of {@code records} that are new; returns the owning event id of
-   * every key in the batch, by {@link #ownerKey}.
-   */
-  abstract Map<String, UUID> claimKeys(Connection tx, List<OutboxRecord> records)
-      throws SQLException;
-
-  /** Inserts outbox rows (maybe none) in the producer's transaction. */
-  abstract void appendRows(Connection tx, List<OutboxRecord> rows) throws SQLException;
-
-  /**
-   * Appends {@code rows} (of IN_TRANSACTION topics) straight to the log in {@code tx}: locks their
-   * partitions in (topic, partition) order, numbers the rows after each one's last sequence in list
-   * order, inserts them. Returns each row's sequence.
-   */
-  abstract long[] appendToLogRows(Connection tx, List<OutboxRecord> rows, Instant createdAt)
-      throws SQLException;
-
-  /** Reads the {@code [topic, partition, position]} rows of a fencing statement. */
-  static Map<PartitionKey, Long> readPositions(ResultSet rs) throws SQLException {
-    Map<PartitionKey, Long> positions = new java.util.HashMap<>();
-    while (rs.next()) {
-      positions.put(PartitionKey.of(rs.getLong(1), rs.getInt(2)), rs.getLong(3));
-    }
-    return positions;
-  }
-
-  /** The key under which {@link #claimKeys} reports the owner of a record's idempotency key. */
-  String ownerKey(OutboxRecord r) {
-    return r.topicId() + "/" + r.idempotencyKey();
-  }
-
-  /** Runs an insert whose statement skips rows that exist already; returns the rows inserted. */
-  final int insertUnlessPresent(PreparedStatement ps) throws SQLException {
-    return dialect.insertUnlessPresent(ps);
-  }
-
-  /** The schema was migrated by a newer Boxline ({@code kind} is what the dialect calls it). */
-  ValidationException newerSchema(String kind, int version, int known) {
-    return new ValidationException(
-        kind
-            + " "
-            + schema
-            + " is at version "
-            + version
-            + " but this Boxline knows only "
-            + known
-            + "; upgrade Boxline");
-  }
-
-  /**
-   * A migration the database user may not run: says how to set the schema up instead ({@code kind}
-   * is what the dialect calls a schema).
-   */
-  StoreException migrationDenied(String kind, String user, SQLException e) {
-    return new StoreException(
-        "cannot migrate Boxline's "
-            + kind
-            + " "
-            + schema
-            + ": database user '"
-            + user
-            + "' may not change it ("
-            + e.getMessage()
-            + "). Run the migrations with the owner (migrator) role instead:"
-            + " JdbcStore.builder(ownerDataSource).schema(\""
-            + schema
-            + "\").build().migrate(), or the DDL from JdbcStore.exportDdl; then start Boxline as"
-            + " this user with Boxline.builder().migrate(false). See"
-            + " docs/guide/least-privilege.md",
-        e);
+  @Override
+  public void migrate() {
+    dialect.migrate(ctx);
   }
 
   @Override
   public String describe() {
-    return description;
+    return ctx.description();
   }
 
-  String sql(String name) {
-    return db.sql(name);
-  }
-
-  StoreException fail(String name, SQLException e) {
+  private StoreException fail(String name, SQLException e) {
     return db.fail(name, e);
   }
 
@@ -303,7 +220,7 @@ abstract class SqlStore implements Store {
     try {
       List<UUID> owners = owners(tx, records);
       step = "append";
-      appendRows(tx, unowned(records, owners));
+      dialect.appendRows(tx, db, unowned(records, owners));
       return owners;
     } catch (SQLException e) {
       throw fail(step, e);
@@ -326,11 +243,11 @@ abstract class SqlStore implements Store {
   private List<UUID> owners(Connection tx, List<OutboxRecord> records) throws SQLException {
     Map<String, UUID> claimed =
         records.stream().anyMatch(r -> r.idempotencyKey() != null)
-            ? claimKeys(tx, records)
+            ? dialect.claimKeys(tx, db, records)
             : Map.of();
     List<UUID> owners = new ArrayList<>(records.size());
     for (OutboxRecord r : records) {
-      UUID owner = r.idempotencyKey() == null ? null : claimed.get(ownerKey(r));
+      UUID owner = r.idempotencyKey() == null ? null : claimed.get(dialect.ownerKey(r));
       owners.add(owner == null || owner.equals(r.eventId()) ? null : owner);
     }
     return owners;
@@ -364,11 +281,11 @@ abstract class SqlStore implements Store {
       // Microseconds: what every dialect's column keeps, so a handed-over event and the same event
       // read back from the log carry the same time.
       Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS);
-      long[] seqs = toStore.isEmpty() ? new long[0] : appendToLogRows(tx, toStore, now);
+      List<Long> seqs = toStore.isEmpty() ? List.of() : dialect.appendToLog(tx, db, toStore, now);
       int j = 0;
       for (int i = 0; i < out.size(); i++) {
         if (out.get(i) == null) {
-          out.set(i, new LogAppend(null, seqs[j++], now));
+          out.set(i, new LogAppend(null, seqs.get(j++), now));
         }
       }
       return out;
@@ -403,7 +320,7 @@ abstract class SqlStore implements Store {
     }
     List<PartitionHead> out = new ArrayList<>(partitions.size());
     try (Connection c = db.connect();
-        PreparedStatement ps = c.prepareStatement(sql("partition_heads"))) {
+        PreparedStatement ps = c.prepareStatement(db.sql("partition_heads"))) {
       for (Map.Entry<Long, int[]> r : ranges.entrySet()) {
         ps.setLong(1, r.getKey());
         ps.setInt(2, r.getValue()[0]);
@@ -436,55 +353,22 @@ abstract class SqlStore implements Store {
   }
 
   @Override
-  public final List<java.util.OptionalLong> fenceCursors(
-      long subscriptionId, List<io.boxline.spi.Fence> fences, String owner) {
+  public List<OptionalLong> fenceCursors(long subscriptionId, List<Fence> fences, String owner) {
     if (fences.isEmpty()) {
       return List.of();
     }
     // Key order, as every statement that locks several cursors takes them.
-    List<io.boxline.spi.Fence> sorted = new java.util.ArrayList<>(fences);
+    List<Fence> sorted = new ArrayList<>(fences);
     sorted.sort(
-        java.util.Comparator.comparingLong((io.boxline.spi.Fence f) -> f.partition().topicId())
+        Comparator.comparingLong((Fence f) -> f.partition().topicId())
             .thenComparingInt(f -> f.partition().partition()));
-    return inOrder(
-        io.boxline.spi.Fence.partitions(fences), fenceSorted(subscriptionId, sorted, owner));
-  }
-
-  /**
-   * {@link #fenceCursors} as the database does it: raises the cursors of {@code sorted} (in key
-   * order) to their fence's epoch; returns the position of each one raised.
-   */
-  abstract Map<PartitionKey, Long> fenceSorted(
-      long subscriptionId, List<io.boxline.spi.Fence> sorted, String owner);
-
-  /** The value of each key in {@code keys}' order, empty where {@code values} has none. */
-  static List<java.util.OptionalLong> inOrder(
-      List<PartitionKey> keys, Map<PartitionKey, Long> values) {
-    List<java.util.OptionalLong> out = new java.util.ArrayList<>(keys.size());
-    for (PartitionKey k : keys) {
-      Long v = values.get(k);
-      out.add(v == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v));
-    }
-    return out;
+    return JdbcSql.inOrder(
+        Fence.partitions(fences), dialect.fence(db, subscriptionId, sorted, owner));
   }
 
   @Override
   public List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements) {
-    return cursors.settle(subscriptionId, settlements, this::moveCursors, movesInOneStatement());
-  }
-
-  /**
-   * Moves the cursors of {@code settlements} on {@code c}, outcomes in input order (see {@link
-   * SqlCursors.Mover}); by default one statement per move.
-   */
-  protected List<CommitOutcome> moveCursors(
-      Connection c, long subscriptionId, List<Settlement> settlements) throws SQLException {
-    return cursors.moveEach(c, subscriptionId, settlements);
-  }
-
-  /** Whether {@link #moveCursors} moves any number of cursors in one auto-commit statement. */
-  protected boolean movesInOneStatement() {
-    return false;
+    return cursors.settle(subscriptionId, settlements);
   }
 
   @Override
@@ -562,7 +446,11 @@ abstract class SqlStore implements Store {
 
   @Override
   public int redriveDeadLetters(long subscriptionId, DeadLetterQuery q) {
-    return parking.redriveDeadLetters(subscriptionId, q);
+    int n = parking.redriveDeadLetters(subscriptionId, q);
+    if (n > 0) {
+      signals.redriven();
+    }
+    return n;
   }
 
   @Override
@@ -589,5 +477,94 @@ abstract class SqlStore implements Store {
   @Override
   public int discardDeadLetters(long subscriptionId, DeadLetterQuery q) {
     return parking.discardDeadLetters(subscriptionId, q);
+  }
+
+  // ------------------------------------------------------------------ sequencer and wake-ups
+  @Override
+  public LeaseStatus acquireSequencerLease(String owner, Duration ttl) {
+    return sequencing.acquire(owner, ttl);
+  }
+
+  @Override
+  public void releaseSequencerLease(String owner) {
+    sequencing.release(owner);
+  }
+
+  @Override
+  public SequencedBatch sequence(
+      String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
+    return sequencing.sequence(owner, ttl, maxEvents, assigner, returnEvents);
+  }
+
+  @Override
+  public StoreStats stats() {
+    return sequencing.stats();
+  }
+
+  @Override
+  public int setAsideUnplaceable() {
+    return dialect.setAsideUnplaceable(db);
+  }
+
+  @Override
+  public void notifyOutbox(Connection tx) {
+    signals.notifyOutbox(tx);
+  }
+
+  @Override
+  public boolean announceIn(Connection tx, List<PartitionHead> heads) {
+    return signals.announceIn(tx, heads);
+  }
+
+  @Override
+  public void announce(List<PartitionHead> heads) {
+    signals.announce(heads);
+  }
+
+  @Override
+  public boolean listen(WakeupListener wakeups) {
+    return signals.listen(wakeups);
+  }
+
+  @Override
+  public CoordinationStore coordination() {
+    return coordination;
+  }
+
+  /** On the held connection where the dialect keeps one: groups re-read backlogs on a timer. */
+  @Override
+  public List<Backlog> backlogged(long subscriptionId) {
+    JdbcSql.RowMapper<Backlog> row =
+        rs -> new Backlog(rs.getLong(1), rs.getInt(2), rs.getLong(3), rs.getBoolean(4));
+    if (idle == null) {
+      return db.list("backlogged", ps -> ps.setLong(1, subscriptionId), row);
+    }
+    try (Connection c = idle.borrow()) {
+      return db.list(c, "backlogged", ps -> ps.setLong(1, subscriptionId), row);
+    } catch (SQLException e) {
+      throw fail("backlogged", e);
+    }
+  }
+
+  /** Stops wake-ups, the sequencer and coordination, each even when an earlier step fails. */
+  @Override
+  public void close() {
+    RuntimeException failure = null;
+    for (AutoCloseable part :
+        new AutoCloseable[] {signals, sequencing, coordination, idle == null ? () -> {} : idle}) {
+      try {
+        part.close();
+      } catch (Exception e) {
+        if (failure == null) {
+          failure = new StoreException("closing " + ctx.description() + " failed", e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    LOG.log(System.Logger.Level.DEBUG, "closed {0}", ctx.description());
   }
 }

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class VacuumSkips {
   private static final System.Logger LOG =
       // Under the store's name, which operators configure (and the tests watch).
-      System.getLogger(PostgresStore.class.getName());
+      System.getLogger(SqlStore.class.getName());
 
   private final AtomicBoolean warned = new AtomicBoolean();
 

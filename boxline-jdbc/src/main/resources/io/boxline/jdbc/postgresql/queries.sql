@@ -690,10 +690,10 @@ VACUUM (ANALYZE) ${schema}.${p}outbox, ${schema}.${p}log, ${schema}.${p}partitio
        ${schema}.${p}sequencer_lease, ${schema}.${p}member, ${schema}.${p}lease, ${schema}.${p}parked,
        ${schema}.${p}inbox, ${schema}.${p}idempotency
 
--- Run by the sequencer every few thousand events (PostgresStore.vacuumOutbox): the index entries of
+-- Run by the sequencer every few thousand events (PostgresOutboxVacuum): the index entries of
 -- sequenced rows are only removed by a vacuum, and every batch scans the index from its start.
 -- The oldest transaction of this database open longer than ? seconds that holds back the xmin horizon
--- (after an outbox vacuum; see PostgresStore.warnOfLongTransaction). Other users' statements read as
+-- (after an outbox vacuum; see PostgresOutboxVacuum). Other users' statements read as
 -- '<insufficient privilege>' unless the user has pg_read_all_stats.
 -- name: oldest_open_transaction
 SELECT pid, coalesce(application_name, ''), coalesce(state, ''),

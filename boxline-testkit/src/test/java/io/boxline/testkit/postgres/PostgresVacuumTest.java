@@ -145,7 +145,7 @@ class PostgresVacuumTest {
   void aTransactionLeftOpenIsNamedAfterTheNextOutboxVacuum() throws Exception {
     List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
     java.util.logging.Logger logger =
-        java.util.logging.Logger.getLogger("io.boxline.jdbc.internal.PostgresStore");
+        java.util.logging.Logger.getLogger("io.boxline.jdbc.internal.SqlStore");
     java.util.logging.Handler handler =
         new java.util.logging.Handler() {
           @Override
