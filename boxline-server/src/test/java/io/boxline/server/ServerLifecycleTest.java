@@ -155,7 +155,11 @@ class ServerLifecycleTest {
                   == 1);
       p.process.toHandle().destroy();
       p.awaitExit(Duration.ofSeconds(60));
-      assertThat(p.log()).containsPattern("stopped in \\d+\\.\\d s");
+      assertThat(p.log())
+          .containsPattern("stopped in \\d+\\.\\d s")
+          .as("the embedded PostgreSQL stops after Boxline has drained: no stack trace")
+          .doesNotContain("Exception")
+          .doesNotContain("\tat ");
     }
     Path withDatabase = config(postgresConfig("bx_unused"));
     try (ServerProcess p =
