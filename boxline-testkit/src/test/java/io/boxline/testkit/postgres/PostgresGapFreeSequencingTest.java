@@ -1,9 +1,9 @@
 package io.boxline.testkit.postgres;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.FoundationBehaviour;
+import io.boxline.testkit.suite.GapFreeSequencingBehaviour;
 
-class PostgresFoundationTest extends FoundationBehaviour {
+class PostgresGapFreeSequencingTest extends GapFreeSequencingBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.create(hint);

@@ -1,9 +1,9 @@
 package io.boxline.testkit.postgres;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.TaskBehaviour;
+import io.boxline.testkit.suite.TaskSchedulingBehaviour;
 
-class PostgresTaskTest extends TaskBehaviour {
+class PostgresTaskSchedulingTest extends TaskSchedulingBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.create(hint);

@@ -1,9 +1,9 @@
 package io.boxline.testkit.postgres;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.FailureBehaviour;
+import io.boxline.testkit.suite.InTransactionBehaviour;
 
-class PostgresFailureTest extends FailureBehaviour {
+class PostgresInTransactionTest extends InTransactionBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.create(hint);

@@ -1,9 +1,9 @@
 package io.boxline.testkit.mariadb;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.FailureBehaviour;
+import io.boxline.testkit.suite.PublishingBehaviour;
 
-class MariaDbFailureTest extends FailureBehaviour {
+class MariaDbPublishingTest extends PublishingBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.createMariaDb(hint);

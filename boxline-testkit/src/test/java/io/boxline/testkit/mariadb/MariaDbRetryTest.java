@@ -1,9 +1,9 @@
 package io.boxline.testkit.mariadb;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.FoundationBehaviour;
+import io.boxline.testkit.suite.RetryBehaviour;
 
-class MariaDbFoundationTest extends FoundationBehaviour {
+class MariaDbRetryTest extends RetryBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.createMariaDb(hint);

@@ -1,9 +1,9 @@
 package io.boxline.testkit.mariadb;
 
 import io.boxline.testkit.TestDatabase;
-import io.boxline.testkit.suite.TaskBehaviour;
+import io.boxline.testkit.suite.TaskWorkerBehaviour;
 
-class MariaDbTaskTest extends TaskBehaviour {
+class MariaDbTaskWorkerTest extends TaskWorkerBehaviour {
   @Override
   protected TestDatabase newDatabase(String hint) {
     return TestDatabase.createMariaDb(hint);
