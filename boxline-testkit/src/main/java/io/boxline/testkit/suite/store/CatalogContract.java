@@ -2,6 +2,7 @@ package io.boxline.testkit.suite.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import io.boxline.NamespacePath;
 import io.boxline.PartitionLag;
@@ -32,6 +33,19 @@ import org.junit.jupiter.api.Test;
  * rewinds and topics' retention policies.
  */
 public abstract class CatalogContract extends StoreContract {
+  @Nested
+  class CreateNamespace {
+    @Test
+    void createsEveryMissingParentAndCreatingAgainChangesNothing() {
+      store.createNamespace(NamespacePath.of("acme/contract"));
+      store.createNamespace(NamespacePath.of("acme/other/leaf"));
+      assertThat(store.namespaces())
+          .extracting(NamespacePath::toString)
+          .contains("acme", "acme/contract", "acme/other", "acme/other/leaf")
+          .doesNotHaveDuplicates();
+    }
+  }
+
   @Nested
   class CreateTopic {
     @Test
@@ -77,6 +91,26 @@ public abstract class CatalogContract extends StoreContract {
       assertThat(store.namespaces())
           .extracting(NamespacePath::toString)
           .contains("acme", "acme/contract", "acme/contract/deeper");
+    }
+  }
+
+  @Nested
+  class CreateSubscription {
+    @Test
+    void startsACursorOnEveryPartitionOfItsTopicsOnceAndRefusesOtherTopics() {
+      SubscriptionInfo audit =
+          store.createSubscription(SubscriptionSpec.of("audit", ORDERS, DIRECT));
+      assertThat(store.lag(audit.id()))
+          .extracting(PartitionLag::topic, PartitionLag::partition, PartitionLag::position)
+          .containsExactlyInAnyOrder(
+              tuple(ORDERS, 0, 0L), tuple(ORDERS, 1, 0L), tuple(DIRECT, 0, 0L));
+      assertThat(store.createSubscription(SubscriptionSpec.of("audit", DIRECT, ORDERS)))
+          .as("creating again returns it")
+          .isEqualTo(audit);
+      assertThatThrownBy(() -> store.createSubscription(SubscriptionSpec.of("audit", ORDERS)))
+          .isInstanceOf(ValidationException.class)
+          .hasMessageContaining("already exists with topics");
+      assertThat(store.lag(audit.id())).hasSize(3);
     }
   }
 
@@ -131,6 +165,17 @@ public abstract class CatalogContract extends StoreContract {
       assertThat(store.backlogged(sub.id())).isEmpty();
       assertThat(store.rewindCursors(sub.id(), StartPosition.earliest())).isEqualTo(2);
       assertThat(store.lag(sub.id())).extracting(PartitionLag::position).containsOnly(0L);
+    }
+  }
+
+  @Nested
+  class Retention {
+    @Test
+    void aTopicIsKeptForeverUntilAPolicyIsSetAndEachTopicHasItsOwn() {
+      TopicInfo direct = store.findTopic(DIRECT).orElseThrow();
+      assertThat(store.retention(orders.id())).isEqualTo(RetentionPolicy.forever());
+      store.setRetention(orders.id(), RetentionPolicy.bySize(10));
+      assertThat(store.retention(direct.id())).isEqualTo(RetentionPolicy.forever());
     }
   }
 

@@ -23,6 +23,18 @@ public abstract class InboxContract extends StoreContract {
   }
 
   @Nested
+  class InboxSeen {
+    @Test
+    void aKeyIsSeenOnlyByTheSubscriptionThatRecordedIt() {
+      SubscriptionInfo audit = store.createSubscription(SubscriptionSpec.of("audit", ORDERS));
+      store.inboxRecord(sub.id(), "m-1");
+      assertThat(store.inboxSeen(sub.id(), "m-1")).isTrue();
+      assertThat(store.inboxSeen(sub.id(), "m-2")).isFalse();
+      assertThat(store.inboxSeen(audit.id(), "m-1")).isFalse();
+    }
+  }
+
+  @Nested
   class InboxClaim {
     @Test
     void aKeyIsClaimedOnce() {
