@@ -16,6 +16,7 @@ import io.boxline.TopicName;
 import io.boxline.ValidationException;
 import io.boxline.spi.CatalogStore;
 import io.boxline.spi.CommitOutcome;
+import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.PartitionKey;
@@ -198,7 +199,7 @@ public abstract class CatalogContract extends StoreContract {
     @Test
     void takesEverythingItOwnsAndNothingElse() {
       SubscriptionInfo other = store.createSubscription(SubscriptionSpec.of("other", ORDERS));
-      List<io.boxline.spi.OutboxRecord> records = List.of(record(orders, 0, "k", null));
+      List<OutboxRecord> records = List.of(record(orders, 0, "k", null));
       appendAndSequence(records);
       PartitionKey p0 = PartitionKey.of(orders.id(), 0);
       SuiteSupport.fence(store, sub.id(), List.of(p0), new long[] {1}, "me");

@@ -6,6 +6,7 @@ import io.boxline.RetentionPolicy;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionInfo;
 import io.boxline.spi.OutboxRecord;
+import io.boxline.spi.PurgeResult;
 import io.boxline.spi.RetentionStore;
 import io.boxline.spi.StoredEvent;
 import io.boxline.testkit.Await;
@@ -81,7 +82,7 @@ public abstract class RetentionContract extends StoreContract {
     }
   }
 
-  private io.boxline.spi.PurgeResult purge() {
+  private PurgeResult purge() {
     return store.purge(Duration.ofDays(1), Duration.ofDays(1), Duration.ofDays(1), 100);
   }
 }
