@@ -7,11 +7,12 @@ import java.sql.Connection;
  * of narrow roles, one per part of the engine that uses it ({@link CatalogStore}, {@link
  * PublishStore}, {@link SequencerStore}, {@link CursorStore}, {@link ParkingStore}, {@link
  * InboxStore}, {@link RetentionStore}, {@link MonitoringStore}), plus its lifecycle. The JDBC
- * module provides the implementation; every implementation must pass {@code StoreContractBehaviour}
- * and the behaviour suites in {@code boxline-testkit}, except core's in-memory store for tests
- * ({@code io.boxline.internal.memory.InMemoryStore}), which passes the contract suite only (the
- * behaviour suites need a database). Methods throw {@link io.boxline.StoreException} (unchecked) on
- * database failure.
+ * module provides the implementation; every implementation must pass the store contract ({@code
+ * io.boxline.testkit.suite.store}: one class per role, such as {@code CatalogContract}, with one
+ * nested class per method) and the behaviour suites in {@code boxline-testkit}, except core's
+ * in-memory store for tests ({@code io.boxline.internal.memory.InMemoryStore}), which passes the
+ * contract only (the behaviour suites need a database). Methods throw {@link
+ * io.boxline.StoreException} (unchecked) on database failure.
  */
 public interface Store
     extends CatalogStore,

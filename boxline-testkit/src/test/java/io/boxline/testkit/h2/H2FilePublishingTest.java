@@ -1,0 +1,12 @@
+package io.boxline.testkit.h2;
+
+import io.boxline.testkit.TestDatabase;
+import io.boxline.testkit.suite.PublishingBehaviour;
+
+/** The publishing suite on an H2 file database (a temporary directory per test). */
+class H2FilePublishingTest extends PublishingBehaviour {
+  @Override
+  protected TestDatabase newDatabase(String hint) {
+    return TestDatabase.createH2File(hint);
+  }
+}
