@@ -30,29 +30,25 @@ import java.util.logging.Logger;
  * <pre>
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="all"
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="w1 --w1.runs=5"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="groups"      (or failures, relays)
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="--help"
  * </pre>
  *
- * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code w1-parts}, {@code g1},
- * {@code g2}, {@code g3}, {@code f1}, {@code f2}, {@code relays}, {@code soak}, {@code ddl}), a
- * group of them ({@code all} = W1–W3, {@code groups}, {@code failures}), or a comma-separated list
- * of workloads of one {@link Suite}. Then {@code --name=value} options ({@code --help} after a
- * workload lists the ones it reads). W1–W3 run on PostgreSQL or, with {@code --db=mariadb} (or a
- * MariaDB {@code --url}), on MariaDB, in schemas of their own ({@code bench_<random>...}); group
- * and failure workloads each in a PostgreSQL database of their own; the soak in a database of its
- * own on PostgreSQL or MariaDB ({@code --db}); relays in schemas {@code relaybench_...}; all
- * dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
- * boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost, duplicate or
- * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
+ * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code s1}, {@code soak},
+ * {@code soak-plot}), {@code all} (= W1–W3), or a comma-separated list of workloads of one {@link
+ * Suite}. Then {@code --name=value} options ({@code --help} after a workload lists the ones it
+ * reads). Everything runs on PostgreSQL: W1–W3 in schemas of their own ({@code bench_<random>...}),
+ * S1 and the soak each in a database of its own; all dropped at the end, also on Ctrl-C. Results
+ * are printed as Markdown and written to {@code boxline-bench/target/<suite>-<time>.md}. A failed
+ * correctness check (lost, duplicate or out-of-order event …) prints {@code BENCHMARK FAILED
+ * (correctness)} and exits 1. Workloads retired by issue 34 run at the git tag {@code
+ * bench-archive-2026-11} (docs/benchmarks.md, "Retired workloads").
  */
 public final class Bench {
   /** Workloads that share a report, a set of common options and a way of using the database. */
   enum Suite {
     W("Boxline benchmark run", "bench", "bench_"),
-    GROUPS("Boxline group benchmarks", "gf-groups", null),
-    FAILURES("Boxline failure benchmarks", "gf-failures", null),
-    RELAYS("Relay benchmark run", "relay", "relaybench_"),
+    /** S1: a database of its own per run (see {@link BenchDb}). */
+    SERVER("Boxline server benchmark", "s1", null),
     /** The soak: a database of its own per run (see {@link BenchDb}). */
     SOAK("Boxline soak run", "soak", null),
     /** Prints something and stops: no report, no database. */
@@ -73,7 +69,6 @@ public final class Bench {
       return switch (this) {
         case W ->
             List.of(
-                Db.DB,
                 Db.URL,
                 Db.USER,
                 Db.PASSWORD,
@@ -85,8 +80,7 @@ public final class Bench {
                 QUIET,
                 QUIET_BUSY,
                 VERBOSE);
-        case GROUPS, FAILURES, RELAYS -> List.of(Db.HOST, Db.USER, Db.PASSWORD, VERBOSE);
-        case SOAK -> List.of(Db.DB, Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
+        case SERVER, SOAK -> List.of(Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
         case TOOL -> List.of();
       };
     }
@@ -121,8 +115,7 @@ public final class Bench {
       Opt.flag(
           "verbose",
           false,
-          "print Boxline's warnings as they come (W1-W3 and relays always do; they are counted"
-              + " anyway)");
+          "print Boxline's warnings as they come (W1-W3 always do; they are counted anyway)");
 
   /** Every workload, in the order {@code --help} lists them. */
   static List<Workload> workloads() {
@@ -130,28 +123,13 @@ public final class Bench {
         W1Throughput.WORKLOAD,
         W2Latency.WORKLOAD,
         W3Idle.WORKLOAD,
-        W1Parts.WORKLOAD,
-        G1IdleLoad.WORKLOAD,
-        G2Rebalance.WORKLOAD,
-        G3Pickup.WORKLOAD,
-        K1ParallelByKey.WORKLOAD,
-        C1CatchUp.WORKLOAD,
-        SP1SpringPath.WORKLOAD,
         S1Server.WORKLOAD,
-        F1RetryCost.WORKLOAD,
-        F2Bloat.WORKLOAD,
-        RelayBench.WORKLOAD,
         Soak.WORKLOAD,
-        SoakPlots.WORKLOAD,
-        PrintDdl.WORKLOAD);
+        SoakPlots.WORKLOAD);
   }
 
-  /** Names that stand for several workloads. */
-  static final Map<String, List<String>> GROUPS =
-      Map.of(
-          "all", List.of("w1", "w2", "w3"),
-          "groups", List.of("g1", "g2", "g3"),
-          "failures", List.of("f1", "f2"));
+  /** The name that stands for several workloads. */
+  static final Map<String, List<String>> GROUPS = Map.of("all", List.of("w1", "w2", "w3"));
 
   // Keep strong references, or the JUL configuration is garbage collected.
   private static final List<Logger> QUIET_LOGGERS = new ArrayList<>();
@@ -175,20 +153,6 @@ public final class Bench {
       System.err.println(e.getMessage() + " (--help lists the options)");
       System.exit(2);
     }
-  }
-
-  /**
-   * For the older entry points ({@code GroupBench g1}, {@code RelayBench kafka,nats} …): their
-   * command line with {@code all} standing for {@code family}.
-   */
-  static String[] alias(String family, String[] args) {
-    List<String> out = new ArrayList<>(Arrays.asList(split(args)));
-    if (out.isEmpty()) {
-      out.add(family);
-    } else if (out.get(0).equals("all")) {
-      out.set(0, family);
-    }
-    return out.toArray(new String[0]);
   }
 
   /** exec:exec passes one argument when the arguments are quoted together. */
@@ -222,7 +186,7 @@ public final class Bench {
       }
       return 0;
     }
-    quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W || suite == Suite.RELAYS);
+    quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W);
     Db db = Db.of(o);
     String schema =
         suite.schemaPrefix == null
@@ -247,7 +211,7 @@ public final class Bench {
     long started = System.nanoTime();
     try {
       if (suite == Suite.W) {
-        db.exec(db.kind.createSchema(schema));
+        db.exec("CREATE SCHEMA " + schema);
       }
       for (Workload w : chosen) {
         String part = w.run(run);
@@ -313,8 +277,7 @@ public final class Bench {
   static String help(List<Workload> list) {
     StringBuilder sb =
         new StringBuilder(
-            "Usage: Bench <workload>[,<workload>...] [--name=value ...]   (all = w1,w2,w3; groups"
-                + " = g1,g2,g3; failures = f1,f2)\n");
+            "Usage: Bench <workload>[,<workload>...] [--name=value ...]   (all = w1,w2,w3)\n");
     Suite shown = null;
     for (Workload w : list) {
       if (w.suite() != shown) {
@@ -361,7 +324,7 @@ public final class Bench {
     env.put(
         "Java",
         System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-    run.db().kind.describe(run.db(), env);
+    run.db().describe(env);
     if (suite == Suite.W) {
       env.put(
           "pool",

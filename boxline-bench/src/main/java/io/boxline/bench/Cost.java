@@ -81,7 +81,6 @@ final class Cost {
   private final Db db;
   private final String app;
   private final Counted counted;
-  private final boolean postgres;
   private final long jvm0;
   private final long jit0;
   private final long wall0;
@@ -95,13 +94,10 @@ final class Cost {
     this.db = db;
     this.app = app;
     this.counted = counted;
-    this.postgres = db.kind instanceof PostgreSqlDatabase;
-    this.server0 = postgres ? server() : null;
+    this.server0 = server();
     Map<Integer, Long> own = new HashMap<>();
     Map<Integer, Long> background = new HashMap<>();
-    if (postgres) {
-      processes(own, background);
-    }
+    processes(own, background);
     this.own0 = own;
     this.background0 = background;
     this.statements0 = counted == null ? 0 : counted.statements();
@@ -130,9 +126,6 @@ final class Cost {
     double wall = (System.nanoTime() - wall0) / 1e9;
     long statements = counted == null ? -1 : counted.statements() - statements0;
     long commits = counted == null ? -1 : counted.commits() - commits0;
-    if (!postgres) {
-      return new Figures(events, wall, jvm, jit, -1, -1, -1, -1, -1, -1, -1, statements, commits);
-    }
     Map<Integer, Long> own = new HashMap<>();
     Map<Integer, Long> background = new HashMap<>();
     processes(own, background);

@@ -250,101 +250,10 @@ final class Report {
           .append(cost)
           .append('\n');
     }
-    for (W2Latency.Result r : results) {
-      if (r.stages() != null) {
-        sb.append(
-            Stats.f(
-                "Stages, %s %d/s (commit returned → sequencer statement started → returned → handler"
-                    + " entered): %s.%n%n",
-                r.where(), r.rate(), r.stages().describe()));
-      }
-    }
-    for (W2Latency.Result r : results) {
-      if (r.trace() != null) {
-        sb.append(
-                Stats.f(
-                    "JDBC trace, %s %d/s (measured part; times are per call, µs):%n%n",
-                    r.where(), r.rate()))
-            .append(trace(r.trace(), r.measured()))
-            .append('\n');
-      }
-    }
     return sb.toString();
   }
 
-  /** Per-operation counts and times of a traced trial, with calls per event. */
-  static String trace(Map<String, Probe.Series> trace, int events) {
-    Table t =
-        new Table(
-            "Thread | operation", "Calls", "Calls/event", "mean µs", "p50 µs", "p99 µs", "max µs");
-    for (Map.Entry<String, Probe.Series> e : trace.entrySet()) {
-      long[] v = e.getValue().sorted();
-      long sum = 0;
-      for (long x : v) {
-        sum += x;
-      }
-      t.row(
-          e.getKey(),
-          e.getValue().count(),
-          Stats.f("%.3f", e.getValue().count() / (double) events),
-          v.length == 0 ? "" : Stats.us(sum / v.length),
-          Stats.us(Stats.percentile(v, 50)),
-          Stats.us(Stats.percentile(v, 99)),
-          Stats.us(Stats.percentile(v, 100)));
-    }
-    return t.toString();
-  }
-
-  static String w1Parts(Options o, List<W1Parts.Part> parts) {
-    StringBuilder sb =
-        section(
-            o,
-            "## W1 taken apart%n%n%d producer threads, %d events per mode, one event per"
-                + " transaction, %d partitions; raw = plain tables, outbox = publish only (no"
-                + " sequencer), sequencer = plus sequencing, full = plus a no-op consumer"
-                + " (concurrency %d, batch %d). CPU from /proc (whole machine; this JVM is the"
-                + " producers and Boxline, the rest mostly the database).%n%n",
-            W1Throughput.THREADS,
-            W1Throughput.EVENTS,
-            Bench.PARTITIONS,
-            W1Throughput.CONCURRENCY,
-            W1Throughput.BATCH);
-    Table t =
-        new Table(
-            "Round",
-            "Mode",
-            "Events/s",
-            "vs raw",
-            "CPU µs/event",
-            "this JVM µs/event",
-            "transactions/event",
-            "WAL bytes/event",
-            "WAL records/event",
-            "events/sequencer batch",
-            "events/consumer batch");
-    double raw = Double.NaN;
-    for (W1Parts.Part p : parts) {
-      if (p.mode().equals("raw")) {
-        raw = p.eventsPerSecond();
-      }
-      t.row(
-          p.round(),
-          p.mode(),
-          Stats.rate(p.eventsPerSecond()),
-          Stats.f("%.2f×", p.eventsPerSecond() / raw),
-          Stats.f("%.0f", p.cpuMicrosPerEvent()),
-          Stats.f("%.0f", p.jvmMicrosPerEvent()),
-          Stats.f("%.2f", p.transactionsPerEvent()),
-          Stats.f("%.0f", p.walBytesPerEvent()),
-          Stats.f("%.1f", p.walRecordsPerEvent()),
-          p.eventsPerSequencerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerSequencerBatch()),
-          p.eventsPerConsumerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerConsumerBatch()));
-    }
-    sb.append(t).append('\n');
-    return sb.toString();
-  }
-
-  static String w3(Options o, BenchDatabase kind, List<W3Idle.Result> results) {
+  static String w3(Options o, List<W3Idle.Result> results) {
     StringBuilder sb =
         section(
             o,
@@ -364,7 +273,7 @@ final class Report {
             "Statements/s without pings",
             "Statements/s per consumer (total / N)",
             "Added per consumer vs 0 consumers",
-            kind.counterColumn(),
+            "Server xacts/s, shared DB (control without Boxline)",
             "Target ≤ 1/s per consumer",
             "Machine during the run");
     double zero = Double.NaN;
@@ -401,11 +310,8 @@ final class Report {
     for (W3Idle.Result r : results) {
       sb.append(Stats.f("Statements with %d idle consumer(s), per second:%n%n", r.consumers()));
       Table b = new Table("Thread | statement", "Count", "Per second");
-      for (Map.Entry<String, Probe.Series> e : r.breakdown().entrySet()) {
-        if (e.getKey().endsWith("| borrow (getConnection)")) {
-          continue;
-        }
-        long n = e.getValue().count();
+      for (Map.Entry<String, Long> e : r.breakdown().entrySet()) {
+        long n = e.getValue();
         b.row(e.getKey(), n, Stats.f("%.2f", n / r.seconds()));
       }
       sb.append(b).append('\n');

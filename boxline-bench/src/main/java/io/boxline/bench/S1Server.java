@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class S1Server {
   private S1Server() {}
 
-  private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.GROUPS);
+  private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.SERVER);
 
   static final Opt<Integer> EVENTS = DEF.integer("events", 20_000, "events per throughput trial");
   static final Opt<Integer> PRODUCERS = DEF.producers(4);
@@ -58,7 +58,7 @@ final class S1Server {
   static String run(Run run) throws Exception {
     Options o = run.o();
     StringBuilder out = new StringBuilder("## S1 — the server's HTTP paths against Java\n\n");
-    try (BenchDb db = BenchDb.create(run, "s1")) {
+    try (BenchDb db = BenchDb.create(run.db(), "s1")) {
       ServerConfig config =
           ServerConfig.parse(
               "http: {port: 0, threads: 32}\nauth: {disabled: true}\n"

@@ -20,7 +20,6 @@ import org.HdrHistogram.AbstractHistogram;
  *
  * <pre>
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="soak --soak.events=20000000"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="soak --db=mariadb"
  * </pre>
  */
 final class Soak {

@@ -89,18 +89,16 @@ final class SoakRunner {
   }
 
   Result run() throws Exception {
-    String dbName = server.kind.option();
     String stamp =
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Path csv = SoakPlots.targetDir().resolve("soak-" + dbName + "-" + stamp + ".csv");
+    Path csv = SoakPlots.targetDir().resolve("soak-postgresql-" + stamp + ".csv");
     int partitions = o.get(PARTITIONS);
     Duration retention = Duration.ofSeconds(o.get(RETENTION));
     Duration interval = Duration.ofSeconds(o.get(INTERVAL));
     long warnings0 = Bench.WARNINGS.get();
     log(
-        "soak on %s: %,d events (%d per transaction, %s), %d partitions, subscriptions %s (the"
+        "soak: %,d events (%d per transaction, %s), %d partitions, subscriptions %s (the"
             + " last a group of %d), retention %s every %s, a sample every %s s to %s",
-        server.kind.product(),
         events,
         perTxn,
         rate > 0 ? f("%,d/s", rate) : "as fast as consumers keep up",
@@ -114,8 +112,8 @@ final class SoakRunner {
     try (BenchDb db = BenchDb.create(server, "soak");
         Connection monitor = db.connect();
         Connection maintenance = db.maintenance()) {
-      SoakSizes sizes = new SoakSizes(db.postgres(), db.schema);
-      String autovacuum = db.postgres() ? server.queryString("SHOW autovacuum") : null;
+      SoakSizes sizes = new SoakSizes(db.schema);
+      String autovacuum = server.queryString("SHOW autovacuum");
       HikariDataSource pool = db.pool("bench-soak", o.get(POOL));
       DataSource ds = clock.wrap(counted.wrap(pool));
       JdbcStore.Builder store = JdbcStore.builder(ds).schema(db.schema);
@@ -220,7 +218,8 @@ final class SoakRunner {
         if (sampler != null) {
           sampler.join(60_000);
         }
-        GroupFixture.closeAll(consumers);
+        // In parallel: each close waits for its own in-flight batch.
+        consumers.parallelStream().forEach(Consumer::close);
         boxline.close();
       }
       if (sampleError != null) {
@@ -246,7 +245,7 @@ final class SoakRunner {
       }
       List<Path> charts = SoakPlots.write(csv, o.get(DOCS_IMAGES));
       return new Result(
-          dbName,
+          "postgresql",
           o,
           events,
           rate,
@@ -259,7 +258,7 @@ final class SoakRunner {
           endMark,
           before,
           after,
-          db.transactionsName(),
+          BenchDb.TRANSACTIONS,
           autovacuum,
           delivered,
           unknown.get(),
@@ -361,10 +360,9 @@ final class SoakRunner {
     long server1 = db.transactions(maintenance);
     long mine1 = sizes.statements();
     double s = (w1 - w0) / 1e9;
-    // On MariaDB the counter is the server's Questions: the first read counts in the window,
-    // and so does every statement of the sampler; on PostgreSQL the sampler's statements are
-    // transactions of the run's database, the reads are not (another database).
-    long own = (mine1 - mine0) + (db.postgres() ? 0 : 1);
+    // The sampler's statements are transactions of the run's database; the reads are not (they
+    // go to another database).
+    long own = mine1 - mine0;
     Idle idle =
         new Idle(
             s,
@@ -380,7 +378,7 @@ final class SoakRunner {
         idle.statementsPerSecond(),
         idle.commitsPerSecond(),
         idle.serverPerSecond(),
-        db.transactionsName());
+        BenchDb.TRANSACTIONS);
     return idle;
   }
 

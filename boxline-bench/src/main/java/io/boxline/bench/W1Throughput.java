@@ -24,8 +24,8 @@ import javax.sql.DataSource;
  * transaction; the time runs from the first insert to the moment the no-op handler has seen the
  * last event. Baseline: the same transaction inserts the business row and the same event rows (same
  * columns as Boxline's outbox, same statement shape: one INSERT for one event, one INSERT ...
- * SELECT FROM unnest(arrays) for several on PostgreSQL, one multi-row INSERT on MariaDB) into a
- * plain table; the time runs until the last commit. The SQL is {@link BenchDatabase}'s.
+ * SELECT FROM unnest(arrays) for several) into a plain table; the time runs until the last commit.
+ * The SQL is {@link Db}'s.
  */
 final class W1Throughput extends Trials {
   static final int KEYS_PER_PRODUCER = 256;
@@ -61,8 +61,6 @@ final class W1Throughput extends Trials {
           false,
           "Boxline's producers run through inTransaction instead of committing their own"
               + " connections");
-  static final Opt<Boolean> TRACE =
-      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
   static final Opt<String> BASELINE =
       DEF.option(
           "baseline",
@@ -139,14 +137,12 @@ final class W1Throughput extends Trials {
       return raw(txnSize, events, run);
     }
     String s = this.run.schema();
-    BenchDatabase kind = db.kind;
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
         "DROP TABLE IF EXISTS " + s + ".plain_event",
-        kind.businessDdl(s),
-        kind.plainEventDdl(s));
-    String business = kind.businessInsert(s);
-    String insert = kind.plainInsert(s, txnSize);
+        String.format(Db.BUSINESS_DDL, s),
+        String.format(Db.PLAIN_EVENT_DDL, s));
+    String business = Db.businessInsert(s);
     Partitioner partitioner = Partitioner.kafkaCompatible();
     TxnBody plainRows =
         (c, first, keys) -> {
@@ -154,7 +150,7 @@ final class W1Throughput extends Trials {
           for (int i = 0; i < keys.length; i++) {
             parts[i] = partitioner.partition(keys[i], partitions);
           }
-          kind.insertPlainEvents(c, insert, first, keys, parts);
+          Db.insertPlainEvents(c, s, first, keys, parts);
         };
     Watch machine = watch(run > 0);
     Cost cost = cost();
@@ -187,9 +183,9 @@ final class W1Throughput extends Trials {
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
         "DROP TABLE IF EXISTS " + s + ".raw_event",
-        db.kind.businessDdl(s),
+        String.format(Db.BUSINESS_DDL, s),
         "CREATE TABLE " + s + ".raw_event (id bigint PRIMARY KEY, payload jsonb NOT NULL)");
-    String business = db.kind.businessInsert(s);
+    String business = Db.businessInsert(s);
     String insert = "INSERT INTO " + s + ".raw_event (id, payload) VALUES (?, ?::jsonb)";
     String[] json = new String[Payloads.COUNT];
     for (int i = 0; i < json.length; i++) {
@@ -225,19 +221,14 @@ final class W1Throughput extends Trials {
     int keys = o.get(THREADS) * KEYS_PER_PRODUCER;
     DeliveryCheck check = new DeliveryCheck(events, partitions, keys, DeliveryCheck.Clock.NONE);
     String what = "W1 T=" + txnSize + " run " + run;
-    Probe probe = o.get(TRACE) && run > 0 ? new Probe(schema) : null;
-    DataSource ds = probe == null ? counting : probe.wrap(pool);
     Boxline boxline =
-        start(Boxline.builder().store(store(JdbcStore.builder(ds).schema(schema))), topic);
+        start(Boxline.builder().store(store(JdbcStore.builder(counting).schema(schema))), topic);
     try {
-      db.exec(db.kind.businessDdl(schema));
+      db.exec(String.format(Db.BUSINESS_DDL, schema));
       Consumer consumer =
           consumer(boxline, check, o.get(CONCURRENCY)).batchSize(o.get(BATCH)).start();
       Publisher publisher = boxline.publisher();
-      if (probe != null) {
-        probe.reset();
-      }
-      String business = db.kind.businessInsert(schema);
+      String business = Db.businessInsert(schema);
       TxnBody publish =
           (c, first, eventKeys) -> {
             if (eventKeys.length == 1) {
@@ -274,10 +265,6 @@ final class W1Throughput extends Trials {
       Thread.sleep(500); // late duplicates would show up here
       check.verify(what, consumer.handledCount());
       consumer.close();
-      if (probe != null) {
-        probe.enabled(false);
-        System.out.println(Report.trace(probe.snapshot(), events));
-      }
       long logged = db.queryLong("SELECT count(*) FROM " + schema + ".log");
       long left = db.queryLong("SELECT count(*) FROM " + schema + ".outbox");
       long orders = db.queryLong("SELECT count(*) FROM " + schema + ".bench_order");

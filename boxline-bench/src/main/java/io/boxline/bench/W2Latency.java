@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
@@ -43,8 +42,6 @@ final class W2Latency extends Trials {
       long[] commit,
       long[] late,
       String noise,
-      Map<String, Probe.Series> trace,
-      Stages.Split stages,
       Cost.Figures cost) {}
 
   private static final Workload.Definition DEF = Workload.define("w2", Bench.Suite.W);
@@ -77,8 +74,6 @@ final class W2Latency extends Trials {
                     throw new IllegalArgumentException(
                         "--w2.handler-thread must be worker or committing, got " + v);
               });
-  static final Opt<Boolean> TRACE =
-      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
   static final Opt<Integer> SETTLE =
       DEF.integer(
           "settle-ms",
@@ -204,8 +199,6 @@ final class W2Latency extends Trials {
           times.commitDurations(warm, total),
           times.sendLags(warm, total),
           load,
-          null,
-          null,
           figures);
     } finally {
       workers.shutdownNow();
@@ -227,18 +220,13 @@ final class W2Latency extends Trials {
             partitions,
             0,
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
-    Probe probe = o.get(TRACE) ? new Probe(schema) : null;
-    DataSource ds = probe == null ? (sameJvm ? counting : pool) : probe.wrap(pool);
+    DataSource ds = sameJvm ? counting : pool;
     CommitClock clock = sameJvm ? new CommitClock() : null;
     if (clock != null) {
       ds = clock.wrap(ds);
     }
-    Stages stages = sameJvm ? new Stages(total + 10_000) : null;
-    Boxline.Builder builder = Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build());
-    if (stages != null) {
-      builder.observer(stages);
-    }
-    Boxline boxline = start(builder, topic);
+    Boxline boxline =
+        start(Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()), topic);
     try {
       Consumer consumer =
           consumer(boxline, check, o.get(CONCURRENCY))
@@ -256,15 +244,7 @@ final class W2Latency extends Trials {
                 boxline,
                 i -> Payloads.event(topic, i, Payloads.randomKey(i, KEYS)),
                 clock::lastCommitNanos);
-        // The JDBC trace covers the measured part only.
-        Pacer.Send resetProbeThenPublish =
-            (i, lateNanos) -> {
-              if (i == warm && probe != null) {
-                probe.reset();
-              }
-              publish.send(i, lateNanos);
-            };
-        firstDue = pace(total, warm, warmRate, rate, resetProbeThenPublish);
+        firstDue = pace(total, warm, warmRate, rate, publish);
         lastDone = System.nanoTime();
       } else {
         Path file = Files.createTempFile("boxline-w2-", ".bin");
@@ -295,7 +275,6 @@ final class W2Latency extends Trials {
       Thread.sleep(500);
       check.verify(what, consumer.handledCount());
       consumer.close();
-      Map<String, Probe.Series> trace = probe == null ? null : probe.snapshot();
       long[] arrival = check.arrival();
       long[] committed = times.committed;
       if (dump != null) {
@@ -316,8 +295,6 @@ final class W2Latency extends Trials {
           times.commitDurations(warm, total),
           times.sendLags(warm, total),
           load,
-          trace,
-          stages == null ? null : stages.split(committed, arrival, warm, total),
           figures);
     } finally {
       boxline.close();
