@@ -23,7 +23,7 @@ final class Noise {
 
   static Noise start() {
     long[] cpu = cpu();
-    return new Noise(cpu[0], cpu[1], Cost.jvmCpu(), System.nanoTime());
+    return new Noise(cpu[0], cpu[1], jvmCpu(), System.nanoTime());
   }
 
   /** "machine 97% busy (this JVM 41%), load 8.1" for the time since {@link #start()}. */
@@ -35,7 +35,7 @@ final class Noise {
     double machine = 100.0 * (cpu[0] - busy) / (cpu[1] - total);
     int cores = Runtime.getRuntime().availableProcessors();
     double own =
-        100.0 * (Cost.jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
+        100.0 * (jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
     return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, load());
   }
 
@@ -99,5 +99,14 @@ final class Noise {
     } catch (IOException | RuntimeException e) {
       return new long[] {0, 0};
     }
+  }
+
+  /** This JVM's CPU time so far, in nanoseconds. */
+  static long jvmCpu() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(0L);
   }
 }

@@ -86,96 +86,7 @@ final class Report {
           ratio >= 0.9 ? "pass" : "FAIL");
     }
     sb.append(summary).append('\n').append("Every run:\n\n").append(raw).append('\n');
-    sb.append("Cost per event (").append(Cost.class.getSimpleName()).append("):\n\n");
-    sb.append(cost(trials)).append('\n');
     return sb.toString();
-  }
-
-  /**
-   * The cost table of W1's measured trials: CPU per 1,000 events, WAL, transactions and statements
-   * per event, and for each Boxline trial its ratio to the baseline trial just before it.
-   */
-  /** The columns of a cost table (W1's and W2's), after the columns that name its rows. */
-  private static String[] costColumns(String... first) {
-    List<String> all = new java.util.ArrayList<>(List.of(first));
-    all.addAll(
-        List.of(
-            "Events/s",
-            "JVM CPU ms / 1k events",
-            "of which JIT",
-            "PostgreSQL backends CPU ms / 1k",
-            "JVM + backends ms / 1k",
-            "Server background CPU ms / 1k (shared)",
-            "WAL bytes / event",
-            "WAL records / event",
-            "WAL FPIs / event",
-            "WAL syncs / event",
-            "Server xacts / event",
-            "JDBC statements / event",
-            "JDBC commits / event"));
-    return all.toArray(new String[0]);
-  }
-
-  static String cost(List<W1Throughput.Trial> trials) {
-    Table t = new Table(costColumns("Events/txn", "Run", "System"));
-    W1Throughput.Trial base = null;
-    for (W1Throughput.Trial x : trials) {
-      Cost.Figures f = x.cost();
-      if (f == null || x.run() == 0) {
-        continue;
-      }
-      t.row(costRow(x.txnSize(), Integer.toString(x.run()), x.system(), x.eventsPerSecond(), f));
-      if (!x.system().equals("boxline")) {
-        base = x;
-      } else if (base != null && base.txnSize() == x.txnSize()) {
-        Cost.Figures b = base.cost();
-        t.row(
-            x.txnSize(),
-            Integer.toString(x.run()),
-            "Boxline / baseline",
-            Stats.f("%.2f×", x.eventsPerSecond() / base.eventsPerSecond()),
-            ratio(f.jvmMsPer1000(), b.jvmMsPer1000()),
-            ratio(f.jvmMsPer1000() - f.jitMsPer1000(), b.jvmMsPer1000() - b.jitMsPer1000())
-                + " without",
-            ratio(f.pgMsPer1000(), b.pgMsPer1000()),
-            ratio(f.totalMsPer1000(), b.totalMsPer1000()),
-            ratio(f.pgBackgroundMsPer1000(), b.pgBackgroundMsPer1000()),
-            ratio(f.perEvent(f.walBytes()), b.perEvent(b.walBytes())),
-            ratio(f.perEvent(f.walRecords()), b.perEvent(b.walRecords())),
-            "",
-            ratio(f.perEvent(f.walSyncs()), b.perEvent(b.walSyncs())),
-            ratio(f.perEvent(f.xacts()), b.perEvent(b.xacts())),
-            ratio(f.perEvent(f.statements()), b.perEvent(b.statements())),
-            ratio(f.perEvent(f.commits()), b.perEvent(b.commits())));
-      }
-    }
-    return t.toString();
-  }
-
-  /** One row of a cost table. */
-  static Object[] costRow(Object txn, String run, String system, double rate, Cost.Figures f) {
-    return new Object[] {
-      txn,
-      run,
-      system,
-      Stats.rate(rate),
-      Stats.f("%.1f", f.jvmMsPer1000()),
-      Stats.f("%.1f", f.jitMsPer1000()),
-      Stats.f("%.1f", f.pgMsPer1000()),
-      Stats.f("%.1f", f.totalMsPer1000()),
-      Stats.f("%.1f", f.pgBackgroundMsPer1000()),
-      Stats.f("%.0f", f.perEvent(f.walBytes())),
-      Stats.f("%.2f", f.perEvent(f.walRecords())),
-      Stats.f("%.3f", f.perEvent(f.walFpi())),
-      Stats.f("%.3f", f.perEvent(f.walSyncs())),
-      Stats.f("%.3f", f.perEvent(f.xacts())),
-      Stats.f("%.3f", f.perEvent(f.statements())),
-      Stats.f("%.3f", f.perEvent(f.commits()))
-    };
-  }
-
-  private static String ratio(double a, double b) {
-    return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "" : Stats.f("%.2f×", a / b);
   }
 
   static String w2(Options o, List<W2Latency.Result> results) {
@@ -229,27 +140,6 @@ final class Report {
           r.noise());
     }
     sb.append(t).append('\n');
-    Table cost = new Table(costColumns("Producer", "Rate/s", "System"));
-    boolean costs = false;
-    for (W2Latency.Result r : results) {
-      if (r.cost() != null) {
-        costs = true;
-        Object[] row =
-            costRow(
-                r.where(),
-                Integer.toString(r.rate()),
-                r.where().startsWith("floor") ? "floor" : "boxline",
-                r.cost().events() / r.cost().wallSeconds(),
-                r.cost());
-        cost.row(row);
-      }
-    }
-    if (costs) {
-      sb.append("Cost per event (warm-up and measured part together; ")
-          .append("the floor is a commit and a thread hand-off without Boxline):\n\n")
-          .append(cost)
-          .append('\n');
-    }
     return sb.toString();
   }
 

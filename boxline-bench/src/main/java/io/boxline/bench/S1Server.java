@@ -42,7 +42,7 @@ final class S1Server {
   private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.SERVER);
 
   static final Opt<Integer> EVENTS = DEF.integer("events", 20_000, "events per throughput trial");
-  static final Opt<Integer> PRODUCERS = DEF.producers(4);
+  static final Opt<Integer> PRODUCERS = DEF.integer("producers", 4, "producer threads");
   static final Opt<String> RATES =
       DEF.text("rates", "200,1000", "paced rates for latency, events/s");
   static final Opt<Integer> SECONDS = DEF.integer("seconds", 10, "seconds per latency trial");

@@ -39,11 +39,11 @@ final class Soak {
           "max-lag",
           100_000,
           "with rate 0: producers wait while the slowest subscription is this many events behind");
-  static final Opt<Integer> PARTITIONS = DEF.partitions(64);
-  static final Opt<Integer> PRODUCERS = DEF.producers(4);
-  static final Opt<Integer> TXN = DEF.txn(10);
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(4);
-  static final Opt<Integer> POOL = DEF.pool(32);
+  static final Opt<Integer> PARTITIONS = DEF.integer("partitions", 64, "topic partitions");
+  static final Opt<Integer> PRODUCERS = DEF.integer("producers", 4, "producer threads");
+  static final Opt<Integer> TXN = DEF.integer("txn", 10, "events per transaction");
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 4, "consumer concurrency");
+  static final Opt<Integer> POOL = DEF.integer("pool", 32, "pool size");
   static final Opt<Integer> RETENTION =
       DEF.integer("retention", 120, "the topic's retention by age, s (RetentionPolicy.byAge)");
   static final Opt<Integer> INTERVAL =
@@ -72,11 +72,6 @@ final class Soak {
           "before the idle window after the drain, wait (at most retention + 3 intervals + max(60"
               + " s, segment))"
               + " until retention deleted every event, so that the window is idle");
-  static final Opt<Boolean> DOCS_IMAGES =
-      DEF.flag(
-          "docs-images",
-          false,
-          "also write the PNGs to docs/images/soak/ (soak-<db>-<chart>.png, overwritten)");
 
   static final Workload WORKLOAD =
       DEF.runs(

@@ -109,13 +109,6 @@ final class SoakPlots {
     return dir;
   }
 
-  /** docs/images/soak of the repository, from its root or the module's directory. */
-  static Path docsDir() {
-    return Files.isDirectory(Path.of("boxline-bench"))
-        ? Path.of("docs", "images", "soak")
-        : Path.of("..", "docs", "images", "soak");
-  }
-
   /** The CSV read back: a column per header name, NaN where a cell is empty. */
   static final class Csv {
     final List<String> phases = new ArrayList<>();
@@ -170,11 +163,8 @@ final class SoakPlots {
     }
   }
 
-  /**
-   * Draws the charts of a soak CSV next to it ({@code <csv name>-<chart>.png}) and, when {@code
-   * docs}, also to {@link #docsDir()} as {@code soak-<db>-<chart>.png}. Returns the files written.
-   */
-  static List<Path> write(Path csvFile, boolean docs) throws IOException {
+  /** Draws the charts of a soak CSV next to it ({@code <csv name>-<chart>.png}). */
+  static List<Path> write(Path csvFile) throws IOException {
     Csv csv = Csv.read(csvFile);
     String base = csvFile.getFileName().toString().replaceFirst("\\.csv$", "");
     Path dir = csvFile.toAbsolutePath().getParent();
@@ -185,11 +175,6 @@ final class SoakPlots {
       Path file = dir.resolve(base + "-" + chart + ".png");
       save(c, file);
       out.add(file);
-      if (docs) {
-        Path d = docsDir().resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-        save(c, d);
-        out.add(d);
-      }
     }
     return out;
   }
@@ -202,8 +187,8 @@ final class SoakPlots {
   }
 
   static XYChart chart(Csv csv, String chart, String db) {
-    boolean mariaDb = db.equals("mariadb");
-    String on = db.isEmpty() ? "" : " (" + (mariaDb ? "MariaDB" : "PostgreSQL") + ")";
+    // Soaks on MariaDB (at the tag bench-archive-2026-11) wrote soak-mariadb-*.csv.
+    String on = db.isEmpty() ? "" : " (" + db + ")";
     double mb = 1 / 1048576.0;
     List<Line> lines = new ArrayList<>();
     String title;
@@ -226,37 +211,17 @@ final class SoakPlots {
       case "sizes" -> {
         title = "Soak: table sizes";
         unit = "MB";
-        lines.add(
-            new Line(mariaDb ? "log (its file)" : "log (table, TOAST, indexes)", "log_bytes", mb));
-        lines.add(
-            new Line(
-                mariaDb ? "log indexes (InnoDB statistics)" : "log indexes",
-                "log_index_bytes",
-                mb));
-        lines.add(new Line(mariaDb ? "outbox (its file)" : "outbox", "outbox_bytes", mb));
-        lines.add(
-            new Line(
-                mariaDb ? "all Boxline tables (their files)" : "all Boxline tables",
-                "total_bytes",
-                mb));
-        lines.add(
-            new Line(
-                mariaDb ? "all Boxline indexes (InnoDB statistics)" : "all Boxline indexes",
-                "total_index_bytes",
-                mb));
+        lines.add(new Line("log (table, TOAST, indexes)", "log_bytes", mb));
+        lines.add(new Line("log indexes", "log_index_bytes", mb));
+        lines.add(new Line("outbox", "outbox_bytes", mb));
+        lines.add(new Line("all Boxline tables", "total_bytes", mb));
+        lines.add(new Line("all Boxline indexes", "total_index_bytes", mb));
       }
       case "tuples" -> {
-        // MariaDB has no dead tuples: the history list length (undo not purged) takes their column.
-        title =
-            mariaDb
-                ? "Soak: log rows (estimate) and InnoDB history list length"
-                : "Soak: the log's live and dead tuples (pg_stat_user_tables)";
-        unit = mariaDb ? "rows" : "tuples";
-        lines.add(
-            new Line(
-                mariaDb ? "history list length (undo not purged, whole server)" : "dead tuples",
-                "log_dead_tuples"));
-        lines.add(new Line(mariaDb ? "log rows (table_rows)" : "live tuples", "log_live_tuples"));
+        title = "Soak: the log's live and dead tuples (pg_stat_user_tables)";
+        unit = "tuples";
+        lines.add(new Line("dead tuples", "log_dead_tuples"));
+        lines.add(new Line("live tuples", "log_live_tuples"));
       }
       case "cpu" -> {
         title = "Soak: JVM CPU (producers, Boxline, consumers)";
@@ -320,7 +285,7 @@ final class SoakPlots {
 
   /** {@code soak-plot --csv=<file> [--to=<directory>]}: the charts of a soak CSV, drawn again. */
   static final Workload WORKLOAD =
-      Workload.of(
+      new Workload(
           "soak-plot",
           Bench.Suite.TOOL,
           "draws the charts of a soak CSV again (no benchmark)",
@@ -331,7 +296,7 @@ final class SoakPlots {
               throw new IllegalArgumentException("soak-plot needs --csv=<a soak CSV>");
             }
             Path csvFile = Path.of(file);
-            List<Path> written = new ArrayList<>(write(csvFile, false));
+            List<Path> written = new ArrayList<>(write(csvFile));
             String to = run.o().get(TO);
             if (to != null) {
               Csv csv = Csv.read(csvFile);

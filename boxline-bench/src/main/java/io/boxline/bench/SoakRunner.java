@@ -243,7 +243,7 @@ final class SoakRunner {
       if (outboxLeft != 0) {
         throw new BenchFailure("soak: " + outboxLeft + " rows left in the outbox");
       }
-      List<Path> charts = SoakPlots.write(csv, o.get(DOCS_IMAGES));
+      List<Path> charts = SoakPlots.write(csv);
       return new Result(
           "postgresql",
           o,
@@ -349,7 +349,7 @@ final class SoakRunner {
   private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
       throws Exception {
     Thread.sleep((long) (o.get(SETTLE) * 1000));
-    long cpu0 = Cost.jvmCpu();
+    long cpu0 = Noise.jvmCpu();
     long statements0 = counted.statements();
     long commits0 = counted.commits();
     long mine0 = sizes.statements();
@@ -366,7 +366,7 @@ final class SoakRunner {
     Idle idle =
         new Idle(
             s,
-            (Cost.jvmCpu() - cpu0) / 1e6 / s,
+            (Noise.jvmCpu() - cpu0) / 1e6 / s,
             (counted.statements() - statements0) / s,
             (counted.commits() - commits0) / s,
             Math.max(0, server1 - server0 - own) / s);
@@ -416,7 +416,7 @@ final class SoakRunner {
         handled,
         histogram.copy(),
         SoakSizes.Reading.NONE,
-        Cost.jvmCpu(),
+        Noise.jvmCpu(),
         boxline.stats().retentionRuns(),
         boxline.stats().retentionDeleted(),
         0,
@@ -478,7 +478,7 @@ final class SoakRunner {
       handled[s] = trackers.get(s).deliveries();
     }
     AbstractHistogram lat = histogram.copy();
-    long cpu = Cost.jvmCpu();
+    long cpu = Noise.jvmCpu();
     var stats = boxline.stats();
     SoakSizes.Reading r;
     try {

@@ -38,8 +38,7 @@ final class W1Throughput extends Trials {
       int events,
       double seconds,
       double produceSeconds,
-      String noise,
-      Cost.Figures cost) {
+      String noise) {
     double eventsPerSecond() {
       return events / seconds;
     }
@@ -53,7 +52,7 @@ final class W1Throughput extends Trials {
   static final Opt<Integer> THREADS = DEF.integer("threads", 4, "producer threads");
   static final Opt<Integer> RUNS = DEF.integer("runs", 3, "runs per configuration");
   static final Opt<int[]> TXN = DEF.ints("txn", "1,10", "events per transaction (a list)");
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 8, "consumer concurrency");
   static final Opt<Integer> BATCH = DEF.integer("batch", 100, "consumer batch size");
   static final Opt<Boolean> MANAGED =
       DEF.flag(
@@ -61,24 +60,6 @@ final class W1Throughput extends Trials {
           false,
           "Boxline's producers run through inTransaction instead of committing their own"
               + " connections");
-  static final Opt<String> BASELINE =
-      DEF.option(
-          "baseline",
-          "plain",
-          "plain (the outbox's columns, one statement per transaction's events) or raw (a"
-              + " two-column table (id bigint primary key, payload jsonb), one INSERT per event)",
-          v -> {
-            if (!v.equals("plain") && !v.equals("raw")) {
-              throw new IllegalArgumentException("--w1.baseline must be plain or raw, got " + v);
-            }
-            return v;
-          });
-  static final Opt<Integer> SETTLE =
-      DEF.integer(
-          "settle-ms",
-          11_000,
-          "wait after a measured trial before reading the server's counters (PostgreSQL 15 defers"
-              + " an idle backend's statistics up to 10 s); 0 reads them at once");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -87,23 +68,8 @@ final class W1Throughput extends Trials {
               onPool(
                   run, "bench-w1", pool -> Report.w1(run.o(), new W1Throughput(run, pool).run())));
 
-  /** Counts the statements and commits of both systems' trials. */
-  private final Counted counted = new Counted();
-
-  /** The pool as the producers and Boxline see it: through {@link #counted}. */
-  private final DataSource counting;
-
   W1Throughput(Run run, DataSource pool) {
     super(run, pool, "w1");
-    this.counting = counted.wrap(pool);
-  }
-
-  private Cost cost() {
-    return Cost.start(db, "bench-w1", counted);
-  }
-
-  private Cost.Figures stop(Cost cost, int events, int run) throws InterruptedException {
-    return cost.stop(events, run > 0 ? o.get(SETTLE) : 0);
   }
 
   List<Trial> run() throws Exception {
@@ -133,9 +99,6 @@ final class W1Throughput extends Trials {
 
   // ------------------------------------------------------------------ baseline
   private Trial baseline(int txnSize, int events, int run) throws Exception {
-    if (o.get(BASELINE).equals("raw")) {
-      return raw(txnSize, events, run);
-    }
     String s = this.run.schema();
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
@@ -153,11 +116,9 @@ final class W1Throughput extends Trials {
           Db.insertPlainEvents(c, s, first, keys, parts);
         };
     Watch machine = watch(run > 0);
-    Cost cost = cost();
     long[] times = produce(txnSize, events, business, plainRows);
     double seconds = (times[1] - times[0]) / 1e9;
     String load = machine.since();
-    Cost.Figures figures = stop(cost, events, run);
     long stored = db.queryLong("SELECT count(*) FROM " + s + ".plain_event");
     long orders = db.queryLong("SELECT count(*) FROM " + s + ".bench_order");
     if (stored != events || orders != events / txnSize) {
@@ -171,47 +132,7 @@ final class W1Throughput extends Trials {
               + " and "
               + events / txnSize);
     }
-    return new Trial("baseline", txnSize, run, events, seconds, seconds, load, figures);
-  }
-
-  /**
-   * The raw-insert baseline of issue 19: the business row and one plain INSERT per event into a
-   * two-column table {@code (id bigint primary key, payload jsonb)}; nothing is delivered.
-   */
-  private Trial raw(int txnSize, int events, int run) throws Exception {
-    String s = this.run.schema();
-    db.exec(
-        "DROP TABLE IF EXISTS " + s + ".bench_order",
-        "DROP TABLE IF EXISTS " + s + ".raw_event",
-        String.format(Db.BUSINESS_DDL, s),
-        "CREATE TABLE " + s + ".raw_event (id bigint PRIMARY KEY, payload jsonb NOT NULL)");
-    String business = Db.businessInsert(s);
-    String insert = "INSERT INTO " + s + ".raw_event (id, payload) VALUES (?, ?::jsonb)";
-    String[] json = new String[Payloads.COUNT];
-    for (int i = 0; i < json.length; i++) {
-      json[i] = new String(Payloads.payload(i), java.nio.charset.StandardCharsets.UTF_8);
-    }
-    TxnBody rows =
-        (c, first, keys) -> {
-          try (PreparedStatement ps = c.prepareStatement(insert)) {
-            for (int i = 0; i < keys.length; i++) {
-              ps.setLong(1, first + i);
-              ps.setString(2, json[(int) ((first + i) % Payloads.COUNT)]);
-              ps.executeUpdate();
-            }
-          }
-        };
-    Watch machine = watch(run > 0);
-    Cost cost = cost();
-    long[] times = produce(txnSize, events, business, rows);
-    double seconds = (times[1] - times[0]) / 1e9;
-    String load = machine.since();
-    Cost.Figures figures = stop(cost, events, run);
-    long stored = db.queryLong("SELECT count(*) FROM " + s + ".raw_event");
-    if (stored != events) {
-      throw new BenchFailure("W1 raw baseline: " + stored + " event rows, expected " + events);
-    }
-    return new Trial("raw", txnSize, run, events, seconds, seconds, load, figures);
+    return new Trial("baseline", txnSize, run, events, seconds, seconds, load);
   }
 
   // ------------------------------------------------------------------ Boxline
@@ -222,7 +143,7 @@ final class W1Throughput extends Trials {
     DeliveryCheck check = new DeliveryCheck(events, partitions, keys, DeliveryCheck.Clock.NONE);
     String what = "W1 T=" + txnSize + " run " + run;
     Boxline boxline =
-        start(Boxline.builder().store(store(JdbcStore.builder(counting).schema(schema))), topic);
+        start(Boxline.builder().store(store(JdbcStore.builder(pool).schema(schema))), topic);
     try {
       db.exec(String.format(Db.BUSINESS_DDL, schema));
       Consumer consumer =
@@ -242,7 +163,6 @@ final class W1Throughput extends Trials {
             }
           };
       Watch machine = watch(run > 0);
-      Cost cost = cost();
       io.boxline.BoxlineStats before = boxline.stats();
       long[] times = produce(txnSize, events, business, publish, o.get(MANAGED) ? boxline : null);
       long producedAt = times[1];
@@ -261,7 +181,6 @@ final class W1Throughput extends Trials {
           (after.cursorMovesCommitted() - before.cursorMovesCommitted())
               / (double) Math.max(1, commits));
       String load = machine.since();
-      Cost.Figures figures = stop(cost, events, run);
       Thread.sleep(500); // late duplicates would show up here
       check.verify(what, consumer.handledCount());
       consumer.close();
@@ -289,8 +208,7 @@ final class W1Throughput extends Trials {
           events,
           (end - times[0]) / 1e9,
           (producedAt - times[0]) / 1e9,
-          load,
-          figures);
+          load);
     } finally {
       boxline.close();
       db.dropSchema(schema);
@@ -359,7 +277,7 @@ final class W1Throughput extends Trials {
                   });
               continue;
             }
-            try (Connection c = counting.getConnection()) {
+            try (Connection c = pool.getConnection()) {
               c.setAutoCommit(false);
               try {
                 insertBusiness(c, businessInsert, first);

@@ -41,8 +41,7 @@ final class W2Latency extends Trials {
       long[] latency,
       long[] commit,
       long[] late,
-      String noise,
-      Cost.Figures cost) {}
+      String noise) {}
 
   private static final Workload.Definition DEF = Workload.define("w2", Bench.Suite.W);
 
@@ -60,7 +59,7 @@ final class W2Latency extends Trials {
       DEF.integer("warmup-rate", 1000, "warm-up events/s (at least the rate)");
   static final Opt<Double> SECONDS = DEF.decimal("seconds", 10, "measured seconds");
   static final Opt<Integer> THREADS = DEF.integer("threads", 8, "sender threads");
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 8, "consumer concurrency");
   static final Opt<Boolean> ON_COMMITTING_THREAD =
       DEF.option(
           "handler-thread",
@@ -74,14 +73,6 @@ final class W2Latency extends Trials {
                     throw new IllegalArgumentException(
                         "--w2.handler-thread must be worker or committing, got " + v);
               });
-  static final Opt<Integer> SETTLE =
-      DEF.integer(
-          "settle-ms",
-          11_000,
-          "wait after a trial before reading the server's counters (PostgreSQL 15 defers an idle"
-              + " backend's statistics up to 10 s); 0 reads them at once");
-  static final Opt<String> DUMP =
-      DEF.text("dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
   static final Opt<Integer> REMOTE_NOTIFY_MS =
       DEF.integer(
           "remote-notify-ms",
@@ -97,20 +88,12 @@ final class W2Latency extends Trials {
   private final double warmupSeconds;
   private final double seconds;
   private final int threads;
-  private final String dump;
-
-  /** Counts the statements and commits of the same-JVM and floor trials. */
-  private final Counted counted = new Counted();
-
-  private final DataSource counting;
 
   W2Latency(Run run, DataSource pool) {
     super(run, pool, "w2");
-    this.counting = counted.wrap(pool);
     this.warmupSeconds = o.get(WARMUP);
     this.seconds = o.get(SECONDS);
     this.threads = o.get(THREADS);
-    this.dump = o.get(DUMP);
   }
 
   List<Result> run() throws Exception {
@@ -161,7 +144,7 @@ final class W2Latency extends Trials {
     Pacer.Send commitAndHandOff =
         (i, lateNanos) -> {
           long t0 = System.nanoTime();
-          try (java.sql.Connection c = counting.getConnection()) {
+          try (java.sql.Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
             try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
               ps.setLong(1, i);
@@ -179,17 +162,12 @@ final class W2Latency extends Trials {
         };
     try {
       Watch machine = watch(true);
-      Cost cost = Cost.start(db, "bench-w2", counted);
       pace(total, warm, warmRate, rate, commitAndHandOff);
       if (!all.await(60, TimeUnit.SECONDS)) {
         throw new BenchFailure("W2 floor: not every hand-off ran");
       }
       String load = machine.since();
-      Cost.Figures figures = cost.stop(total, o.get(SETTLE));
       long[] committed = times.committed;
-      if (dump != null) {
-        dump("W2 floor " + rate + "/s", committed, arrival, warm, total);
-      }
       return new Result(
           "floor (commit, then a thread hand-off; no Boxline)",
           rate,
@@ -198,8 +176,7 @@ final class W2Latency extends Trials {
           Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
           times.commitDurations(warm, total),
           times.sendLags(warm, total),
-          load,
-          figures);
+          load);
     } finally {
       workers.shutdownNow();
       db.dropSchema(schema);
@@ -220,7 +197,7 @@ final class W2Latency extends Trials {
             partitions,
             0,
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
-    DataSource ds = sameJvm ? counting : pool;
+    DataSource ds = pool;
     CommitClock clock = sameJvm ? new CommitClock() : null;
     if (clock != null) {
       ds = clock.wrap(ds);
@@ -235,7 +212,6 @@ final class W2Latency extends Trials {
               .start();
       CommitTimes times = new CommitTimes(total);
       Watch machine = watch(true);
-      Cost cost = sameJvm ? Cost.start(db, "bench-w2", counted) : null;
       long firstDue;
       long lastDone;
       if (sameJvm) {
@@ -271,15 +247,11 @@ final class W2Latency extends Trials {
       }
       check.await(60, what);
       String load = machine.since();
-      Cost.Figures figures = cost == null ? null : cost.stop(total, o.get(SETTLE));
       Thread.sleep(500);
       check.verify(what, consumer.handledCount());
       consumer.close();
       long[] arrival = check.arrival();
       long[] committed = times.committed;
-      if (dump != null) {
-        dump(what, committed, arrival, warm, total);
-      }
       double achieved;
       if (sameJvm) {
         achieved = measured / ((lastDone - firstDue) / 1e9);
@@ -294,8 +266,7 @@ final class W2Latency extends Trials {
           Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
           times.commitDurations(warm, total),
           times.sendLags(warm, total),
-          load,
-          figures);
+          load);
     } finally {
       boxline.close();
       db.dropSchema(schema);
@@ -311,23 +282,6 @@ final class W2Latency extends Trials {
   /** The warm-up runs at max(rate, --w2.warmup-rate), so the JIT compiles the hot paths. */
   private double warmRate(int rate) {
     return Math.max(rate, o.get(WARMUP_RATE));
-  }
-
-  /** Per event of the measured part: index, commit time (ms after the first), latency (µs). */
-  private void dump(String what, long[] committed, long[] arrival, int from, int to)
-      throws java.io.IOException {
-    Path dir = Path.of(dump);
-    Files.createDirectories(dir);
-    StringBuilder sb = new StringBuilder("event,commit_ms,latency_us\n");
-    for (int i = from; i < to; i++) {
-      sb.append(i - from)
-          .append(',')
-          .append(Stats.f("%.3f", (committed[i] - committed[from]) / 1e6))
-          .append(',')
-          .append(Stats.f("%.1f", (arrival[i] - committed[i]) / 1e3))
-          .append('\n');
-    }
-    Files.writeString(dir.resolve(what.replace(' ', '-').replace('/', '_') + ".csv"), sb);
   }
 
   private void runChild(
