@@ -33,15 +33,15 @@ import java.util.logging.Logger;
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="--help"
  * </pre>
  *
- * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code s1}, {@code soak},
- * {@code soak-plot}), {@code all} (= W1–W3), or a comma-separated list of workloads of one {@link
- * Suite}. Then {@code --name=value} options ({@code --help} after a workload lists the ones it
- * reads). Everything runs on PostgreSQL: W1–W3 in schemas of their own ({@code bench_<random>...}),
- * S1 and the soak each in a database of its own; all dropped at the end, also on Ctrl-C. Results
- * are printed as Markdown and written to {@code boxline-bench/target/<suite>-<time>.md}. A failed
- * correctness check (lost, duplicate or out-of-order event …) prints {@code BENCHMARK FAILED
- * (correctness)} and exits 1. Workloads retired by issue 34 run at the git tag {@code
- * bench-archive-2026-11} (docs/benchmarks.md, "Retired workloads").
+ * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code s1}, {@code soak}),
+ * {@code all} (= W1–W3), or a comma-separated list of workloads of one {@link Suite}. Then {@code
+ * --name=value} options ({@code --help} after a workload lists the ones it reads). Everything runs
+ * on PostgreSQL: W1–W3 in schemas of their own ({@code bench_<random>...}), S1 and the soak each in
+ * a database of its own; all dropped at the end, also on Ctrl-C. Results are printed as Markdown
+ * and written to {@code boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost,
+ * duplicate or out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
+ * Workloads retired by issue 34 run at the git tag {@code bench-archive-2026-11}
+ * (docs/benchmarks.md, "Retired workloads").
  */
 public final class Bench {
   /** Workloads that share a report, a set of common options and a way of using the database. */
@@ -50,9 +50,7 @@ public final class Bench {
     /** S1: a database of its own per run (see {@link BenchDb}). */
     SERVER("Boxline server benchmark", "s1", null),
     /** The soak: a database of its own per run (see {@link BenchDb}). */
-    SOAK("Boxline soak run", "soak", null),
-    /** Prints something and stops: no report, no database. */
-    TOOL(null, null, null);
+    SOAK("Boxline soak run", "soak", null);
 
     final String title;
     final String reportName;
@@ -81,7 +79,6 @@ public final class Bench {
                 QUIET_BUSY,
                 VERBOSE);
         case SERVER, SOAK -> List.of(Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
-        case TOOL -> List.of();
       };
     }
   }
@@ -124,8 +121,7 @@ public final class Bench {
         W2Latency.WORKLOAD,
         W3Idle.WORKLOAD,
         S1Server.WORKLOAD,
-        Soak.WORKLOAD,
-        SoakPlots.WORKLOAD);
+        Soak.WORKLOAD);
   }
 
   /** The name that stands for several workloads. */
@@ -180,12 +176,6 @@ public final class Bench {
       return 0;
     }
     Options o = Options.parse(rest, known);
-    if (suite == Suite.TOOL) {
-      for (Workload w : chosen) {
-        System.out.print(w.run(new Run(o, null, null)));
-      }
-      return 0;
-    }
     quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W);
     Db db = Db.of(o);
     String schema =

@@ -2,8 +2,6 @@ package io.boxline.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
@@ -74,29 +72,6 @@ final class BenchDb implements AutoCloseable {
   Connection connect() throws SQLException {
     return db.connect();
   }
-
-  /** A connection on the server's database the run was given: its reads are not counted here. */
-  Connection maintenance() throws SQLException {
-    return admin.connect();
-  }
-
-  /** xact_commit + xact_rollback of this database, read on a maintenance connection. */
-  long transactions(Connection maintenance) {
-    try (PreparedStatement ps =
-        maintenance.prepareStatement(
-            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("pg_stat_database: " + e.getMessage(), e);
-    }
-  }
-
-  /** What {@link #transactions} counts, per second. */
-  static final String TRANSACTIONS = "transactions/s of the run's database (pg_stat_database)";
 
   private void dropQuietly() {
     if (dropped) {

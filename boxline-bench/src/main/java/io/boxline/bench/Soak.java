@@ -13,8 +13,7 @@ import org.HdrHistogram.AbstractHistogram;
  * subscriptions (two single consumers and a group of three), with retention by age deleting as fast
  * as producers write, in a database made for the run. Every few seconds a sample goes to a CSV
  * (throughput in and out, commit → handler p50/p99 of the window, sizes of the log, its indexes,
- * the outbox and all Boxline tables, the log's live and dead tuples, autovacuum runs, JVM CPU);
- * before the load and after the drain an idle window measures what Boxline costs doing nothing. At
+ * the outbox and all Boxline tables, the log's live and dead tuples, autovacuum runs, JVM CPU). At
  * the end: the first tenth of the load against the last, sizes at 25/50/75/100 %, a check that
  * every event reached every subscription, and PNG charts of the CSV ({@link SoakPlots}).
  *
@@ -28,17 +27,7 @@ final class Soak {
   private static final Workload.Definition DEF = Workload.define("soak", Bench.Suite.SOAK);
 
   static final Opt<Integer> EVENTS = DEF.integer("events", 2_000_000, "events published in all");
-  static final Opt<Integer> RATE =
-      DEF.integer(
-          "rate",
-          5_000,
-          "events/s, paced open-loop; 0 = as fast as the slowest subscription keeps up (see"
-              + " max-lag)");
-  static final Opt<Integer> MAX_LAG =
-      DEF.integer(
-          "max-lag",
-          100_000,
-          "with rate 0: producers wait while the slowest subscription is this many events behind");
+  static final Opt<Integer> RATE = DEF.integer("rate", 5_000, "events/s, paced open-loop");
   static final Opt<Integer> PARTITIONS = DEF.integer("partitions", 64, "topic partitions");
   static final Opt<Integer> PRODUCERS = DEF.integer("producers", 4, "producer threads");
   static final Opt<Integer> TXN = DEF.integer("txn", 10, "events per transaction");
@@ -48,30 +37,9 @@ final class Soak {
       DEF.integer("retention", 120, "the topic's retention by age, s (RetentionPolicy.byAge)");
   static final Opt<Integer> INTERVAL =
       DEF.integer("interval", 5, "retention interval, s (Boxline.builder().retentionInterval)");
-  static final Opt<Integer> SEGMENT =
-      DEF.integer(
-          "segment",
-          0,
-          "the log's segment width, s (JdbcStore.Builder.logSegmentWidth); 0 = the store's default"
-              + " (a quarter of the longest retention by age, at least 1 min)");
   static final Opt<Double> SAMPLE = DEF.decimal("sample", 5, "s between samples");
-  static final Opt<Double> IDLE =
-      DEF.decimal("idle", 20, "s of each idle window (before the load, after the drain)");
-  static final Opt<Double> SETTLE =
-      DEF.decimal(
-          "settle",
-          11,
-          "s waited before each idle window (PostgreSQL 15 reports an idle backend's counters up"
-              + " to 10 s late)");
   static final Opt<Integer> DRAIN =
       DEF.integer("drain-timeout", 600, "s the subscriptions get to catch up after the load");
-  static final Opt<Boolean> AWAIT_RETENTION =
-      DEF.flag(
-          "await-retention",
-          true,
-          "before the idle window after the drain, wait (at most retention + 3 intervals + max(60"
-              + " s, segment))"
-              + " until retention deleted every event, so that the window is idle");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -86,15 +54,9 @@ final class Soak {
   static final int KEYS = 10_000;
 
   /** The phases of a run, as written in the CSV. */
-  static final String IDLE_BEFORE = "idle-before";
-
   static final String LOAD = "load";
+
   static final String DRAIN_PHASE = "drain";
-
-  /** After the drain, until retention has deleted every event (see --soak.await-retention). */
-  static final String RETENTION_PHASE = "retention";
-
-  static final String IDLE_AFTER = "idle-after";
 
   /**
    * One sample. Counters are cumulative (published, handled per subscription, latency histogram,
@@ -110,7 +72,6 @@ final class Soak {
       long cpuNanos,
       long retentionRuns,
       long retentionDeleted,
-      long heapBytes,
       double inRate,
       double[] outRate,
       double p50,
@@ -127,14 +88,6 @@ final class Soak {
     }
   }
 
-  /** What an idle window measured. */
-  record Idle(
-      double seconds,
-      double jvmCpuMsPerSecond,
-      double statementsPerSecond,
-      double commitsPerSecond,
-      double serverPerSecond) {}
-
   /** Per subscription: events delivered (handler calls), distinct, and repeated. */
   record Delivered(String subscription, long deliveries, long distinct, long duplicates) {}
 
@@ -146,13 +99,9 @@ final class Soak {
       double loadStart,
       double loadEnd,
       double drainedAt,
-      double retentionWait,
       List<Sample> samples,
       Sample loadStartMark,
       Sample loadEndMark,
-      Idle before,
-      Idle after,
-      String serverCounter,
       String autovacuum,
       List<Delivered> delivered,
       long unknown,
@@ -233,15 +182,5 @@ final class Soak {
 
   static String mb(long bytes) {
     return bytes < 0 ? "?" : f("%.1f", bytes / 1048576.0);
-  }
-
-  static String duration(double seconds) {
-    if (Double.isNaN(seconds) || Double.isInfinite(seconds)) {
-      return "?";
-    }
-    long s = Math.round(seconds);
-    return s >= 3600
-        ? f("%dh%02dm", s / 3600, s % 3600 / 60)
-        : s >= 60 ? f("%dm%02ds", s / 60, s % 60) : s + " s";
   }
 }

@@ -16,13 +16,7 @@ import org.knowm.xchart.style.Styler;
 
 /**
  * The soak's CSV (one row per sample, see {@link #HEADER}) and the charts drawn from it with
- * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU. The
- * workload {@code soak-plot} draws them again from a CSV:
- *
- * <pre>
- * ./mvnw -o -q -pl boxline-bench compile exec:java \
- *   -Dexec.args="soak-plot --csv=boxline-bench/target/soak-postgresql-....csv --to=docs/images/soak"
- * </pre>
+ * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU.
  */
 final class SoakPlots {
   private SoakPlots() {}
@@ -35,7 +29,7 @@ final class SoakPlots {
           + columns("out_", "_per_s")
           + ",p50_ms,p99_ms,latencies,log_bytes,log_index_bytes,log_partitions,log_live_tuples,"
           + "log_dead_tuples,log_autovacuums,outbox_bytes,total_bytes,total_index_bytes,"
-          + "autovacuums,vacuums,retention_runs,retention_deleted,jvm_cpu_ms_per_s,heap_used_mb";
+          + "autovacuums,vacuums,retention_runs,retention_deleted,jvm_cpu_ms_per_s";
 
   /** The charts, by file-name suffix. */
   static final List<String> CHARTS = List.of("throughput", "latency", "sizes", "tuples", "cpu");
@@ -91,7 +85,6 @@ final class SoakPlots {
       sb.append(',').append(v < 0 ? "" : Long.toString(v));
     }
     sb.append(',').append(num(s.cpuMsPerSecond(), 1));
-    sb.append(',').append(num(s.heapBytes() / 1048576.0, 1));
     return sb.toString();
   }
 
@@ -274,46 +267,6 @@ final class SoakPlots {
     }
     return c;
   }
-
-  static final Opt<String> CSV =
-      Opt.text("csv", null, "the soak CSV to draw (boxline-bench/target/soak-<db>-<time>.csv)");
-  static final Opt<String> TO =
-      Opt.text(
-          "to",
-          null,
-          "also write soak-<db>-<chart>.png into this directory (docs/images/soak for the docs)");
-
-  /** {@code soak-plot --csv=<file> [--to=<directory>]}: the charts of a soak CSV, drawn again. */
-  static final Workload WORKLOAD =
-      new Workload(
-          "soak-plot",
-          Bench.Suite.TOOL,
-          "draws the charts of a soak CSV again (no benchmark)",
-          List.of(CSV, TO),
-          run -> {
-            String file = run.o().get(CSV);
-            if (file == null) {
-              throw new IllegalArgumentException("soak-plot needs --csv=<a soak CSV>");
-            }
-            Path csvFile = Path.of(file);
-            List<Path> written = new ArrayList<>(write(csvFile));
-            String to = run.o().get(TO);
-            if (to != null) {
-              Csv csv = Csv.read(csvFile);
-              String db = dbOf(csvFile);
-              for (String chart : CHARTS) {
-                Path d =
-                    Path.of(to).resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-                save(chart(csv, chart, db), d);
-                written.add(d);
-              }
-            }
-            StringBuilder sb = new StringBuilder();
-            for (Path p : written) {
-              sb.append("wrote ").append(p).append('\n');
-            }
-            return sb.toString();
-          });
 
   private static void save(XYChart chart, Path file) throws IOException {
     Files.createDirectories(file.toAbsolutePath().getParent());

@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.HdrHistogram.AbstractHistogram;
 
-/** The soak's Markdown section: idle cost, first tenth against last, sizes, deliveries, files. */
+/** The soak's Markdown section: first tenth against last, sizes, deliveries, files. */
 final class SoakReport {
   private SoakReport() {}
 
@@ -72,27 +72,18 @@ final class SoakReport {
 
   static String markdown(Soak.Result r) {
     Options o = r.o();
-    StringBuilder sb = new StringBuilder();
-    String product = r.db().equals("mariadb") ? "MariaDB" : "PostgreSQL";
-    sb.append("## Soak — ").append(f("%,d", r.events())).append(" events on ").append(product);
-    sb.append("\n\n");
+    StringBuilder sb = new StringBuilder(f("## Soak — %,d events on PostgreSQL%n%n", r.events()));
     sb.append(
         f(
-            "A topic of %d partitions with RetentionPolicy.byAge(%d s) (keep unconsumed: the"
-                + " default) and Boxline.builder().retentionInterval(%d s), the log's segment width"
-                + " %s; subscriptions %s, each"
-                + " with a consumer of concurrency %d except %s, a group of %d consumers."
-                + " Handlers do nothing but record the delivery and the commit → handler latency"
-                + " (System.nanoTime() when the producer's commit() returned, see CommitClock)."
+            "A topic of %d partitions with RetentionPolicy.byAge(%d s) and retentionInterval(%d"
+                + " s); subscriptions %s, each with a consumer of concurrency %d except %s, a group"
+                + " of %d consumers; handlers record the delivery and the commit → handler latency."
                 + " %,d events of about 200 bytes, %d per transaction, from %d producer threads,"
-                + " %s. A sample every %.0f s; idle windows of %.0f s (after %.0f s of settling)"
-                + " before the load and after the drain%s. Load %.0f s, drain %.1f s.%s%n%n",
+                + " paced at %,d events/s. A sample every %.0f s. Load %.0f s, drain %.1f s."
+                + " Server autovacuum = %s.%n%n",
             o.get(Soak.PARTITIONS),
             o.get(Soak.RETENTION),
             o.get(Soak.INTERVAL),
-            o.get(Soak.SEGMENT) > 0
-                ? f("%d s (JdbcStore.Builder.logSegmentWidth)", o.get(Soak.SEGMENT))
-                : "the store's default",
             String.join(", ", Soak.SUBSCRIPTIONS),
             o.get(Soak.CONCURRENCY),
             Soak.SUBSCRIPTIONS.get(Soak.SUBSCRIPTIONS.size() - 1),
@@ -100,28 +91,11 @@ final class SoakReport {
             r.events(),
             o.get(Soak.TXN),
             o.get(Soak.PRODUCERS),
-            r.rate() > 0
-                ? f("paced open-loop at %,d events/s", r.rate())
-                : f(
-                    "as fast as the slowest subscription follows (at most %,d events behind)",
-                    o.get(Soak.MAX_LAG)),
+            r.rate(),
             o.get(Soak.SAMPLE),
-            o.get(Soak.IDLE),
-            o.get(Soak.SETTLE),
-            Double.isNaN(r.retentionWait())
-                ? ""
-                : f(
-                    " (after the drain, first %.0f s until retention had deleted the events)",
-                    r.retentionWait()),
             r.loadEnd() - r.loadStart(),
             r.drainedAt() - r.loadEnd(),
-            r.autovacuum() == null
-                ? ""
-                : " Server autovacuum = "
-                    + r.autovacuum()
-                    + (r.autovacuum().equals("off")
-                        ? " (Boxline's retention loop vacuums its tables after each run)."
-                        : ".")));
+            r.autovacuum()));
 
     // Steady state.
     Window[] w = tenths(r);
@@ -173,7 +147,7 @@ final class SoakReport {
             "outbox MB",
             "all tables MB",
             "all indexes MB",
-            r.db().equals("mariadb") ? "log rows / history list" : "log live / dead tuples",
+            "log live / dead tuples",
             "autovacuums / vacuums",
             "retention deleted");
     double[] fractions = {0.25, 0.5, 0.75, 1.0};
@@ -185,7 +159,7 @@ final class SoakReport {
       sizeRow(s, f("%.0f %%", fr * 100), x);
     }
     Soak.Sample last = r.samples().get(r.samples().size() - 1);
-    sizeRow(s, "end (after the idle window)", last);
+    sizeRow(s, "end (after the drain)", last);
     long maxLog = 0;
     long maxDead = 0;
     for (Soak.Sample x : r.samples()) {
@@ -233,29 +207,6 @@ final class SoakReport {
         f(
             " Retention deleted %,d of %,d events (%.0f %%).%n%n",
             r.retentionDeleted(), r.events(), 100.0 * r.retentionDeleted() / r.events()));
-
-    // Idle cost.
-    Table i = new Table("idle, no traffic", "before the load", "after the drain");
-    i.row("seconds", f("%.0f", r.before().seconds()), f("%.0f", r.after().seconds()));
-    i.row(
-        "JVM CPU ms/s",
-        f("%.1f", r.before().jvmCpuMsPerSecond()),
-        f("%.1f", r.after().jvmCpuMsPerSecond()));
-    i.row(
-        "statements/s Boxline sent (JDBC)",
-        f("%.2f", r.before().statementsPerSecond()),
-        f("%.2f", r.after().statementsPerSecond()));
-    i.row(
-        "commits/s Boxline sent (JDBC)",
-        f("%.2f", r.before().commitsPerSecond()),
-        f("%.2f", r.after().commitsPerSecond()));
-    i.row(
-        r.serverCounter() + ", less the sampler's",
-        f("%.2f", r.before().serverPerSecond()),
-        f("%.2f", r.after().serverPerSecond()));
-    sb.append("Idle cost (5 consumers, the sequencer leader, the retention loop):\n\n")
-        .append(i)
-        .append('\n');
 
     // Deliveries.
     Table d = new Table("subscription", "deliveries", "distinct events", "repeated", "lost");

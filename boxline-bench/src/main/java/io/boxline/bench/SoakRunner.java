@@ -18,7 +18,6 @@ import io.boxline.TopicName;
 import io.boxline.jdbc.JdbcStore;
 import java.io.BufferedWriter;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -57,11 +56,10 @@ final class SoakRunner {
   private final List<Tracker> trackers = new ArrayList<>();
   private final AtomicLong unknown = new AtomicLong();
   private final AtomicLong published = new AtomicLong();
-  private final Counted counted = new Counted();
   private final CommitClock clock = new CommitClock();
   private final List<Sample> samples = new ArrayList<>();
   private final String[] keys = new String[KEYS];
-  private volatile String phase = IDLE_BEFORE;
+  private volatile String phase = LOAD;
   private volatile double loadStartTime = Double.NaN;
 
   /** Counted down to stop the sampler (not an interrupt: that would close the CSV's channel). */
@@ -101,7 +99,7 @@ final class SoakRunner {
             + " last a group of %d), retention %s every %s, a sample every %s s to %s",
         events,
         perTxn,
-        rate > 0 ? f("%,d/s", rate) : "as fast as consumers keep up",
+        f("%,d/s", rate),
         partitions,
         SUBSCRIPTIONS,
         GROUP_MEMBERS,
@@ -110,19 +108,14 @@ final class SoakRunner {
         f("%.1f", o.get(SAMPLE)),
         csv);
     try (BenchDb db = BenchDb.create(server, "soak");
-        Connection monitor = db.connect();
-        Connection maintenance = db.maintenance()) {
+        Connection monitor = db.connect()) {
       SoakSizes sizes = new SoakSizes(db.schema);
       String autovacuum = server.queryString("SHOW autovacuum");
       HikariDataSource pool = db.pool("bench-soak", o.get(POOL));
-      DataSource ds = clock.wrap(counted.wrap(pool));
-      JdbcStore.Builder store = JdbcStore.builder(ds).schema(db.schema);
-      if (o.get(SEGMENT) > 0) {
-        store.logSegmentWidth(Duration.ofSeconds(o.get(SEGMENT)));
-      }
+      DataSource ds = clock.wrap(pool);
       Boxline boxline =
           Boxline.builder()
-              .store(store.build())
+              .store(JdbcStore.builder(ds).schema(db.schema).build())
               .instanceId("soak-main")
               .retentionInterval(interval)
               .build()
@@ -132,11 +125,8 @@ final class SoakRunner {
       double loadStart;
       double loadEnd;
       double drainedAt;
-      double retentionWait = Double.NaN;
       Sample startMark;
       Sample endMark;
-      Idle before;
-      Idle after;
       long outboxLeft;
       long retentionDeleted;
       try (BufferedWriter out = Files.newBufferedWriter(csv)) {
@@ -170,9 +160,6 @@ final class SoakRunner {
         sampler = samplerThread;
         samplerThread.start();
 
-        before = idle("before the load", db, sizes, maintenance);
-
-        phase = LOAD;
         startMark = mark(boxline);
         loadStart = startMark.t();
         loadStartTime = loadStart;
@@ -199,16 +186,10 @@ final class SoakRunner {
         }
         drainedAt = (System.nanoTime() - t0) / 1e9;
         log("soak: every subscription has every event, %.1f s after the load", drainedAt - loadEnd);
-        if (o.get(AWAIT_RETENTION)) {
-          phase = RETENTION_PHASE;
-          retentionWait = awaitRetention(boxline, retention, interval);
-        }
-        phase = IDLE_AFTER;
-        after = idle("after the drain", db, sizes, maintenance);
         stopSampling.countDown();
         samplerThread.join(60_000);
         synchronized (this) {
-          samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the idle
+          samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the drain
         }
         out.flush();
         outboxLeft = count(monitor, db.schema + ".outbox");
@@ -252,13 +233,9 @@ final class SoakRunner {
           loadStart,
           loadEnd,
           drainedAt,
-          retentionWait,
           List.copyOf(samples),
           startMark,
           endMark,
-          before,
-          after,
-          BenchDb.TRANSACTIONS,
           autovacuum,
           delivered,
           unknown.get(),
@@ -292,26 +269,19 @@ final class SoakRunner {
     };
   }
 
-  /** The producers: open-loop at --soak.rate, or as fast as the slowest subscription follows. */
+  /** The producers: open-loop at --soak.rate. */
   private Workers produce(Boxline boxline) {
     AtomicLong next = new AtomicLong();
     Publisher publisher = boxline.publisher();
     long start = System.nanoTime();
-    int maxLag = o.get(MAX_LAG);
     Workers workers = new Workers();
     return workers.start(
         o.get(PRODUCERS),
         t -> {
           for (long j; (j = next.getAndIncrement()) < txns && !workers.failed(); ) {
-            if (rate > 0) {
-              long due = start + (long) (j * 1e9 * perTxn / rate);
-              for (long wait; (wait = due - System.nanoTime()) > 0; ) {
-                LockSupport.parkNanos(wait);
-              }
-            } else {
-              while (published.get() - minDistinct() > maxLag && !workers.failed()) {
-                LockSupport.parkNanos(1_000_000L);
-              }
+            long due = start + (long) (j * 1e9 * perTxn / rate);
+            for (long wait; (wait = due - System.nanoTime()) > 0; ) {
+              LockSupport.parkNanos(wait);
             }
             List<OutgoingEvent> batch = new ArrayList<>(perTxn);
             for (int k = 0; k < perTxn; k++) {
@@ -341,67 +311,6 @@ final class SoakRunner {
     return String.join(", ", out);
   }
 
-  /**
-   * An idle window: waits --soak.settle s, then counts --soak.idle s of JVM CPU, the JDBC
-   * statements and commits Boxline sent (counted under the pool), and the server's counter less the
-   * sampler's own statements.
-   */
-  private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
-      throws Exception {
-    Thread.sleep((long) (o.get(SETTLE) * 1000));
-    long cpu0 = Noise.jvmCpu();
-    long statements0 = counted.statements();
-    long commits0 = counted.commits();
-    long mine0 = sizes.statements();
-    long server0 = db.transactions(maintenance);
-    long w0 = System.nanoTime();
-    Thread.sleep((long) (o.get(IDLE) * 1000));
-    long w1 = System.nanoTime();
-    long server1 = db.transactions(maintenance);
-    long mine1 = sizes.statements();
-    double s = (w1 - w0) / 1e9;
-    // The sampler's statements are transactions of the run's database; the reads are not (they
-    // go to another database).
-    long own = mine1 - mine0;
-    Idle idle =
-        new Idle(
-            s,
-            (Noise.jvmCpu() - cpu0) / 1e6 / s,
-            (counted.statements() - statements0) / s,
-            (counted.commits() - commits0) / s,
-            Math.max(0, server1 - server0 - own) / s);
-    log(
-        "soak idle %s: JVM CPU %.1f ms/s, Boxline sent %.2f statements/s and %.2f commits/s;"
-            + " %.2f %s",
-        what,
-        idle.jvmCpuMsPerSecond(),
-        idle.statementsPerSecond(),
-        idle.commitsPerSecond(),
-        idle.serverPerSecond(),
-        BenchDb.TRANSACTIONS);
-    return idle;
-  }
-
-  /**
-   * Waits until retention has deleted every event published, or retention + 3 intervals + the
-   * segment width (at least 60 s) after the drain: a log kept in time segments holds its newest
-   * events until their segment can go.
-   */
-  private double awaitRetention(Boxline boxline, Duration retention, Duration interval)
-      throws InterruptedException {
-    long w0 = System.nanoTime();
-    Duration segment = Duration.ofSeconds(Math.max(60, o.get(SEGMENT)));
-    long limit = w0 + retention.plus(interval.multipliedBy(3)).plus(segment).toNanos();
-    while (boxline.stats().retentionDeleted() < events && System.nanoTime() < limit) {
-      Thread.sleep(200); // waiting for the retention loop, not synchronising a test
-    }
-    double waited = (System.nanoTime() - w0) / 1e9;
-    log(
-        "soak: retention deleted %,d of %,d events; waited %.0f s after the drain",
-        boxline.stats().retentionDeleted(), events, waited);
-    return waited;
-  }
-
   /** The counters right now, for the boundaries of the load (no database reads). */
   private Sample mark(Boxline boxline) {
     drainPending();
@@ -419,7 +328,6 @@ final class SoakRunner {
         Noise.jvmCpu(),
         boxline.stats().retentionRuns(),
         boxline.stats().retentionDeleted(),
-        0,
         Double.NaN,
         new double[0],
         Double.NaN,
@@ -489,7 +397,6 @@ final class SoakRunner {
         sampleError = e.getMessage();
       }
     }
-    long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     double dt = previous == null ? t : t - previous.t();
     double inRate = (pub - (previous == null ? 0 : previous.published())) / dt;
     double[] outRate = new double[handled.length];
@@ -509,7 +416,6 @@ final class SoakRunner {
             cpu,
             stats.retentionRuns(),
             stats.retentionDeleted(),
-            heap,
             inRate,
             outRate,
             Soak.percentileMillis(window, 50),
@@ -530,16 +436,11 @@ final class SoakRunner {
       out += v;
     }
     out /= s.outRate().length;
-    String eta = "";
-    if (LOAD.equals(s.phase()) && s.published() > 0 && s.published() < events) {
-      double perSecond = rate > 0 ? rate : s.published() / Math.max(1e-9, s.t() - loadStartTime);
-      eta = ", ETA " + duration((events - s.published()) / perSecond);
-    }
     SoakSizes.Reading r = s.sizes();
     log(
         "soak t=%4.0f s %-11s in %,d (%,.0f/s), out %s (%,.0f/s each), p50 %s ms, p99 %s ms;"
             + " log %s MB (indexes %s MB, %d table(s)), dead %,d, all tables %s MB; retention"
-            + " deleted %,d; CPU %s%s",
+            + " deleted %,d; CPU %s",
         s.t(),
         s.phase(),
         s.published(),
@@ -554,8 +455,7 @@ final class SoakRunner {
         r.logDead(),
         mb(r.totalBytes()),
         s.retentionDeleted(),
-        Double.isNaN(s.cpuMsPerSecond()) ? "?" : f("%.0f ms/s", s.cpuMsPerSecond()),
-        eta);
+        Double.isNaN(s.cpuMsPerSecond()) ? "?" : f("%.0f ms/s", s.cpuMsPerSecond()));
   }
 
   private String handledText(long[] handled) {
