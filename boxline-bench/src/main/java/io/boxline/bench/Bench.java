@@ -73,8 +73,6 @@ public final class Bench {
                 POOL,
                 PARTITIONS,
                 SEQUENCING,
-                SPACING,
-                OUTBOX_VACUUM_EVERY,
                 QUIET,
                 QUIET_BUSY,
                 VERBOSE);
@@ -92,17 +90,6 @@ public final class Bench {
           io.boxline.Sequencing.SEQUENCER,
           "sequencer or in-transaction: the W1 and W2 topic's",
           io.boxline.Sequencing.class);
-  static final Opt<Double> SPACING =
-      Opt.decimal(
-          "spacing-ms",
-          -1,
-          "the sequencer's batch spacing in ms (Boxline.Builder#sequencerBatchSpacing);"
-              + " -1 keeps Boxline's default");
-  static final Opt<Integer> OUTBOX_VACUUM_EVERY =
-      Opt.integer(
-          "outbox-vacuum-every",
-          -1,
-          "W1: JdbcStore.Builder#outboxVacuumEvery (PostgreSQL; 0 never); -1 keeps Boxline's default");
   static final Opt<Integer> QUIET =
       Opt.integer(
           "quiet", 0, "before each measured trial wait up to this many s for a quiet machine");
@@ -132,9 +119,6 @@ public final class Bench {
 
   /** Boxline warnings logged so far (lost partitions, dead letters …). */
   static final AtomicLong WARNINGS = new AtomicLong();
-
-  /** Warnings whose cause chain mentions a PostgreSQL deadlock. */
-  static final AtomicLong DEADLOCKS = new AtomicLong();
 
   static final List<String> FIRST_WARNINGS = new CopyOnWriteArrayList<>();
 
@@ -323,9 +307,6 @@ public final class Bench {
               + " connections (per workload), shared by producers and consumers");
       env.put("partitions", Integer.toString(o.get(PARTITIONS)));
       env.put("sequencing (W1, W2 topic)", o.get(SEQUENCING).name());
-      env.put(
-          "W1 producers",
-          o.get(W1Throughput.MANAGED) ? "boxline.inTransaction" : "own connections");
       env.put("W2 handler thread", o.get(W2Latency.ON_COMMITTING_THREAD) ? "committing" : "worker");
     }
     env.put("boxline-core", jar(Boxline.class));
@@ -338,26 +319,11 @@ public final class Bench {
     return "# " + suite.title + "\n\n" + t + "\n";
   }
 
-  /** Where a class was loaded from, when that file was written, and a hash of it. */
+  /** Where a class was loaded from, and when that file was written (which build ran). */
   static String jar(Class<?> type) {
     try {
       Path p = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (Files.isDirectory(p)) {
-        return p.toString();
-      }
-      byte[] digest =
-          java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
-      StringBuilder hex = new StringBuilder();
-      for (int i = 0; i < 6; i++) {
-        hex.append(String.format("%02x", digest[i]));
-      }
-      return p.getFileName()
-          + " built "
-          + Files.getLastModifiedTime(p)
-              .toInstant()
-              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
-          + ", sha256 "
-          + hex;
+      return p.getFileName() + " written " + Files.getLastModifiedTime(p);
     } catch (Exception e) {
       return "?";
     }
@@ -365,8 +331,7 @@ public final class Bench {
 
   /**
    * Silences INFO logging of Boxline (java.util.logging) and HikariCP (slf4j-simple). Boxline's
-   * warnings are counted (deadlocks apart), the first few kept for the report, and printed only
-   * when {@code verbose}.
+   * warnings are counted, the first few kept for the report, and printed only when {@code verbose}.
    */
   static void quietLogs(boolean verbose) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -381,12 +346,6 @@ public final class Bench {
               return;
             }
             WARNINGS.incrementAndGet();
-            for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
-              if (t.getMessage() != null && t.getMessage().contains("deadlock detected")) {
-                DEADLOCKS.incrementAndGet();
-                break;
-              }
-            }
             if (FIRST_WARNINGS.size() < 20) {
               String m = r.getMessage();
               if (r.getParameters() != null) {

@@ -152,13 +152,4 @@ final class DeliveryCheck implements EventHandler {
           what + ": Consumer.handledCount() = " + consumerHandledCount + ", expected " + expected);
     }
   }
-
-  /** A correctness check failed: the run is invalid. */
-  static final class BenchFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    BenchFailure(String message) {
-      super(message);
-    }
-  }
 }

@@ -163,70 +163,53 @@ final class S1Server {
       Boxline boxline, String base, TopicName t, int events, int producers, int perTx, boolean http)
       throws Exception {
     AtomicInteger next = new AtomicInteger();
-    List<Thread> threads = new ArrayList<>();
-    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     long t0 = System.nanoTime();
-    for (int p = 0; p < producers; p++) {
-      Thread th =
-          new Thread(
-              () -> {
-                try {
-                  int from;
-                  while ((from = next.getAndAdd(perTx)) < events) {
-                    int n = Math.min(perTx, events - from);
-                    if (http) {
-                      StringBuilder b = new StringBuilder("{\"events\":[");
-                      for (int i = 0; i < n; i++) {
-                        b.append(i == 0 ? "" : ",")
-                            .append("{\"key\":\"k-")
-                            .append(from + i)
-                            .append("\",\"type\":\"s1\",\"payload\":")
-                            .append(payload(0))
-                            .append('}');
-                      }
-                      int status = post(base, t, b.append("]}").toString()).statusCode();
-                      check(status == 200, "S1: HTTP publish answered " + status);
-                    } else {
-                      List<Object> batch = new ArrayList<>();
-                      for (int i = 0; i < n; i++) {
-                        batch.add(
-                            OutgoingEvent.builder(t)
-                                .key("k-" + (from + i))
-                                .type("s1")
-                                .contentType("application/json")
-                                .payload(payload(0).getBytes(StandardCharsets.UTF_8))
-                                .build());
-                      }
-                      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
-                    }
+    Workers workers = new Workers();
+    workers
+        .start(
+            producers,
+            p -> {
+              int from;
+              while ((from = next.getAndAdd(perTx)) < events) {
+                int n = Math.min(perTx, events - from);
+                if (http) {
+                  StringBuilder b = new StringBuilder("{\"events\":[");
+                  for (int i = 0; i < n; i++) {
+                    b.append(i == 0 ? "" : ",").append(httpEvent(from + i, 0));
                   }
-                } catch (Throwable e) {
-                  errors.add(e);
+                  int status = post(topicUrl(base, t), b.append("]}").toString()).statusCode();
+                  check(status == 200, "S1: HTTP publish answered " + status);
+                } else {
+                  List<Object> batch = new ArrayList<>();
+                  for (int i = 0; i < n; i++) {
+                    batch.add(javaEvent(t, from + i, 0));
+                  }
+                  boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
                 }
-              },
-              "s1-producer-" + p);
-      th.start();
-      threads.add(th);
-    }
-    for (Thread th : threads) {
-      th.join();
-    }
-    check(errors.isEmpty(), "S1 publish failed: " + errors);
+              }
+            })
+        .join();
     return (System.nanoTime() - t0) / 1e9;
   }
 
-  private static HttpResponse<String> post(String base, TopicName t, String body) throws Exception {
-    HttpRequest req =
-        HttpRequest.newBuilder(
-                URI.create(
-                    base
-                        + "/v1/topics/"
-                        + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
-                        + "/events"))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build();
-    return HTTP.send(req, HttpResponse.BodyHandlers.ofString());
+  private static String topicUrl(String base, TopicName t) {
+    return base
+        + "/v1/topics/"
+        + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
+        + "/events";
+  }
+
+  private static OutgoingEvent javaEvent(TopicName t, int i, long stamp) {
+    return OutgoingEvent.builder(t)
+        .key("k-" + i)
+        .type("s1")
+        .contentType("application/json")
+        .payload(payload(stamp).getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static String httpEvent(int i, long stamp) {
+    return "{\"key\":\"k-" + i + "\",\"type\":\"s1\",\"payload\":" + payload(stamp) + "}";
   }
 
   private static double[] javaLatency(Boxline boxline, TopicName t, int rate, int seconds)
@@ -253,14 +236,7 @@ final class S1Server {
           rate,
           4,
           (k, late) -> {
-            long stamp = System.nanoTime();
-            OutgoingEvent e =
-                OutgoingEvent.builder(t)
-                    .key("k-" + k)
-                    .type("s1")
-                    .contentType("application/json")
-                    .payload(payload(stamp).getBytes(StandardCharsets.UTF_8))
-                    .build();
+            OutgoingEvent e = javaEvent(t, k, System.nanoTime());
             boxline.inTransaction(tx -> boxline.publisher().publish(tx, e));
           });
       check(
@@ -338,7 +314,7 @@ final class S1Server {
               try {
                 while (all.getCount() > 0) {
                   HttpResponse<String> r =
-                      postTo(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
+                      post(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
                   long now = System.nanoTime();
                   JsonNode events = JSON.readTree(r.body()).get("events");
                   if (events == null || events.isEmpty()) {
@@ -359,7 +335,7 @@ final class S1Server {
                         .append("\",\"outcome\":\"done\"}");
                   }
                   int status =
-                      postTo(member + "/settle", settle.append("]}").toString()).statusCode();
+                      post(member + "/settle", settle.append("]}").toString()).statusCode();
                   check(status == 200, "S1: settle answered " + status);
                 }
               } catch (Throwable e) {
@@ -383,18 +359,12 @@ final class S1Server {
         rate,
         4,
         (i, late) -> {
-          String event =
-              "{\"key\":\"k-"
-                  + i
-                  + "\",\"type\":\"s1\",\"payload\":"
-                  + payload(System.nanoTime())
-                  + "}";
-          int status = post(base, t, event).statusCode();
+          int status = post(topicUrl(base, t), httpEvent(i, System.nanoTime())).statusCode();
           check(status == 200, "S1: HTTP publish answered " + status);
         });
   }
 
-  private static HttpResponse<String> postTo(String url, String body) throws Exception {
+  private static HttpResponse<String> post(String url, String body) throws Exception {
     return HTTP.send(
         HttpRequest.newBuilder(URI.create(url))
             .header("Content-Type", "application/json")

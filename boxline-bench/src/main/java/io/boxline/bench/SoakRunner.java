@@ -60,7 +60,6 @@ final class SoakRunner {
   private final List<Sample> samples = new ArrayList<>();
   private final String[] keys = new String[KEYS];
   private volatile String phase = LOAD;
-  private volatile double loadStartTime = Double.NaN;
 
   /** Counted down to stop the sampler (not an interrupt: that would close the CSV's channel). */
   private final java.util.concurrent.CountDownLatch stopSampling =
@@ -160,16 +159,15 @@ final class SoakRunner {
         sampler = samplerThread;
         samplerThread.start();
 
-        startMark = mark(boxline);
+        startMark = mark(boxline, sizes, monitor, out);
         loadStart = startMark.t();
-        loadStartTime = loadStart;
         Workers producers = produce(boxline);
         producers.await();
         if (producers.failed()) {
           throw new BenchFailure("soak: a producer failed: " + producers.failure());
         }
         phase = DRAIN_PHASE;
-        endMark = mark(boxline);
+        endMark = mark(boxline, sizes, monitor, out);
         loadEnd = endMark.t();
         log(
             "soak: all %,d events published in %.0f s (%,.0f/s); draining",
@@ -311,29 +309,12 @@ final class SoakRunner {
     return String.join(", ", out);
   }
 
-  /** The counters right now, for the boundaries of the load (no database reads). */
-  private Sample mark(Boxline boxline) {
-    drainPending();
-    long[] handled = new long[trackers.size()];
-    for (int s = 0; s < handled.length; s++) {
-      handled[s] = trackers.get(s).deliveries();
-    }
-    return new Sample(
-        (System.nanoTime() - t0) / 1e9,
-        phase,
-        published.get(),
-        handled,
-        histogram.copy(),
-        SoakSizes.Reading.NONE,
-        Noise.jvmCpu(),
-        boxline.stats().retentionRuns(),
-        boxline.stats().retentionDeleted(),
-        Double.NaN,
-        new double[0],
-        Double.NaN,
-        Double.NaN,
-        0,
-        Double.NaN);
+  /** A sample at a boundary of the load, written to the CSV like the others. */
+  private synchronized Sample mark(
+      Boxline boxline, SoakSizes sizes, Connection monitor, BufferedWriter out) throws IOException {
+    Sample s = sample(boxline, sizes, monitor, out);
+    samples.add(s);
+    return s;
   }
 
   /** Latencies whose commit time was not stored yet when the handler ran. */

@@ -39,25 +39,12 @@ abstract class Trials {
    * sequencing) and the subscription "bench-sub", once it leads the sequencer.
    */
   Boxline start(Boxline.Builder builder, TopicName topic) throws InterruptedException {
-    double spacingMs = o.get(Bench.SPACING);
-    if (spacingMs >= 0) {
-      builder.sequencerBatchSpacing(java.time.Duration.ofNanos((long) (spacingMs * 1e6)));
-    }
     Boxline boxline = builder.build().start();
     boxline.admin().createNamespace(NamespacePath.of("bench"));
     boxline.admin().createTopic(topic, partitions, o.get(Bench.SEQUENCING));
     boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
     Bench.awaitLeader(boxline);
     return boxline;
-  }
-
-  /** The store of a trial: {@code builder} with the run's store options. */
-  io.boxline.spi.Store store(io.boxline.jdbc.JdbcStore.Builder builder) {
-    int every = o.get(Bench.OUTBOX_VACUUM_EVERY);
-    if (every >= 0) {
-      builder.outboxVacuumEvery(every);
-    }
-    return builder.build();
   }
 
   /** A consumer of {@link #SUBSCRIPTION}, to be given the rest of its settings and started. */

@@ -54,12 +54,6 @@ final class W1Throughput extends Trials {
   static final Opt<int[]> TXN = DEF.ints("txn", "1,10", "events per transaction (a list)");
   static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 8, "consumer concurrency");
   static final Opt<Integer> BATCH = DEF.integer("batch", 100, "consumer batch size");
-  static final Opt<Boolean> MANAGED =
-      DEF.flag(
-          "managed",
-          false,
-          "Boxline's producers run through inTransaction instead of committing their own"
-              + " connections");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -143,7 +137,7 @@ final class W1Throughput extends Trials {
     DeliveryCheck check = new DeliveryCheck(events, partitions, keys, DeliveryCheck.Clock.NONE);
     String what = "W1 T=" + txnSize + " run " + run;
     Boxline boxline =
-        start(Boxline.builder().store(store(JdbcStore.builder(pool).schema(schema))), topic);
+        start(Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()), topic);
     try {
       db.exec(String.format(Db.BUSINESS_DDL, schema));
       Consumer consumer =
@@ -163,23 +157,10 @@ final class W1Throughput extends Trials {
             }
           };
       Watch machine = watch(run > 0);
-      io.boxline.BoxlineStats before = boxline.stats();
-      long[] times = produce(txnSize, events, business, publish, o.get(MANAGED) ? boxline : null);
+      long[] times = produce(txnSize, events, business, publish);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
       long end = check.doneNanos();
-      io.boxline.BoxlineStats after = boxline.stats();
-      long batches = after.sequencerBatches() - before.sequencerBatches();
-      long commits = after.cursorCommitCalls() - before.cursorCommitCalls();
-      Bench.log(
-          "%s boxline: %d sequencer batches (%.1f events each), %d cursor commit calls (%.2f"
-              + " moves each)",
-          what,
-          batches,
-          (after.eventsSequenced() - before.eventsSequenced()) / (double) Math.max(1, batches),
-          commits,
-          (after.cursorMovesCommitted() - before.cursorMovesCommitted())
-              / (double) Math.max(1, commits));
       String load = machine.since();
       Thread.sleep(500); // late duplicates would show up here
       check.verify(what, consumer.handledCount());
@@ -240,15 +221,6 @@ final class W1Throughput extends Trials {
    * body}). Returns the System.nanoTime() at start and after the last commit.
    */
   long[] produce(int txnSize, int events, String businessInsert, TxnBody body) throws Exception {
-    return produce(txnSize, events, businessInsert, body, null);
-  }
-
-  /**
-   * With {@code managedBy}, each transaction runs through its {@code inTransaction} (the same pool)
-   * instead of a connection the producer commits itself.
-   */
-  long[] produce(int txnSize, int events, String businessInsert, TxnBody body, Boxline managedBy)
-      throws Exception {
     int threads = o.get(THREADS);
     int txns = events / txnSize;
     if (txns * txnSize != events) {
@@ -268,15 +240,6 @@ final class W1Throughput extends Trials {
               keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
             }
             long first = (long) txn * txnSize;
-            if (managedBy != null) {
-              managedBy.inTransaction(
-                  tx -> {
-                    insertBusiness(tx, businessInsert, first);
-                    body.write(tx, first, keys);
-                    return null;
-                  });
-              continue;
-            }
             try (Connection c = pool.getConnection()) {
               c.setAutoCommit(false);
               try {

@@ -50,10 +50,9 @@ final class W2Latency extends Trials {
       DEF.words(
           "where",
           "same-jvm,other-jvm",
-          "where the producer runs: same-jvm, other-jvm, sql (the SQL publish() function in"
-              + " another process) and/or floor (no Boxline: a commit, then a hand-off to another"
-              + " thread)",
-          List.of("same-jvm", "other-jvm", "sql", "floor"));
+          "where the producer runs: same-jvm, other-jvm and/or sql (the SQL publish() function in"
+              + " another process)",
+          List.of("same-jvm", "other-jvm", "sql"));
   static final Opt<Double> WARMUP = DEF.decimal("warmup", 15, "warm-up seconds");
   static final Opt<Integer> WARMUP_RATE =
       DEF.integer("warmup-rate", 1000, "warm-up events/s (at least the rate)");
@@ -100,10 +99,7 @@ final class W2Latency extends Trials {
     List<Result> out = new ArrayList<>();
     for (String where : o.get(WHERE)) {
       for (int rate : o.get(RATES)) {
-        Result r =
-            where.equals("floor")
-                ? floor(rate)
-                : trial(where.equals("same-jvm"), where.equals("sql"), rate);
+        Result r = trial(where.equals("same-jvm"), where.equals("sql"), rate);
         out.add(r);
         Bench.log(
             "W2 %s %d/s: p50 %s ms, p90 %s ms, p99 %s ms, max %s ms (%d events, %.0f/s achieved)",
@@ -118,69 +114,6 @@ final class W2Latency extends Trials {
       }
     }
     return out;
-  }
-
-  /**
-   * The machine's floor for any design that hands an event to another thread after the commit: the
-   * same paced transactions (a 200-byte row, synchronous commit, the same pool), and after each
-   * commit a hand-off to a fixed pool of 8 threads (as a consumer's workers) that reads the time
-   * first thing. No Boxline, no ordering.
-   */
-  private Result floor(int rate) throws Exception {
-    String schema = nextSchema();
-    db.exec(
-        "CREATE SCHEMA " + schema,
-        "CREATE TABLE " + schema + ".event (id bigint PRIMARY KEY, payload bytea NOT NULL)");
-    double warmRate = warmRate(rate);
-    int warm = (int) (warmRate * warmupSeconds);
-    int measured = (int) (rate * seconds);
-    int total = warm + measured;
-    CommitTimes times = new CommitTimes(total);
-    long[] arrival = new long[total];
-    java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(total);
-    java.util.concurrent.ExecutorService workers =
-        java.util.concurrent.Executors.newFixedThreadPool(o.get(CONCURRENCY));
-    String insert = "INSERT INTO " + schema + ".event (id, payload) VALUES (?, ?)";
-    Pacer.Send commitAndHandOff =
-        (i, lateNanos) -> {
-          long t0 = System.nanoTime();
-          try (java.sql.Connection c = pool.getConnection()) {
-            c.setAutoCommit(false);
-            try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
-              ps.setLong(1, i);
-              ps.setBytes(2, Payloads.payload(i));
-              ps.executeUpdate();
-            }
-            c.commit();
-            times.record(i, t0, System.nanoTime(), lateNanos);
-            workers.execute(
-                () -> {
-                  arrival[i] = System.nanoTime();
-                  all.countDown();
-                });
-          }
-        };
-    try {
-      Watch machine = watch(true);
-      pace(total, warm, warmRate, rate, commitAndHandOff);
-      if (!all.await(60, TimeUnit.SECONDS)) {
-        throw new BenchFailure("W2 floor: not every hand-off ran");
-      }
-      String load = machine.since();
-      long[] committed = times.committed;
-      return new Result(
-          "floor (commit, then a thread hand-off; no Boxline)",
-          rate,
-          measured,
-          measured / ((committed[total - 1] - committed[warm]) / 1e9),
-          Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
-          times.commitDurations(warm, total),
-          times.sendLags(warm, total),
-          load);
-    } finally {
-      workers.shutdownNow();
-      db.dropSchema(schema);
-    }
   }
 
   private Result trial(boolean sameJvm, boolean sql, int rate) throws Exception {
