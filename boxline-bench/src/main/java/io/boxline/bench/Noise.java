@@ -36,7 +36,7 @@ final class Noise {
     int cores = Runtime.getRuntime().availableProcessors();
     double own =
         100.0 * (jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
-    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, load());
+    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, loadAverages());
   }
 
   /**
@@ -72,14 +72,6 @@ final class Noise {
     try {
       String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
       return f[0] + " / " + f[1] + " / " + f[2];
-    } catch (IOException | RuntimeException e) {
-      return "?";
-    }
-  }
-
-  private static String load() {
-    try {
-      return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
     } catch (IOException | RuntimeException e) {
       return "?";
     }

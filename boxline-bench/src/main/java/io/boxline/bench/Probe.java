@@ -48,18 +48,6 @@ final class Probe {
 
   static String threadKind() {
     String n = Thread.currentThread().getName();
-    for (String[] kind :
-        new String[][] {
-          {"boxline-sequencer", "sequencer"},
-          {"boxline-worker", "consumer worker"},
-          {"boxline-consumer", "consumer dispatcher"},
-          {"boxline-listener", "listener"},
-          {"boxline-group", "consumer group check-in"}
-        }) {
-      if (n.startsWith(kind[0])) {
-        return kind[1];
-      }
-    }
     if (n.startsWith("boxline-")) {
       int dash = n.indexOf('-', "boxline-".length());
       return "boxline " + (dash < 0 ? n.substring(8) : n.substring(8, dash));

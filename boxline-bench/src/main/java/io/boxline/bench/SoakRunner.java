@@ -412,39 +412,22 @@ final class SoakRunner {
   }
 
   private void progress(Sample s) {
-    double out = 0;
-    for (double v : s.outRate()) {
-      out += v;
-    }
-    out /= s.outRate().length;
     SoakSizes.Reading r = s.sizes();
     log(
-        "soak t=%4.0f s %-11s in %,d (%,.0f/s), out %s (%,.0f/s each), p50 %s ms, p99 %s ms;"
-            + " log %s MB (indexes %s MB, %d table(s)), dead %,d, all tables %s MB; retention"
-            + " deleted %,d; CPU %s",
+        "soak t=%4.0f s %-5s in %,d (%,.0f/s), out %s, p50 %s ms, p99 %s ms; log %s MB (%d"
+            + " table(s)), dead %,d, all tables %s MB; retention deleted %,d",
         s.t(),
         s.phase(),
         s.published(),
         s.inRate(),
-        handledText(s.handled()),
-        out,
+        java.util.Arrays.toString(s.handled()),
         ms(s.p50()),
         ms(s.p99()),
         mb(r.logBytes()),
-        mb(r.logIndexBytes()),
         r.logPartitions(),
         r.logDead(),
         mb(r.totalBytes()),
-        s.retentionDeleted(),
-        Double.isNaN(s.cpuMsPerSecond()) ? "?" : f("%.0f ms/s", s.cpuMsPerSecond()));
-  }
-
-  private String handledText(long[] handled) {
-    List<String> out = new ArrayList<>();
-    for (long h : handled) {
-      out.add(f("%,d", h));
-    }
-    return String.join(" / ", out);
+        s.retentionDeleted());
   }
 
   private static long count(Connection c, String table) throws SQLException {

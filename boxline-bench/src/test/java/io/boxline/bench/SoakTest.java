@@ -36,7 +36,7 @@ class SoakTest {
     Options o = Options.parse(args, known);
 
     Soak.Result r = Soak.soak(new Run(o, Db.of(o), null));
-    String report = SoakReport.markdown(r);
+    String report = Soak.markdown(r);
     System.out.println(report);
 
     assertThat(r.unknown()).isZero();
