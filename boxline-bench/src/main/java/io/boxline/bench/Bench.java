@@ -24,42 +24,30 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Boxline benchmarks: the one entry point, with the registry of every workload. Usage (from the
- * repository root):
- *
- * <pre>
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="all"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="w1 --w1.runs=5"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="--help"
- * </pre>
- *
- * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code s1}, {@code soak}),
- * {@code all} (= W1–W3), or a comma-separated list of workloads of one {@link Suite}. Then {@code
- * --name=value} options ({@code --help} after a workload lists the ones it reads). Everything runs
- * on PostgreSQL: W1–W3 in schemas of their own ({@code bench_<random>...}), S1 and the soak each in
- * a database of its own; all dropped at the end, also on Ctrl-C. Results are printed as Markdown
- * and written to {@code boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost,
- * duplicate or out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
- * Workloads retired by issue 34 run at the git tag {@code bench-archive-2026-11}
- * (docs/benchmarks.md, "Retired workloads").
+ * Boxline benchmarks: the one entry point, with the registry of every workload (commands in
+ * docs/benchmarks.md, "Running"). First argument: a workload ({@code w1}, {@code w2}, {@code w3},
+ * {@code s1}, {@code soak}), {@code all} (= W1–W3), or a comma-separated list of workloads of one
+ * {@link Suite}. Then {@code --name=value} options ({@code --help} after a workload lists the ones
+ * it reads). Everything runs on PostgreSQL in schemas of its own ({@code bench_<random>...}), all
+ * dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
+ * boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost, duplicate or
+ * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1. Workloads
+ * retired by issue 34 run at the git tag {@code bench-archive-2026-11} (docs/benchmarks.md,
+ * "Retired workloads").
  */
 public final class Bench {
   /** Workloads that share a report, a set of common options and a way of using the database. */
   enum Suite {
-    W("Boxline benchmark run", "bench", "bench_"),
-    /** S1: a database of its own per run (see {@link BenchDb}). */
-    SERVER("Boxline server benchmark", "s1", null),
-    /** The soak: a database of its own per run (see {@link BenchDb}). */
-    SOAK("Boxline soak run", "soak", null);
+    W("Boxline benchmark run", "bench"),
+    SERVER("Boxline server benchmark", "s1"),
+    SOAK("Boxline soak run", "soak");
 
     final String title;
     final String reportName;
-    final String schemaPrefix;
 
-    Suite(String title, String reportName, String schemaPrefix) {
+    Suite(String title, String reportName) {
       this.title = title;
       this.reportName = reportName;
-      this.schemaPrefix = schemaPrefix;
     }
 
     /** The options every workload of the suite reads. */
@@ -162,10 +150,8 @@ public final class Bench {
     Options o = Options.parse(rest, known);
     quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W);
     Db db = Db.of(o);
-    String schema =
-        suite.schemaPrefix == null
-            ? null
-            : suite.schemaPrefix + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    // Every schema of the run starts with this name; all are dropped at the end.
+    String schema = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     Thread cleanup =
         new Thread(
             () -> {
@@ -175,9 +161,7 @@ public final class Bench {
               dropQuietly(db, schema);
             },
             "bench-cleanup");
-    if (schema != null) {
-      Runtime.getRuntime().addShutdownHook(cleanup);
-    }
+    Runtime.getRuntime().addShutdownHook(cleanup);
     Run run = new Run(o, db, schema);
     StringBuilder report = new StringBuilder(header(suite, run, args));
     System.out.print(report);
@@ -201,13 +185,11 @@ public final class Bench {
       Files.writeString(file, report + "\nFAILED: " + e.getMessage() + "\n");
       return 1;
     } finally {
-      if (schema != null) {
-        dropQuietly(db, schema);
-        try {
-          Runtime.getRuntime().removeShutdownHook(cleanup);
-        } catch (IllegalStateException ignored) {
-          // shutting down already
-        }
+      dropQuietly(db, schema);
+      try {
+        Runtime.getRuntime().removeShutdownHook(cleanup);
+      } catch (IllegalStateException ignored) {
+        // shutting down already
       }
     }
     report.append(
@@ -270,14 +252,9 @@ public final class Bench {
   }
 
   private static Path reportFile(String name) throws IOException {
-    Path dir = Path.of("target");
-    if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
-      dir = Path.of("boxline-bench", "target");
-    }
-    Files.createDirectories(dir);
     String stamp =
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    return dir.resolve(name + "-" + stamp + ".md");
+    return SoakPlots.targetDir().resolve(name + "-" + stamp + ".md");
   }
 
   private static void dropQuietly(Db db, String schema) {
@@ -311,9 +288,7 @@ public final class Bench {
     }
     env.put("boxline-core", jar(Boxline.class));
     env.put("boxline-jdbc", jar(io.boxline.jdbc.JdbcStore.class));
-    if (run.schema() != null) {
-      env.put("schemas", run.schema() + "*, dropped at the end");
-    }
+    env.put("schemas", run.schema() + "*, dropped at the end");
     Table t = new Table("Setting", "Value");
     env.forEach(t::row);
     return "# " + suite.title + "\n\n" + t + "\n";
@@ -362,18 +337,6 @@ public final class Bench {
           public void close() {}
         });
     QUIET_LOGGERS.add(boxline);
-    Logger hikari = Logger.getLogger("com.zaxxer.hikari");
-    hikari.setLevel(Level.WARNING);
-    QUIET_LOGGERS.add(hikari);
-  }
-
-  /** Waits for a quiet machine when --quiet is set, and logs it. Returns a note for the tables. */
-  static String quiet(Options o) throws InterruptedException {
-    String note = Noise.awaitQuiet(o.get(QUIET), o.get(QUIET_BUSY));
-    if (!note.isEmpty()) {
-      log("%s", note);
-    }
-    return note;
   }
 
   static void log(String format, Object... args) {

@@ -236,23 +236,17 @@ final class Db {
   // ------------------------------------------------------------------ W3 server counters
 
   /**
-   * pg_stat_database of the connected database: transactions (commits + rollbacks), tuples
-   * returned, fetched, inserted, updated, deleted. One autocommit statement on the caller's
-   * long-lived monitor connection, so W3 subtracts one transaction per read.
+   * xact_commit + xact_rollback of the connected database (pg_stat_database): one autocommit
+   * statement on the caller's long-lived monitor connection, so W3 subtracts the read itself.
    */
-  static long[] counters(Connection monitor) {
+  static long transactions(Connection monitor) {
     try (Statement st = monitor.createStatement();
         ResultSet rs =
             st.executeQuery(
-                "SELECT xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted,"
-                    + " tup_updated, tup_deleted FROM pg_stat_database"
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database"
                     + " WHERE datname = current_database()")) {
       rs.next();
-      long[] v = new long[6];
-      for (int i = 0; i < 6; i++) {
-        v[i] = rs.getLong(i + 1);
-      }
-      return v;
+      return rs.getLong(1);
     } catch (SQLException e) {
       throw new IllegalStateException("cannot read pg_stat_database: " + e.getMessage(), e);
     }

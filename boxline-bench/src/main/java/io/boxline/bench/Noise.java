@@ -14,16 +14,20 @@ final class Noise {
   private final long ownCpuNanos;
   private final long wallNanos;
 
-  private Noise(long busy, long total, long ownCpuNanos, long wallNanos) {
+  /** What happened before the start (a wait for a quiet machine), appended to {@link #since}. */
+  private final String note;
+
+  private Noise(long busy, long total, long ownCpuNanos, long wallNanos, String note) {
     this.busy = busy;
     this.total = total;
     this.ownCpuNanos = ownCpuNanos;
     this.wallNanos = wallNanos;
+    this.note = note;
   }
 
-  static Noise start() {
+  static Noise start(String note) {
     long[] cpu = cpu();
-    return new Noise(cpu[0], cpu[1], jvmCpu(), System.nanoTime());
+    return new Noise(cpu[0], cpu[1], jvmCpu(), System.nanoTime(), note);
   }
 
   /** "machine 97% busy (this JVM 41%), load 8.1" for the time since {@link #start()}. */
@@ -36,7 +40,8 @@ final class Noise {
     int cores = Runtime.getRuntime().availableProcessors();
     double own =
         100.0 * (jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
-    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, loadAverages());
+    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, loadAverages())
+        + (note.isEmpty() ? "" : "; " + note);
   }
 
   /**

@@ -163,7 +163,7 @@ final class Report {
             "Statements/s without pings",
             "Statements/s per consumer (total / N)",
             "Added per consumer vs 0 consumers",
-            "Server xacts/s, shared DB (control without Boxline)",
+            "Server xacts/s (shared database)",
             "Target ≤ 1/s per consumer",
             "Machine during the run");
     double zero = Double.NaN;
@@ -192,7 +192,7 @@ final class Report {
           Stats.f("%.2f", (r.statements() - r.pings()) / r.seconds()),
           Double.isNaN(per) ? "–" : Stats.f("%.2f", per),
           Double.isNaN(added) ? "–" : Stats.f("%.2f", added),
-          Stats.f("%.1f (%.1f)", r.serverXactsPerSecond(), r.controlXactsPerSecond()),
+          Stats.f("%.1f", r.serverXactsPerSecond()),
           target,
           r.noise());
     }

@@ -13,9 +13,6 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
 import io.boxline.server.BoxlineServer;
 import io.boxline.server.ServerConfig;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -58,17 +55,19 @@ final class S1Server {
   static String run(Run run) throws Exception {
     Options o = run.o();
     StringBuilder out = new StringBuilder("## S1 — the server's HTTP paths against Java\n\n");
-    try (BenchDb db = BenchDb.create(run.db(), "s1")) {
+    {
       ServerConfig config =
           ServerConfig.parse(
               "http: {port: 0, threads: 32}\nauth: {disabled: true}\n"
                   + "database: {url: '"
-                  + db.db().url
+                  + run.db().url
                   + "', user: '"
-                  + db.db().user
+                  + run.db().user
                   + "', password: '"
-                  + db.db().password
-                  + "', poolSize: 32}\n",
+                  + run.db().password
+                  + "', schema: "
+                  + run.schema()
+                  + ", poolSize: 32}\n",
               "s1",
               Map.of());
       try (BoxlineServer server = BoxlineServer.start(config)) {
@@ -81,8 +80,8 @@ final class S1Server {
                     + " producers; topics of 16 partitions; 200-byte JSON payloads. Java publishes"
                     + " through the same Boxline instance the server runs.%n%n",
                 o.get(PRODUCERS)));
-        out.append(
-            "| path | events per transaction | events | seconds | events/s |\n|---|---|---|---|---|\n");
+        Table publish =
+            new Table("path", "events per transaction", "events", "seconds", "events/s");
         int trial = 0;
         for (int perTx : new int[] {1, 50}) {
           for (boolean http : new boolean[] {false, true}) {
@@ -91,19 +90,16 @@ final class S1Server {
             log(
                 "S1 publish %s, %d per transaction: %.0f events/s",
                 http ? "HTTP" : "Java", perTx, o.get(EVENTS) / s);
-            out.append(
-                String.format(
-                    Locale.ROOT,
-                    "| %s | %d | %d | %.2f | %,.0f |%n",
-                    http ? "HTTP POST" : "Java inTransaction",
-                    perTx,
-                    o.get(EVENTS),
-                    s,
-                    o.get(EVENTS) / s));
+            publish.row(
+                http ? "HTTP POST" : "Java inTransaction",
+                perTx,
+                o.get(EVENTS),
+                Stats.f("%.2f", s),
+                Stats.f("%,.0f", o.get(EVENTS) / s));
           }
         }
-        out.append(
-            "\n| path | rate/s | events | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n");
+        out.append(publish).append('\n');
+        Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
         for (String r : o.get(RATES).split(",")) {
           int rate = Integer.parseInt(r.trim());
           for (String path : List.of("java", "tail", "member")) {
@@ -124,18 +120,16 @@ final class S1Server {
             log(
                 "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
                 label, rate, pct(ms, 50), pct(ms, 99));
-            out.append(
-                String.format(
-                    Locale.ROOT,
-                    "| %s | %d | %d | %.2f | %.2f | %.2f |%n",
-                    label,
-                    rate,
-                    ms.length,
-                    pct(ms, 50),
-                    pct(ms, 99),
-                    ms[ms.length - 1]));
+            latency.row(
+                label,
+                rate,
+                ms.length,
+                Stats.f("%.2f", pct(ms, 50)),
+                Stats.f("%.2f", pct(ms, 99)),
+                Stats.f("%.2f", ms[ms.length - 1]));
           }
         }
+        out.append(latency);
         TopicName probed = topic(boxline, "s1-hostile");
         out.append(
             S1Hostile.probe(
@@ -256,22 +250,16 @@ final class S1Server {
         new Thread(
             () -> {
               try {
-                HttpURLConnection c =
-                    (HttpURLConnection)
-                        URI.create(
-                                base
-                                    + "/v1/topics/"
-                                    + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
-                                    + "/tail?from=earliest")
-                            .toURL()
-                            .openConnection();
-                c.setReadTimeout(60_000);
-                try (BufferedReader in =
-                    new BufferedReader(
-                        new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
+                HttpRequest req =
+                    HttpRequest.newBuilder(
+                            URI.create(topicUrl(base, t).replace("/events", "/tail?from=earliest")))
+                        .build();
+                // Closing the stream closes the connection, which ends the tail on the server.
+                try (var body = HTTP.send(req, HttpResponse.BodyHandlers.ofLines()).body()) {
+                  var lines = body.iterator();
                   open.countDown();
-                  String line;
-                  while (all.getCount() > 0 && (line = in.readLine()) != null) {
+                  while (all.getCount() > 0 && lines.hasNext()) {
+                    String line = lines.next();
                     if (line.startsWith("data: ")) {
                       long now = System.nanoTime();
                       JsonNode e = JSON.readTree(line.substring(6));
@@ -280,8 +268,6 @@ final class S1Server {
                       all.countDown();
                     }
                   }
-                } finally {
-                  c.disconnect();
                 }
               } catch (Exception e) {
                 open.countDown();

@@ -94,12 +94,9 @@ final class Soak {
   record Delivered(String subscription, long deliveries, long distinct, long duplicates) {}
 
   record Result(
-      String db,
       Options o,
       int events,
       int rate,
-      double loadStart,
-      double loadEnd,
       double drainedAt,
       List<Sample> samples,
       Sample loadStartMark,
@@ -206,19 +203,19 @@ final class Soak {
 
   /** The first and the last tenth of the load (each at least one sample interval long). */
   static Window[] tenths(Soak.Result r) {
-    double d = r.loadEnd() - r.loadStart();
+    double d = r.loadEndMark().t() - r.loadStartMark().t();
     Soak.Sample start = r.loadStartMark();
     Soak.Sample end = r.loadEndMark();
     Soak.Sample firstEnd = end;
     for (Soak.Sample s : r.samples()) {
-      if (s.t() > start.t() && s.t() >= r.loadStart() + d / 10) {
+      if (s.t() > start.t() && s.t() >= r.loadStartMark().t() + d / 10) {
         firstEnd = s.t() < end.t() ? s : end;
         break;
       }
     }
     Soak.Sample lastStart = start;
     for (Soak.Sample s : r.samples()) {
-      if (s.t() < end.t() && s.t() <= r.loadEnd() - d / 10 && s.t() > start.t()) {
+      if (s.t() < end.t() && s.t() <= r.loadEndMark().t() - d / 10 && s.t() > start.t()) {
         lastStart = s;
       }
     }
@@ -259,8 +256,8 @@ final class Soak {
             o.get(Soak.PRODUCERS),
             r.rate(),
             o.get(Soak.SAMPLE),
-            r.loadEnd() - r.loadStart(),
-            r.drainedAt() - r.loadEnd(),
+            r.loadEndMark().t() - r.loadStartMark().t(),
+            r.drainedAt() - r.loadEndMark().t(),
             r.autovacuum()));
 
     // Steady state.

@@ -16,7 +16,7 @@ import org.knowm.xchart.style.Styler;
 
 /**
  * The soak's CSV (one row per sample, see {@link #HEADER}) and the charts drawn from it with
- * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU.
+ * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples.
  */
 final class SoakPlots {
   private SoakPlots() {}
@@ -32,7 +32,7 @@ final class SoakPlots {
           + "autovacuums,vacuums,retention_runs,retention_deleted,jvm_cpu_ms_per_s";
 
   /** The charts, by file-name suffix. */
-  static final List<String> CHARTS = List.of("throughput", "latency", "sizes", "tuples", "cpu");
+  static final List<String> CHARTS = List.of("throughput", "latency", "sizes", "tuples");
 
   private static String columns(String prefix) {
     return columns(prefix, "");
@@ -215,11 +215,6 @@ final class SoakPlots {
         unit = "tuples";
         lines.add(new Line("dead tuples", "log_dead_tuples"));
         lines.add(new Line("live tuples", "log_live_tuples"));
-      }
-      case "cpu" -> {
-        title = "Soak: JVM CPU (producers, Boxline, consumers)";
-        unit = "CPU ms/s";
-        lines.add(new Line("JVM CPU", "jvm_cpu_ms_per_s"));
       }
       default -> throw new IllegalArgumentException("no chart " + chart);
     }

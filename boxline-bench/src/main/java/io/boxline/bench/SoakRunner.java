@@ -42,6 +42,7 @@ import org.HdrHistogram.ConcurrentHistogram;
 final class SoakRunner {
   private final Options o;
   private final Db server;
+  private final String schema;
   private final int perTxn;
   private final int events;
   private final int txns;
@@ -72,6 +73,7 @@ final class SoakRunner {
   SoakRunner(Run run) {
     this.o = run.o();
     this.server = run.db();
+    this.schema = run.schema();
     this.perTxn = Math.max(1, o.get(TXN));
     this.txns = Math.max(1, o.get(EVENTS) / perTxn);
     this.events = txns * perTxn;
@@ -106,15 +108,14 @@ final class SoakRunner {
         interval,
         f("%.1f", o.get(SAMPLE)),
         csv);
-    try (BenchDb db = BenchDb.create(server, "soak");
-        Connection monitor = db.connect()) {
-      SoakSizes sizes = new SoakSizes(db.schema);
+    try (Connection monitor = server.connect();
+        HikariDataSource pool = server.pool("bench-soak", o.get(POOL), null)) {
+      SoakSizes sizes = new SoakSizes(schema);
       String autovacuum = server.queryString("SHOW autovacuum");
-      HikariDataSource pool = db.pool("bench-soak", o.get(POOL));
       DataSource ds = clock.wrap(pool);
       Boxline boxline =
           Boxline.builder()
-              .store(JdbcStore.builder(ds).schema(db.schema).build())
+              .store(JdbcStore.builder(ds).schema(schema).build())
               .instanceId("soak-main")
               .retentionInterval(interval)
               .build()
@@ -190,7 +191,7 @@ final class SoakRunner {
           samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the drain
         }
         out.flush();
-        outboxLeft = count(monitor, db.schema + ".outbox");
+        outboxLeft = count(monitor, schema + ".outbox");
         retentionDeleted = boxline.stats().retentionDeleted();
       } finally {
         stopSampling.countDown();
@@ -224,12 +225,9 @@ final class SoakRunner {
       }
       List<Path> charts = SoakPlots.write(csv);
       return new Result(
-          "postgresql",
           o,
           events,
           rate,
-          loadStart,
-          loadEnd,
           drainedAt,
           List.copyOf(samples),
           startMark,

@@ -65,22 +65,13 @@ abstract class Trials {
     }
   }
 
-  /**
-   * Waits for a quiet machine first when {@code quiet} (and {@code --quiet} is set), then starts
-   * watching the machine for a trial.
-   */
-  Watch watch(boolean quiet) throws InterruptedException {
-    String waited = quiet ? Bench.quiet(o) : "";
-    return new Watch(Noise.start(), waited);
-  }
-
-  /** How busy the machine was since a trial started, and any wait for a quiet one before it. */
-  record Watch(Noise noise, String waited) {
-    /** What the machine did since the start, read now, then the wait (if any). */
-    String since() {
-      String load = noise.since();
-      return waited.isEmpty() ? load : load + "; " + waited;
+  /** Waits for a quiet machine first when {@code quiet} and --quiet is set, then watches it. */
+  Noise watch(boolean quiet) throws InterruptedException {
+    String note = quiet ? Noise.awaitQuiet(o.get(Bench.QUIET), o.get(Bench.QUIET_BUSY)) : "";
+    if (!note.isEmpty()) {
+      Bench.log("%s", note);
     }
+    return Noise.start(note);
   }
 
   /** A schema name for the next trial. */

@@ -109,23 +109,15 @@ final class W1Throughput extends Trials {
           }
           Db.insertPlainEvents(c, s, first, keys, parts);
         };
-    Watch machine = watch(run > 0);
+    Noise machine = watch(run > 0);
     long[] times = produce(txnSize, events, business, plainRows);
     double seconds = (times[1] - times[0]) / 1e9;
     String load = machine.since();
     long stored = db.queryLong("SELECT count(*) FROM " + s + ".plain_event");
     long orders = db.queryLong("SELECT count(*) FROM " + s + ".bench_order");
-    if (stored != events || orders != events / txnSize) {
-      throw new BenchFailure(
-          "W1 baseline: "
-              + stored
-              + " event rows and "
-              + orders
-              + " business rows, expected "
-              + events
-              + " and "
-              + events / txnSize);
-    }
+    BenchFailure.check(
+        stored == events && orders == events / txnSize,
+        Stats.f("W1 baseline: %d events, %d business rows; expected %d", stored, orders, events));
     return new Trial("baseline", txnSize, run, events, seconds, seconds, load);
   }
 
@@ -156,7 +148,7 @@ final class W1Throughput extends Trials {
               publisher.publishAll(c, list);
             }
           };
-      Watch machine = watch(run > 0);
+      Noise machine = watch(run > 0);
       long[] times = produce(txnSize, events, business, publish);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
@@ -168,20 +160,9 @@ final class W1Throughput extends Trials {
       long logged = db.queryLong("SELECT count(*) FROM " + schema + ".log");
       long left = db.queryLong("SELECT count(*) FROM " + schema + ".outbox");
       long orders = db.queryLong("SELECT count(*) FROM " + schema + ".bench_order");
-      if (logged != events || left != 0 || orders != events / txnSize) {
-        throw new BenchFailure(
-            what
-                + ": log holds "
-                + logged
-                + " events, outbox "
-                + left
-                + ", business rows "
-                + orders
-                + "; expected "
-                + events
-                + ", 0, "
-                + events / txnSize);
-      }
+      BenchFailure.check(
+          logged == events && left == 0 && orders == events / txnSize,
+          Stats.f("%s: log %d, outbox %d, business rows %d", what, logged, left, orders));
       return new Trial(
           "boxline",
           txnSize,

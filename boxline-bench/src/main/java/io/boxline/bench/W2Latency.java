@@ -72,11 +72,6 @@ final class W2Latency extends Trials {
                     throw new IllegalArgumentException(
                         "--w2.handler-thread must be worker or committing, got " + v);
               });
-  static final Opt<Integer> REMOTE_NOTIFY_MS =
-      DEF.integer(
-          "remote-notify-ms",
-          (int) Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis(),
-          "the other-JVM producer's producerNotifyInterval");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -144,7 +139,7 @@ final class W2Latency extends Trials {
               .batchSize(100)
               .start();
       CommitTimes times = new CommitTimes(total);
-      Watch machine = watch(true);
+      Noise machine = watch(true);
       long firstDue;
       long lastDone;
       if (sameJvm) {
@@ -235,7 +230,6 @@ final class W2Latency extends Trials {
     cmd.add("--threads=" + threads);
     cmd.add("--keys=" + KEYS);
     cmd.add("--out=" + out);
-    cmd.add("--notify-ms=" + o.get(REMOTE_NOTIFY_MS));
     cmd.add("--warm=" + warm);
     cmd.add("--warm-rate=" + warmRate);
     cmd.add("--via=" + (sql ? "sql" : "java"));

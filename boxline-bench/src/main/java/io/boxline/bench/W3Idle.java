@@ -22,8 +22,7 @@ import java.util.Map;
  *   <li>exactly, on the client: a counting proxy sits <em>under</em> the pool, so it sees every
  *       round trip, including the pool's validation pings ({@link Probe});
  *   <li>on the server: the delta of xact_commit + xact_rollback in pg_stat_database, which is per
- *       database, and the database is shared with whatever else runs on the server; a control
- *       window with no Boxline running is measured first and reported next to it.
+ *       database, and the database is shared with whatever else runs on the server.
  * </ul>
  */
 final class W3Idle {
@@ -34,7 +33,6 @@ final class W3Idle {
       long pings,
       Map<String, Long> breakdown,
       double serverXactsPerSecond,
-      double controlXactsPerSecond,
       String noise) {
     double perSecond() {
       return statements / seconds;
@@ -48,8 +46,6 @@ final class W3Idle {
   static final Opt<Integer> SECONDS = DEF.integer("seconds", 30, "counted seconds per window");
   static final Opt<Integer> SETTLE =
       DEF.integer("settle", 3, "seconds after the consumers start, not counted");
-  static final Opt<Integer> CONTROL =
-      DEF.integer("control", 10, "seconds of the control window with no Boxline");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -77,9 +73,6 @@ final class W3Idle {
 
   private List<Result> run(String schema, Probe probe, List<Result> out, Connection monitor)
       throws Exception {
-    double control = controlWindow(monitor);
-    Bench.log(
-        "W3 control window: %.1f %s with no Boxline", control, "transactions/s on the database");
     try (HikariDataSource pool = db.pool("bench-w3", o.get(Bench.POOL), probe.wrap(db.driver()))) {
       TopicName topic = TopicName.of("bench", "events");
       Boxline boxline =
@@ -98,12 +91,12 @@ final class W3Idle {
           }
           Thread.sleep(o.get(SETTLE) * 1000L);
           probe.reset();
-          long[] before = Db.counters(monitor);
-          Noise noise = Noise.start();
+          long before = Db.transactions(monitor);
+          Noise noise = Noise.start("");
           long t0 = System.nanoTime();
           Thread.sleep(o.get(SECONDS) * 1000L);
           long t1 = System.nanoTime();
-          long[] after = Db.counters(monitor);
+          long after = Db.transactions(monitor);
           Map<String, Long> breakdown = probe.snapshot();
           long statements = 0;
           long pings = 0;
@@ -113,9 +106,8 @@ final class W3Idle {
           }
           double seconds = (t1 - t0) / 1e9;
           // Each counter read is a transaction of its own; the first one falls inside the window.
-          double server = (after[0] - before[0] - 1) / seconds;
-          Result r =
-              new Result(n, seconds, statements, pings, breakdown, server, control, noise.since());
+          double server = (after - before - 1) / seconds;
+          Result r = new Result(n, seconds, statements, pings, breakdown, server, noise.since());
           out.add(r);
           Bench.log(
               "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
@@ -135,14 +127,5 @@ final class W3Idle {
       db.dropSchema(schema);
     }
     return out;
-  }
-
-  private double controlWindow(Connection monitor) throws InterruptedException {
-    long[] before = Db.counters(monitor);
-    long t0 = System.nanoTime();
-    Thread.sleep(o.get(CONTROL) * 1000L);
-    long t1 = System.nanoTime();
-    long[] after = Db.counters(monitor);
-    return (after[0] - before[0] - 1) / ((t1 - t0) / 1e9);
   }
 }
