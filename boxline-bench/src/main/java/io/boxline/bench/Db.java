@@ -91,7 +91,7 @@ final class Db {
       c.setJdbcUrl(url);
       c.setUsername(user);
       c.setPassword(password);
-      // Names the pool's backends in pg_stat_activity, so that Cost can find their CPU time.
+      // Names the pool's backends in pg_stat_activity, to tell whose they are.
       c.addDataSourceProperty("ApplicationName", name);
     }
     c.setPoolName(name);

@@ -36,7 +36,7 @@ final class Payloads {
     return id.getMostSignificantBits() == ID_MAGIC ? id.getLeastSignificantBits() : -1;
   }
 
-  /** Event {@code index} of the W workloads and relays: an "order.placed" with its payload. */
+  /** Event {@code index} of the W workloads and the soak: an "order.placed" with its payload. */
   static OutgoingEvent event(TopicName topic, long index, String key) {
     return event(topic, id(index), "order.placed", key, payload(index));
   }

@@ -15,10 +15,10 @@ import org.postgresql.core.TransactionState;
 /**
  * W3's exact statement count, per calling thread kind (sequencer, consumer worker, ...) and per
  * statement, through datasource-proxy placed below the pool, so the pool's validation pings are
- * seen too. Unlike {@link Counted} (above the pool, for Cost), it counts what reaches the server:
- * one {@code execute*} call (a JDBC batch counts its entries), one COMMIT or ROLLBACK that the
- * driver actually sends (it sends none when no transaction is open), one validation ping. BEGIN is
- * not counted: the driver sends it in the same message as the first statement of a transaction.
+ * seen too. It counts what reaches the server: one {@code execute*} call (a JDBC batch counts its
+ * entries), one COMMIT or ROLLBACK that the driver actually sends (it sends none when no
+ * transaction is open), one validation ping. BEGIN is not counted: the driver sends it in the same
+ * message as the first statement of a transaction.
  */
 final class Probe {
   private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();

@@ -8,8 +8,7 @@ import java.sql.SQLException;
 /**
  * What the soak reads from the database each sample: sizes of the log, the outbox and all of
  * Boxline's tables, and the log's live and dead tuples. Every statement runs in auto-commit (so no
- * lock outlives it: the log's segment maintenance takes an ACCESS EXCLUSIVE lock), and {@link
- * #statements} counts them, so the idle windows can take them out of the server's counter.
+ * lock outlives it: the log's segment maintenance takes an ACCESS EXCLUSIVE lock).
  *
  * <p>The log is the table {@code log}, or, once partitioned, every table of its partition tree
  * ({@code pg_partition_tree}): {@code pg_total_relation_size} (heap, TOAST, indexes), {@code
@@ -57,16 +56,9 @@ final class SoakSizes {
           + " WHERE n.nspname = ? AND c.relkind = 'r'";
 
   private final String schema;
-  private final java.util.concurrent.atomic.AtomicLong statements =
-      new java.util.concurrent.atomic.AtomicLong();
 
   SoakSizes(String schema) {
     this.schema = schema;
-  }
-
-  /** Statements this reader sent so far (each a transaction of its own). */
-  long statements() {
-    return statements.get();
   }
 
   Reading read(Connection c) throws SQLException {
@@ -77,7 +69,6 @@ final class SoakSizes {
     long dead;
     long logVacuums;
     String log = schema + ".log";
-    statements.incrementAndGet();
     try (PreparedStatement ps = c.prepareStatement(PG_LOG)) {
       ps.setString(1, log);
       ps.setString(2, log);
@@ -91,7 +82,6 @@ final class SoakSizes {
         logVacuums = rs.getLong(6);
       }
     }
-    statements.incrementAndGet();
     try (PreparedStatement ps = c.prepareStatement(PG_ALL)) {
       ps.setString(1, schema);
       try (ResultSet rs = ps.executeQuery()) {
