@@ -24,48 +24,30 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Boxline benchmarks: the one entry point, with the registry of every workload. Usage (from the
- * repository root):
- *
- * <pre>
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="all"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="w1 --w1.runs=5"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="groups"      (or failures, relays)
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="--help"
- * </pre>
- *
- * <p>First argument: a workload ({@code w1}, {@code w2}, {@code w3}, {@code w1-parts}, {@code g1},
- * {@code g2}, {@code g3}, {@code f1}, {@code f2}, {@code relays}, {@code soak}, {@code ddl}), a
- * group of them ({@code all} = W1–W3, {@code groups}, {@code failures}), or a comma-separated list
- * of workloads of one {@link Suite}. Then {@code --name=value} options ({@code --help} after a
- * workload lists the ones it reads). W1–W3 run on PostgreSQL or, with {@code --db=mariadb} (or a
- * MariaDB {@code --url}), on MariaDB, in schemas of their own ({@code bench_<random>...}); group
- * and failure workloads each in a PostgreSQL database of their own; the soak in a database of its
- * own on PostgreSQL or MariaDB ({@code --db}); relays in schemas {@code relaybench_...}; all
+ * Boxline benchmarks: the one entry point, with the registry of every workload (commands in
+ * docs/benchmarks.md, "Running"). First argument: a workload ({@code w1}, {@code w2}, {@code w3},
+ * {@code s1}, {@code soak}), {@code all} (= W1–W3), or a comma-separated list of workloads of one
+ * {@link Suite}. Then {@code --name=value} options ({@code --help} after a workload lists the ones
+ * it reads). Everything runs on PostgreSQL in schemas of its own ({@code bench_<random>...}), all
  * dropped at the end, also on Ctrl-C. Results are printed as Markdown and written to {@code
  * boxline-bench/target/<suite>-<time>.md}. A failed correctness check (lost, duplicate or
- * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1.
+ * out-of-order event …) prints {@code BENCHMARK FAILED (correctness)} and exits 1. Workloads
+ * retired by issue 34 run at the git tag {@code bench-archive-2026-11} (docs/benchmarks.md,
+ * "Retired workloads").
  */
 public final class Bench {
   /** Workloads that share a report, a set of common options and a way of using the database. */
   enum Suite {
-    W("Boxline benchmark run", "bench", "bench_"),
-    GROUPS("Boxline group benchmarks", "gf-groups", null),
-    FAILURES("Boxline failure benchmarks", "gf-failures", null),
-    RELAYS("Relay benchmark run", "relay", "relaybench_"),
-    /** The soak: a database of its own per run (see {@link BenchDb}). */
-    SOAK("Boxline soak run", "soak", null),
-    /** Prints something and stops: no report, no database. */
-    TOOL(null, null, null);
+    W("Boxline benchmark run", "bench"),
+    SERVER("Boxline server benchmark", "s1"),
+    SOAK("Boxline soak run", "soak");
 
     final String title;
     final String reportName;
-    final String schemaPrefix;
 
-    Suite(String title, String reportName, String schemaPrefix) {
+    Suite(String title, String reportName) {
       this.title = title;
       this.reportName = reportName;
-      this.schemaPrefix = schemaPrefix;
     }
 
     /** The options every workload of the suite reads. */
@@ -73,21 +55,16 @@ public final class Bench {
       return switch (this) {
         case W ->
             List.of(
-                Db.DB,
                 Db.URL,
                 Db.USER,
                 Db.PASSWORD,
                 POOL,
                 PARTITIONS,
                 SEQUENCING,
-                SPACING,
-                OUTBOX_VACUUM_EVERY,
                 QUIET,
                 QUIET_BUSY,
                 VERBOSE);
-        case GROUPS, FAILURES, RELAYS -> List.of(Db.HOST, Db.USER, Db.PASSWORD, VERBOSE);
-        case SOAK -> List.of(Db.DB, Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
-        case TOOL -> List.of();
+        case SERVER, SOAK -> List.of(Db.URL, Db.USER, Db.PASSWORD, VERBOSE);
       };
     }
   }
@@ -101,17 +78,6 @@ public final class Bench {
           io.boxline.Sequencing.SEQUENCER,
           "sequencer or in-transaction: the W1 and W2 topic's",
           io.boxline.Sequencing.class);
-  static final Opt<Double> SPACING =
-      Opt.decimal(
-          "spacing-ms",
-          -1,
-          "the sequencer's batch spacing in ms (Boxline.Builder#sequencerBatchSpacing);"
-              + " -1 keeps Boxline's default");
-  static final Opt<Integer> OUTBOX_VACUUM_EVERY =
-      Opt.integer(
-          "outbox-vacuum-every",
-          -1,
-          "W1: JdbcStore.Builder#outboxVacuumEvery (PostgreSQL; 0 never); -1 keeps Boxline's default");
   static final Opt<Integer> QUIET =
       Opt.integer(
           "quiet", 0, "before each measured trial wait up to this many s for a quiet machine");
@@ -121,8 +87,7 @@ public final class Bench {
       Opt.flag(
           "verbose",
           false,
-          "print Boxline's warnings as they come (W1-W3 and relays always do; they are counted"
-              + " anyway)");
+          "print Boxline's warnings as they come (W1-W3 always do; they are counted anyway)");
 
   /** Every workload, in the order {@code --help} lists them. */
   static List<Workload> workloads() {
@@ -130,37 +95,18 @@ public final class Bench {
         W1Throughput.WORKLOAD,
         W2Latency.WORKLOAD,
         W3Idle.WORKLOAD,
-        W1Parts.WORKLOAD,
-        G1IdleLoad.WORKLOAD,
-        G2Rebalance.WORKLOAD,
-        G3Pickup.WORKLOAD,
-        K1ParallelByKey.WORKLOAD,
-        C1CatchUp.WORKLOAD,
-        SP1SpringPath.WORKLOAD,
         S1Server.WORKLOAD,
-        F1RetryCost.WORKLOAD,
-        F2Bloat.WORKLOAD,
-        RelayBench.WORKLOAD,
-        Soak.WORKLOAD,
-        SoakPlots.WORKLOAD,
-        PrintDdl.WORKLOAD);
+        Soak.WORKLOAD);
   }
 
-  /** Names that stand for several workloads. */
-  static final Map<String, List<String>> GROUPS =
-      Map.of(
-          "all", List.of("w1", "w2", "w3"),
-          "groups", List.of("g1", "g2", "g3"),
-          "failures", List.of("f1", "f2"));
+  /** The name that stands for several workloads. */
+  static final Map<String, List<String>> GROUPS = Map.of("all", List.of("w1", "w2", "w3"));
 
   // Keep strong references, or the JUL configuration is garbage collected.
   private static final List<Logger> QUIET_LOGGERS = new ArrayList<>();
 
   /** Boxline warnings logged so far (lost partitions, dead letters …). */
   static final AtomicLong WARNINGS = new AtomicLong();
-
-  /** Warnings whose cause chain mentions a PostgreSQL deadlock. */
-  static final AtomicLong DEADLOCKS = new AtomicLong();
 
   static final List<String> FIRST_WARNINGS = new CopyOnWriteArrayList<>();
 
@@ -175,20 +121,6 @@ public final class Bench {
       System.err.println(e.getMessage() + " (--help lists the options)");
       System.exit(2);
     }
-  }
-
-  /**
-   * For the older entry points ({@code GroupBench g1}, {@code RelayBench kafka,nats} …): their
-   * command line with {@code all} standing for {@code family}.
-   */
-  static String[] alias(String family, String[] args) {
-    List<String> out = new ArrayList<>(Arrays.asList(split(args)));
-    if (out.isEmpty()) {
-      out.add(family);
-    } else if (out.get(0).equals("all")) {
-      out.set(0, family);
-    }
-    return out.toArray(new String[0]);
   }
 
   /** exec:exec passes one argument when the arguments are quoted together. */
@@ -216,18 +148,10 @@ public final class Bench {
       return 0;
     }
     Options o = Options.parse(rest, known);
-    if (suite == Suite.TOOL) {
-      for (Workload w : chosen) {
-        System.out.print(w.run(new Run(o, null, null)));
-      }
-      return 0;
-    }
-    quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W || suite == Suite.RELAYS);
+    quietLogs(o.given(VERBOSE) ? o.get(VERBOSE) : suite == Suite.W);
     Db db = Db.of(o);
-    String schema =
-        suite.schemaPrefix == null
-            ? null
-            : suite.schemaPrefix + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    // Every schema of the run starts with this name; all are dropped at the end.
+    String schema = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     Thread cleanup =
         new Thread(
             () -> {
@@ -237,9 +161,7 @@ public final class Bench {
               dropQuietly(db, schema);
             },
             "bench-cleanup");
-    if (schema != null) {
-      Runtime.getRuntime().addShutdownHook(cleanup);
-    }
+    Runtime.getRuntime().addShutdownHook(cleanup);
     Run run = new Run(o, db, schema);
     StringBuilder report = new StringBuilder(header(suite, run, args));
     System.out.print(report);
@@ -247,7 +169,7 @@ public final class Bench {
     long started = System.nanoTime();
     try {
       if (suite == Suite.W) {
-        db.exec(db.kind.createSchema(schema));
+        db.exec("CREATE SCHEMA " + schema);
       }
       for (Workload w : chosen) {
         String part = w.run(run);
@@ -263,13 +185,11 @@ public final class Bench {
       Files.writeString(file, report + "\nFAILED: " + e.getMessage() + "\n");
       return 1;
     } finally {
-      if (schema != null) {
-        dropQuietly(db, schema);
-        try {
-          Runtime.getRuntime().removeShutdownHook(cleanup);
-        } catch (IllegalStateException ignored) {
-          // shutting down already
-        }
+      dropQuietly(db, schema);
+      try {
+        Runtime.getRuntime().removeShutdownHook(cleanup);
+      } catch (IllegalStateException ignored) {
+        // shutting down already
       }
     }
     report.append(
@@ -313,8 +233,7 @@ public final class Bench {
   static String help(List<Workload> list) {
     StringBuilder sb =
         new StringBuilder(
-            "Usage: Bench <workload>[,<workload>...] [--name=value ...]   (all = w1,w2,w3; groups"
-                + " = g1,g2,g3; failures = f1,f2)\n");
+            "Usage: Bench <workload>[,<workload>...] [--name=value ...]   (all = w1,w2,w3)\n");
     Suite shown = null;
     for (Workload w : list) {
       if (w.suite() != shown) {
@@ -333,14 +252,9 @@ public final class Bench {
   }
 
   private static Path reportFile(String name) throws IOException {
-    Path dir = Path.of("target");
-    if (Files.isDirectory(Path.of("boxline-bench", "target"))) {
-      dir = Path.of("boxline-bench", "target");
-    }
-    Files.createDirectories(dir);
     String stamp =
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    return dir.resolve(name + "-" + stamp + ".md");
+    return SoakPlots.targetDir().resolve(name + "-" + stamp + ".md");
   }
 
   private static void dropQuietly(Db db, String schema) {
@@ -361,7 +275,7 @@ public final class Bench {
     env.put(
         "Java",
         System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-    run.db().kind.describe(run.db(), env);
+    run.db().describe(env);
     if (suite == Suite.W) {
       env.put(
           "pool",
@@ -370,41 +284,21 @@ public final class Bench {
               + " connections (per workload), shared by producers and consumers");
       env.put("partitions", Integer.toString(o.get(PARTITIONS)));
       env.put("sequencing (W1, W2 topic)", o.get(SEQUENCING).name());
-      env.put(
-          "W1 producers",
-          o.get(W1Throughput.MANAGED) ? "boxline.inTransaction" : "own connections");
       env.put("W2 handler thread", o.get(W2Latency.ON_COMMITTING_THREAD) ? "committing" : "worker");
     }
     env.put("boxline-core", jar(Boxline.class));
     env.put("boxline-jdbc", jar(io.boxline.jdbc.JdbcStore.class));
-    if (run.schema() != null) {
-      env.put("schemas", run.schema() + "*, dropped at the end");
-    }
+    env.put("schemas", run.schema() + "*, dropped at the end");
     Table t = new Table("Setting", "Value");
     env.forEach(t::row);
     return "# " + suite.title + "\n\n" + t + "\n";
   }
 
-  /** Where a class was loaded from, when that file was written, and a hash of it. */
+  /** Where a class was loaded from, and when that file was written (which build ran). */
   static String jar(Class<?> type) {
     try {
       Path p = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (Files.isDirectory(p)) {
-        return p.toString();
-      }
-      byte[] digest =
-          java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
-      StringBuilder hex = new StringBuilder();
-      for (int i = 0; i < 6; i++) {
-        hex.append(String.format("%02x", digest[i]));
-      }
-      return p.getFileName()
-          + " built "
-          + Files.getLastModifiedTime(p)
-              .toInstant()
-              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
-          + ", sha256 "
-          + hex;
+      return p.getFileName() + " written " + Files.getLastModifiedTime(p);
     } catch (Exception e) {
       return "?";
     }
@@ -412,8 +306,7 @@ public final class Bench {
 
   /**
    * Silences INFO logging of Boxline (java.util.logging) and HikariCP (slf4j-simple). Boxline's
-   * warnings are counted (deadlocks apart), the first few kept for the report, and printed only
-   * when {@code verbose}.
+   * warnings are counted, the first few kept for the report, and printed only when {@code verbose}.
    */
   static void quietLogs(boolean verbose) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -428,12 +321,6 @@ public final class Bench {
               return;
             }
             WARNINGS.incrementAndGet();
-            for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
-              if (t.getMessage() != null && t.getMessage().contains("deadlock detected")) {
-                DEADLOCKS.incrementAndGet();
-                break;
-              }
-            }
             if (FIRST_WARNINGS.size() < 20) {
               String m = r.getMessage();
               if (r.getParameters() != null) {
@@ -450,18 +337,6 @@ public final class Bench {
           public void close() {}
         });
     QUIET_LOGGERS.add(boxline);
-    Logger hikari = Logger.getLogger("com.zaxxer.hikari");
-    hikari.setLevel(Level.WARNING);
-    QUIET_LOGGERS.add(hikari);
-  }
-
-  /** Waits for a quiet machine when --quiet is set, and logs it. Returns a note for the tables. */
-  static String quiet(Options o) throws InterruptedException {
-    String note = Noise.awaitQuiet(o.get(QUIET), o.get(QUIET_BUSY));
-    if (!note.isEmpty()) {
-      log("%s", note);
-    }
-    return note;
   }
 
   static void log(String format, Object... args) {

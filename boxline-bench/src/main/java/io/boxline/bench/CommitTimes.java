@@ -6,9 +6,9 @@ import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 
 /**
- * What the producer side of a paced latency run (W2, the relay latency trial) records per event:
- * when its commit returned (System.nanoTime()), how long its transaction took, and how late after
- * its due time its sender started it.
+ * What the producer side of a paced latency run (W2) records per event: when its commit returned
+ * (System.nanoTime()), how long its transaction took, and how late after its due time its sender
+ * started it.
  */
 final class CommitTimes {
   final long[] committed;

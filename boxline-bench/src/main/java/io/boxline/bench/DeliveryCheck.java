@@ -118,14 +118,9 @@ final class DeliveryCheck implements EventHandler {
   void await(long timeoutSeconds, String what) throws InterruptedException {
     if (!done.await(timeoutSeconds, TimeUnit.SECONDS)) {
       throw new BenchFailure(
-          what
-              + ": only "
-              + handled.get()
-              + " of "
-              + expected
-              + " events handled after "
-              + timeoutSeconds
-              + " s");
+          Stats.f(
+              "%s: %d of %d events handled after %d s",
+              what, handled.get(), expected, timeoutSeconds));
     }
     String err = error.get();
     if (err != null) {
@@ -150,15 +145,6 @@ final class DeliveryCheck implements EventHandler {
     if (consumerHandledCount != expected) {
       throw new BenchFailure(
           what + ": Consumer.handledCount() = " + consumerHandledCount + ", expected " + expected);
-    }
-  }
-
-  /** A correctness check failed: the run is invalid. */
-  static final class BenchFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    BenchFailure(String message) {
-      super(message);
     }
   }
 }

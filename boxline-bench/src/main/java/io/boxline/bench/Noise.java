@@ -14,16 +14,20 @@ final class Noise {
   private final long ownCpuNanos;
   private final long wallNanos;
 
-  private Noise(long busy, long total, long ownCpuNanos, long wallNanos) {
+  /** What happened before the start (a wait for a quiet machine), appended to {@link #since}. */
+  private final String note;
+
+  private Noise(long busy, long total, long ownCpuNanos, long wallNanos, String note) {
     this.busy = busy;
     this.total = total;
     this.ownCpuNanos = ownCpuNanos;
     this.wallNanos = wallNanos;
+    this.note = note;
   }
 
-  static Noise start() {
+  static Noise start(String note) {
     long[] cpu = cpu();
-    return new Noise(cpu[0], cpu[1], Cost.jvmCpu(), System.nanoTime());
+    return new Noise(cpu[0], cpu[1], jvmCpu(), System.nanoTime(), note);
   }
 
   /** "machine 97% busy (this JVM 41%), load 8.1" for the time since {@link #start()}. */
@@ -35,8 +39,9 @@ final class Noise {
     double machine = 100.0 * (cpu[0] - busy) / (cpu[1] - total);
     int cores = Runtime.getRuntime().availableProcessors();
     double own =
-        100.0 * (Cost.jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
-    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, load());
+        100.0 * (jvmCpu() - ownCpuNanos) / ((System.nanoTime() - wallNanos) * (double) cores);
+    return Stats.f("machine %.0f%% busy (bench JVM %.0f%%), load %s", machine, own, loadAverages())
+        + (note.isEmpty() ? "" : "; " + note);
   }
 
   /**
@@ -77,14 +82,6 @@ final class Noise {
     }
   }
 
-  private static String load() {
-    try {
-      return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
-    } catch (IOException | RuntimeException e) {
-      return "?";
-    }
-  }
-
   /** {busy jiffies, total jiffies} of all CPUs. */
   private static long[] cpu() {
     try {
@@ -99,5 +96,14 @@ final class Noise {
     } catch (IOException | RuntimeException e) {
       return new long[] {0, 0};
     }
+  }
+
+  /** This JVM's CPU time so far, in nanoseconds. */
+  static long jvmCpu() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(0L);
   }
 }

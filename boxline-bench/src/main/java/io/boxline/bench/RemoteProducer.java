@@ -10,21 +10,18 @@ import java.io.FileOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.CallableStatement;
 import java.sql.Connection;
-import java.sql.Types;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * The W2 producer in another JVM, started by {@link W2Latency} (not a workload of its own): a
- * Boxline with {@code sequencer(false)} (on PostgreSQL it NOTIFYs the remote sequencer at a bounded
- * rate; on MariaDB there is no NOTIFY, it just commits and the consumer JVM's Boxline learns of the
- * rows through its adaptive wake-up poll) that publishes one event per transaction, paced
- * open-loop, and writes for each event the wall-clock time (epoch nanoseconds from {@link
- * java.time.Instant#now()}, CLOCK_REALTIME, the same clock the consumer JVM reads on this machine)
- * at which its commit returned, the commit duration, and how late after its due time it was sent.
- * With {@code --via=sql} it publishes through the SQL-level publish() instead, with no Boxline in
- * the process. Its options go through the bench's one parser.
+ * Boxline with {@code sequencer(false)} (it NOTIFYs the remote sequencer at a bounded rate) that
+ * publishes one event per transaction, paced open-loop, and writes for each event the wall-clock
+ * time (epoch nanoseconds from {@link java.time.Instant#now()}, CLOCK_REALTIME, the same clock the
+ * consumer JVM reads on this machine) at which its commit returned, the commit duration, and how
+ * late after its due time it was sent. With {@code --via=sql} it publishes through the SQL-level
+ * publish() instead, with no Boxline in the process. Its options go through the bench's one parser.
  */
 public final class RemoteProducer {
   static final Opt<String> SCHEMA = Opt.text("schema", null, "Boxline's schema");
@@ -37,7 +34,7 @@ public final class RemoteProducer {
       Opt.integer(
           "notify-ms",
           (int) Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis(),
-          "producerNotifyInterval (nothing on MariaDB)");
+          "producerNotifyInterval");
   static final Opt<Integer> WARM = Opt.integer("warm", 0, "warm-up events");
   static final Opt<Double> WARM_RATE = Opt.decimal("warm-rate", 1000, "warm-up events/s");
   static final Opt<List<String>> VIA =
@@ -134,21 +131,15 @@ public final class RemoteProducer {
   }
 
   /**
-   * Publishes through the SQL-level publish() (PostgreSQL's function, MariaDB's procedure) on plain
-   * pooled connections, one transaction per event, as a program in another language would: no
-   * Boxline in this process. The event's index travels in a header.
+   * Publishes through the SQL-level publish() function on plain pooled connections, one transaction
+   * per event, as a program in another language would: no Boxline in this process. The event's
+   * index travels in a header.
    */
   private static PublishOne throughSql(HikariDataSource pool, Db db, String schema) {
-    boolean postgres = db.url.startsWith("jdbc:postgresql");
     String call =
-        postgres
-            ? "SELECT "
-                + schema
-                + ".publish('bench/events', 'order.placed', CAST(? AS jsonb), ?,"
-                + " CAST(? AS jsonb))"
-            : "{call "
-                + schema
-                + ".publish('bench/events', 'order.placed', ?, ?, ?, NULL, NULL, ?)}";
+        "SELECT "
+            + schema
+            + ".publish('bench/events', 'order.placed', CAST(? AS jsonb), ?, CAST(? AS jsonb))";
     return (i, key) -> {
       String payload = new String(Payloads.payload(i), StandardCharsets.UTF_8);
       String headers = "{\"" + Payloads.INDEX_HEADER + "\": \"" + i + "\"}";
@@ -159,9 +150,6 @@ public final class RemoteProducer {
             ps.setString(1, payload);
             ps.setString(2, key);
             ps.setString(3, headers);
-            if (!postgres) {
-              ps.registerOutParameter(4, Types.CHAR);
-            }
             ps.execute();
           }
           c.commit();

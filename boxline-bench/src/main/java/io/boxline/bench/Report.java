@@ -86,96 +86,7 @@ final class Report {
           ratio >= 0.9 ? "pass" : "FAIL");
     }
     sb.append(summary).append('\n').append("Every run:\n\n").append(raw).append('\n');
-    sb.append("Cost per event (").append(Cost.class.getSimpleName()).append("):\n\n");
-    sb.append(cost(trials)).append('\n');
     return sb.toString();
-  }
-
-  /**
-   * The cost table of W1's measured trials: CPU per 1,000 events, WAL, transactions and statements
-   * per event, and for each Boxline trial its ratio to the baseline trial just before it.
-   */
-  /** The columns of a cost table (W1's and W2's), after the columns that name its rows. */
-  private static String[] costColumns(String... first) {
-    List<String> all = new java.util.ArrayList<>(List.of(first));
-    all.addAll(
-        List.of(
-            "Events/s",
-            "JVM CPU ms / 1k events",
-            "of which JIT",
-            "PostgreSQL backends CPU ms / 1k",
-            "JVM + backends ms / 1k",
-            "Server background CPU ms / 1k (shared)",
-            "WAL bytes / event",
-            "WAL records / event",
-            "WAL FPIs / event",
-            "WAL syncs / event",
-            "Server xacts / event",
-            "JDBC statements / event",
-            "JDBC commits / event"));
-    return all.toArray(new String[0]);
-  }
-
-  static String cost(List<W1Throughput.Trial> trials) {
-    Table t = new Table(costColumns("Events/txn", "Run", "System"));
-    W1Throughput.Trial base = null;
-    for (W1Throughput.Trial x : trials) {
-      Cost.Figures f = x.cost();
-      if (f == null || x.run() == 0) {
-        continue;
-      }
-      t.row(costRow(x.txnSize(), Integer.toString(x.run()), x.system(), x.eventsPerSecond(), f));
-      if (!x.system().equals("boxline")) {
-        base = x;
-      } else if (base != null && base.txnSize() == x.txnSize()) {
-        Cost.Figures b = base.cost();
-        t.row(
-            x.txnSize(),
-            Integer.toString(x.run()),
-            "Boxline / baseline",
-            Stats.f("%.2f×", x.eventsPerSecond() / base.eventsPerSecond()),
-            ratio(f.jvmMsPer1000(), b.jvmMsPer1000()),
-            ratio(f.jvmMsPer1000() - f.jitMsPer1000(), b.jvmMsPer1000() - b.jitMsPer1000())
-                + " without",
-            ratio(f.pgMsPer1000(), b.pgMsPer1000()),
-            ratio(f.totalMsPer1000(), b.totalMsPer1000()),
-            ratio(f.pgBackgroundMsPer1000(), b.pgBackgroundMsPer1000()),
-            ratio(f.perEvent(f.walBytes()), b.perEvent(b.walBytes())),
-            ratio(f.perEvent(f.walRecords()), b.perEvent(b.walRecords())),
-            "",
-            ratio(f.perEvent(f.walSyncs()), b.perEvent(b.walSyncs())),
-            ratio(f.perEvent(f.xacts()), b.perEvent(b.xacts())),
-            ratio(f.perEvent(f.statements()), b.perEvent(b.statements())),
-            ratio(f.perEvent(f.commits()), b.perEvent(b.commits())));
-      }
-    }
-    return t.toString();
-  }
-
-  /** One row of a cost table. */
-  static Object[] costRow(Object txn, String run, String system, double rate, Cost.Figures f) {
-    return new Object[] {
-      txn,
-      run,
-      system,
-      Stats.rate(rate),
-      Stats.f("%.1f", f.jvmMsPer1000()),
-      Stats.f("%.1f", f.jitMsPer1000()),
-      Stats.f("%.1f", f.pgMsPer1000()),
-      Stats.f("%.1f", f.totalMsPer1000()),
-      Stats.f("%.1f", f.pgBackgroundMsPer1000()),
-      Stats.f("%.0f", f.perEvent(f.walBytes())),
-      Stats.f("%.2f", f.perEvent(f.walRecords())),
-      Stats.f("%.3f", f.perEvent(f.walFpi())),
-      Stats.f("%.3f", f.perEvent(f.walSyncs())),
-      Stats.f("%.3f", f.perEvent(f.xacts())),
-      Stats.f("%.3f", f.perEvent(f.statements())),
-      Stats.f("%.3f", f.perEvent(f.commits()))
-    };
-  }
-
-  private static String ratio(double a, double b) {
-    return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "" : Stats.f("%.2f×", a / b);
   }
 
   static String w2(Options o, List<W2Latency.Result> results) {
@@ -229,122 +140,10 @@ final class Report {
           r.noise());
     }
     sb.append(t).append('\n');
-    Table cost = new Table(costColumns("Producer", "Rate/s", "System"));
-    boolean costs = false;
-    for (W2Latency.Result r : results) {
-      if (r.cost() != null) {
-        costs = true;
-        Object[] row =
-            costRow(
-                r.where(),
-                Integer.toString(r.rate()),
-                r.where().startsWith("floor") ? "floor" : "boxline",
-                r.cost().events() / r.cost().wallSeconds(),
-                r.cost());
-        cost.row(row);
-      }
-    }
-    if (costs) {
-      sb.append("Cost per event (warm-up and measured part together; ")
-          .append("the floor is a commit and a thread hand-off without Boxline):\n\n")
-          .append(cost)
-          .append('\n');
-    }
-    for (W2Latency.Result r : results) {
-      if (r.stages() != null) {
-        sb.append(
-            Stats.f(
-                "Stages, %s %d/s (commit returned → sequencer statement started → returned → handler"
-                    + " entered): %s.%n%n",
-                r.where(), r.rate(), r.stages().describe()));
-      }
-    }
-    for (W2Latency.Result r : results) {
-      if (r.trace() != null) {
-        sb.append(
-                Stats.f(
-                    "JDBC trace, %s %d/s (measured part; times are per call, µs):%n%n",
-                    r.where(), r.rate()))
-            .append(trace(r.trace(), r.measured()))
-            .append('\n');
-      }
-    }
     return sb.toString();
   }
 
-  /** Per-operation counts and times of a traced trial, with calls per event. */
-  static String trace(Map<String, Probe.Series> trace, int events) {
-    Table t =
-        new Table(
-            "Thread | operation", "Calls", "Calls/event", "mean µs", "p50 µs", "p99 µs", "max µs");
-    for (Map.Entry<String, Probe.Series> e : trace.entrySet()) {
-      long[] v = e.getValue().sorted();
-      long sum = 0;
-      for (long x : v) {
-        sum += x;
-      }
-      t.row(
-          e.getKey(),
-          e.getValue().count(),
-          Stats.f("%.3f", e.getValue().count() / (double) events),
-          v.length == 0 ? "" : Stats.us(sum / v.length),
-          Stats.us(Stats.percentile(v, 50)),
-          Stats.us(Stats.percentile(v, 99)),
-          Stats.us(Stats.percentile(v, 100)));
-    }
-    return t.toString();
-  }
-
-  static String w1Parts(Options o, List<W1Parts.Part> parts) {
-    StringBuilder sb =
-        section(
-            o,
-            "## W1 taken apart%n%n%d producer threads, %d events per mode, one event per"
-                + " transaction, %d partitions; raw = plain tables, outbox = publish only (no"
-                + " sequencer), sequencer = plus sequencing, full = plus a no-op consumer"
-                + " (concurrency %d, batch %d). CPU from /proc (whole machine; this JVM is the"
-                + " producers and Boxline, the rest mostly the database).%n%n",
-            W1Throughput.THREADS,
-            W1Throughput.EVENTS,
-            Bench.PARTITIONS,
-            W1Throughput.CONCURRENCY,
-            W1Throughput.BATCH);
-    Table t =
-        new Table(
-            "Round",
-            "Mode",
-            "Events/s",
-            "vs raw",
-            "CPU µs/event",
-            "this JVM µs/event",
-            "transactions/event",
-            "WAL bytes/event",
-            "WAL records/event",
-            "events/sequencer batch",
-            "events/consumer batch");
-    double raw = Double.NaN;
-    for (W1Parts.Part p : parts) {
-      if (p.mode().equals("raw")) {
-        raw = p.eventsPerSecond();
-      }
-      t.row(
-          p.round(),
-          p.mode(),
-          Stats.rate(p.eventsPerSecond()),
-          Stats.f("%.2f×", p.eventsPerSecond() / raw),
-          Stats.f("%.0f", p.cpuMicrosPerEvent()),
-          Stats.f("%.0f", p.jvmMicrosPerEvent()),
-          Stats.f("%.2f", p.transactionsPerEvent()),
-          Stats.f("%.0f", p.walBytesPerEvent()),
-          Stats.f("%.1f", p.walRecordsPerEvent()),
-          p.eventsPerSequencerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerSequencerBatch()),
-          p.eventsPerConsumerBatch() == 0 ? "–" : Stats.f("%.1f", p.eventsPerConsumerBatch()));
-    }
-    sb.append(t).append('\n');
-    return sb.toString();
-  }
-
-  static String w3(Options o, BenchDatabase kind, List<W3Idle.Result> results) {
+  static String w3(Options o, List<W3Idle.Result> results) {
     StringBuilder sb =
         section(
             o,
@@ -364,7 +163,7 @@ final class Report {
             "Statements/s without pings",
             "Statements/s per consumer (total / N)",
             "Added per consumer vs 0 consumers",
-            kind.counterColumn(),
+            "Server xacts/s (shared database)",
             "Target ≤ 1/s per consumer",
             "Machine during the run");
     double zero = Double.NaN;
@@ -393,7 +192,7 @@ final class Report {
           Stats.f("%.2f", (r.statements() - r.pings()) / r.seconds()),
           Double.isNaN(per) ? "–" : Stats.f("%.2f", per),
           Double.isNaN(added) ? "–" : Stats.f("%.2f", added),
-          Stats.f("%.1f (%.1f)", r.serverXactsPerSecond(), r.controlXactsPerSecond()),
+          Stats.f("%.1f", r.serverXactsPerSecond()),
           target,
           r.noise());
     }
@@ -401,11 +200,8 @@ final class Report {
     for (W3Idle.Result r : results) {
       sb.append(Stats.f("Statements with %d idle consumer(s), per second:%n%n", r.consumers()));
       Table b = new Table("Thread | statement", "Count", "Per second");
-      for (Map.Entry<String, Probe.Series> e : r.breakdown().entrySet()) {
-        if (e.getKey().endsWith("| borrow (getConnection)")) {
-          continue;
-        }
-        long n = e.getValue().count();
+      for (Map.Entry<String, Long> e : r.breakdown().entrySet()) {
+        long n = e.getValue();
         b.row(e.getKey(), n, Stats.f("%.2f", n / r.seconds()));
       }
       sb.append(b).append('\n');

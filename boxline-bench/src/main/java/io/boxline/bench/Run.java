@@ -1,8 +1,7 @@
 package io.boxline.bench;
 
 /**
- * What the workloads of one invocation share: the parsed options, the database (for group and
- * failure workloads the server's maintenance database, each workload making a database of its own),
- * and the prefix of the schemas the run works in, dropped at the end (null when it has none).
+ * What the workloads of one invocation share: the parsed options, the database, and the name the
+ * run's schemas start with (all dropped at the end).
  */
 record Run(Options o, Db db, String schema) {}

@@ -27,14 +27,6 @@ final class S1Hostile {
           .connectTimeout(Duration.ofSeconds(5))
           .build();
 
-  /**
-   * Probes a server that runs elsewhere (another build, for a side-by-side figure): {@code
-   * S1Hostile BASE_URL TOPIC_EVENTS_PATH}; the server needs auth off and the topic.
-   */
-  public static void main(String[] args) throws Exception {
-    System.out.println(probe(args[0], args[1], new int[] {0, 64, 256, 1024}, 50));
-  }
-
   /** One row per number of hostile connections: liveness and publish latency, p50 and max. */
   static String probe(String base, String topicPath, int[] counts, int calls) throws Exception {
     StringBuilder out =

@@ -13,9 +13,6 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
 import io.boxline.server.BoxlineServer;
 import io.boxline.server.ServerConfig;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -39,10 +36,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class S1Server {
   private S1Server() {}
 
-  private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.GROUPS);
+  private static final Workload.Definition DEF = Workload.define("s1", Bench.Suite.SERVER);
 
   static final Opt<Integer> EVENTS = DEF.integer("events", 20_000, "events per throughput trial");
-  static final Opt<Integer> PRODUCERS = DEF.producers(4);
+  static final Opt<Integer> PRODUCERS = DEF.integer("producers", 4, "producer threads");
   static final Opt<String> RATES =
       DEF.text("rates", "200,1000", "paced rates for latency, events/s");
   static final Opt<Integer> SECONDS = DEF.integer("seconds", 10, "seconds per latency trial");
@@ -58,17 +55,19 @@ final class S1Server {
   static String run(Run run) throws Exception {
     Options o = run.o();
     StringBuilder out = new StringBuilder("## S1 — the server's HTTP paths against Java\n\n");
-    try (BenchDb db = BenchDb.create(run, "s1")) {
+    {
       ServerConfig config =
           ServerConfig.parse(
               "http: {port: 0, threads: 32}\nauth: {disabled: true}\n"
                   + "database: {url: '"
-                  + db.db().url
+                  + run.db().url
                   + "', user: '"
-                  + db.db().user
+                  + run.db().user
                   + "', password: '"
-                  + db.db().password
-                  + "', poolSize: 32}\n",
+                  + run.db().password
+                  + "', schema: "
+                  + run.schema()
+                  + ", poolSize: 32}\n",
               "s1",
               Map.of());
       try (BoxlineServer server = BoxlineServer.start(config)) {
@@ -81,8 +80,8 @@ final class S1Server {
                     + " producers; topics of 16 partitions; 200-byte JSON payloads. Java publishes"
                     + " through the same Boxline instance the server runs.%n%n",
                 o.get(PRODUCERS)));
-        out.append(
-            "| path | events per transaction | events | seconds | events/s |\n|---|---|---|---|---|\n");
+        Table publish =
+            new Table("path", "events per transaction", "events", "seconds", "events/s");
         int trial = 0;
         for (int perTx : new int[] {1, 50}) {
           for (boolean http : new boolean[] {false, true}) {
@@ -91,19 +90,16 @@ final class S1Server {
             log(
                 "S1 publish %s, %d per transaction: %.0f events/s",
                 http ? "HTTP" : "Java", perTx, o.get(EVENTS) / s);
-            out.append(
-                String.format(
-                    Locale.ROOT,
-                    "| %s | %d | %d | %.2f | %,.0f |%n",
-                    http ? "HTTP POST" : "Java inTransaction",
-                    perTx,
-                    o.get(EVENTS),
-                    s,
-                    o.get(EVENTS) / s));
+            publish.row(
+                http ? "HTTP POST" : "Java inTransaction",
+                perTx,
+                o.get(EVENTS),
+                Stats.f("%.2f", s),
+                Stats.f("%,.0f", o.get(EVENTS) / s));
           }
         }
-        out.append(
-            "\n| path | rate/s | events | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n");
+        out.append(publish).append('\n');
+        Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
         for (String r : o.get(RATES).split(",")) {
           int rate = Integer.parseInt(r.trim());
           for (String path : List.of("java", "tail", "member")) {
@@ -124,18 +120,16 @@ final class S1Server {
             log(
                 "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
                 label, rate, pct(ms, 50), pct(ms, 99));
-            out.append(
-                String.format(
-                    Locale.ROOT,
-                    "| %s | %d | %d | %.2f | %.2f | %.2f |%n",
-                    label,
-                    rate,
-                    ms.length,
-                    pct(ms, 50),
-                    pct(ms, 99),
-                    ms[ms.length - 1]));
+            latency.row(
+                label,
+                rate,
+                ms.length,
+                Stats.f("%.2f", pct(ms, 50)),
+                Stats.f("%.2f", pct(ms, 99)),
+                Stats.f("%.2f", ms[ms.length - 1]));
           }
         }
+        out.append(latency);
         TopicName probed = topic(boxline, "s1-hostile");
         out.append(
             S1Hostile.probe(
@@ -163,70 +157,53 @@ final class S1Server {
       Boxline boxline, String base, TopicName t, int events, int producers, int perTx, boolean http)
       throws Exception {
     AtomicInteger next = new AtomicInteger();
-    List<Thread> threads = new ArrayList<>();
-    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     long t0 = System.nanoTime();
-    for (int p = 0; p < producers; p++) {
-      Thread th =
-          new Thread(
-              () -> {
-                try {
-                  int from;
-                  while ((from = next.getAndAdd(perTx)) < events) {
-                    int n = Math.min(perTx, events - from);
-                    if (http) {
-                      StringBuilder b = new StringBuilder("{\"events\":[");
-                      for (int i = 0; i < n; i++) {
-                        b.append(i == 0 ? "" : ",")
-                            .append("{\"key\":\"k-")
-                            .append(from + i)
-                            .append("\",\"type\":\"s1\",\"payload\":")
-                            .append(payload(0))
-                            .append('}');
-                      }
-                      int status = post(base, t, b.append("]}").toString()).statusCode();
-                      check(status == 200, "S1: HTTP publish answered " + status);
-                    } else {
-                      List<Object> batch = new ArrayList<>();
-                      for (int i = 0; i < n; i++) {
-                        batch.add(
-                            OutgoingEvent.builder(t)
-                                .key("k-" + (from + i))
-                                .type("s1")
-                                .contentType("application/json")
-                                .payload(payload(0).getBytes(StandardCharsets.UTF_8))
-                                .build());
-                      }
-                      boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
-                    }
+    Workers workers = new Workers();
+    workers
+        .start(
+            producers,
+            p -> {
+              int from;
+              while ((from = next.getAndAdd(perTx)) < events) {
+                int n = Math.min(perTx, events - from);
+                if (http) {
+                  StringBuilder b = new StringBuilder("{\"events\":[");
+                  for (int i = 0; i < n; i++) {
+                    b.append(i == 0 ? "" : ",").append(httpEvent(from + i, 0));
                   }
-                } catch (Throwable e) {
-                  errors.add(e);
+                  int status = post(topicUrl(base, t), b.append("]}").toString()).statusCode();
+                  check(status == 200, "S1: HTTP publish answered " + status);
+                } else {
+                  List<Object> batch = new ArrayList<>();
+                  for (int i = 0; i < n; i++) {
+                    batch.add(javaEvent(t, from + i, 0));
+                  }
+                  boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
                 }
-              },
-              "s1-producer-" + p);
-      th.start();
-      threads.add(th);
-    }
-    for (Thread th : threads) {
-      th.join();
-    }
-    check(errors.isEmpty(), "S1 publish failed: " + errors);
+              }
+            })
+        .join();
     return (System.nanoTime() - t0) / 1e9;
   }
 
-  private static HttpResponse<String> post(String base, TopicName t, String body) throws Exception {
-    HttpRequest req =
-        HttpRequest.newBuilder(
-                URI.create(
-                    base
-                        + "/v1/topics/"
-                        + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
-                        + "/events"))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build();
-    return HTTP.send(req, HttpResponse.BodyHandlers.ofString());
+  private static String topicUrl(String base, TopicName t) {
+    return base
+        + "/v1/topics/"
+        + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
+        + "/events";
+  }
+
+  private static OutgoingEvent javaEvent(TopicName t, int i, long stamp) {
+    return OutgoingEvent.builder(t)
+        .key("k-" + i)
+        .type("s1")
+        .contentType("application/json")
+        .payload(payload(stamp).getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static String httpEvent(int i, long stamp) {
+    return "{\"key\":\"k-" + i + "\",\"type\":\"s1\",\"payload\":" + payload(stamp) + "}";
   }
 
   private static double[] javaLatency(Boxline boxline, TopicName t, int rate, int seconds)
@@ -253,14 +230,7 @@ final class S1Server {
           rate,
           4,
           (k, late) -> {
-            long stamp = System.nanoTime();
-            OutgoingEvent e =
-                OutgoingEvent.builder(t)
-                    .key("k-" + k)
-                    .type("s1")
-                    .contentType("application/json")
-                    .payload(payload(stamp).getBytes(StandardCharsets.UTF_8))
-                    .build();
+            OutgoingEvent e = javaEvent(t, k, System.nanoTime());
             boxline.inTransaction(tx -> boxline.publisher().publish(tx, e));
           });
       check(
@@ -280,22 +250,16 @@ final class S1Server {
         new Thread(
             () -> {
               try {
-                HttpURLConnection c =
-                    (HttpURLConnection)
-                        URI.create(
-                                base
-                                    + "/v1/topics/"
-                                    + URLEncoder.encode(t.toString(), StandardCharsets.UTF_8)
-                                    + "/tail?from=earliest")
-                            .toURL()
-                            .openConnection();
-                c.setReadTimeout(60_000);
-                try (BufferedReader in =
-                    new BufferedReader(
-                        new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
+                HttpRequest req =
+                    HttpRequest.newBuilder(
+                            URI.create(topicUrl(base, t).replace("/events", "/tail?from=earliest")))
+                        .build();
+                // Closing the stream closes the connection, which ends the tail on the server.
+                try (var body = HTTP.send(req, HttpResponse.BodyHandlers.ofLines()).body()) {
+                  var lines = body.iterator();
                   open.countDown();
-                  String line;
-                  while (all.getCount() > 0 && (line = in.readLine()) != null) {
+                  while (all.getCount() > 0 && lines.hasNext()) {
+                    String line = lines.next();
                     if (line.startsWith("data: ")) {
                       long now = System.nanoTime();
                       JsonNode e = JSON.readTree(line.substring(6));
@@ -304,8 +268,6 @@ final class S1Server {
                       all.countDown();
                     }
                   }
-                } finally {
-                  c.disconnect();
                 }
               } catch (Exception e) {
                 open.countDown();
@@ -338,7 +300,7 @@ final class S1Server {
               try {
                 while (all.getCount() > 0) {
                   HttpResponse<String> r =
-                      postTo(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
+                      post(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
                   long now = System.nanoTime();
                   JsonNode events = JSON.readTree(r.body()).get("events");
                   if (events == null || events.isEmpty()) {
@@ -359,7 +321,7 @@ final class S1Server {
                         .append("\",\"outcome\":\"done\"}");
                   }
                   int status =
-                      postTo(member + "/settle", settle.append("]}").toString()).statusCode();
+                      post(member + "/settle", settle.append("]}").toString()).statusCode();
                   check(status == 200, "S1: settle answered " + status);
                 }
               } catch (Throwable e) {
@@ -383,18 +345,12 @@ final class S1Server {
         rate,
         4,
         (i, late) -> {
-          String event =
-              "{\"key\":\"k-"
-                  + i
-                  + "\",\"type\":\"s1\",\"payload\":"
-                  + payload(System.nanoTime())
-                  + "}";
-          int status = post(base, t, event).statusCode();
+          int status = post(topicUrl(base, t), httpEvent(i, System.nanoTime())).statusCode();
           check(status == 200, "S1: HTTP publish answered " + status);
         });
   }
 
-  private static HttpResponse<String> postTo(String url, String body) throws Exception {
+  private static HttpResponse<String> post(String url, String body) throws Exception {
     return HTTP.send(
         HttpRequest.newBuilder(URI.create(url))
             .header("Content-Type", "application/json")

@@ -3,6 +3,7 @@ package io.boxline.bench;
 import static io.boxline.bench.Stats.f;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -13,14 +14,13 @@ import org.HdrHistogram.AbstractHistogram;
  * subscriptions (two single consumers and a group of three), with retention by age deleting as fast
  * as producers write, in a database made for the run. Every few seconds a sample goes to a CSV
  * (throughput in and out, commit → handler p50/p99 of the window, sizes of the log, its indexes,
- * the outbox and all Boxline tables, the log's live and dead tuples, autovacuum runs, JVM CPU);
- * before the load and after the drain an idle window measures what Boxline costs doing nothing. At
+ * the outbox and all Boxline tables, the log's live and dead tuples, autovacuum runs, JVM CPU). At
  * the end: the first tenth of the load against the last, sizes at 25/50/75/100 %, a check that
- * every event reached every subscription, and PNG charts of the CSV ({@link SoakPlots}).
+ * every event reached every subscription, and PNG charts of the CSV ({@link SoakPlots}); the
+ * Markdown section is {@link #markdown}.
  *
  * <pre>
  * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="soak --soak.events=20000000"
- * ./mvnw -o -q -pl boxline-bench compile exec:java -Dexec.args="soak --db=mariadb"
  * </pre>
  */
 final class Soak {
@@ -29,61 +29,25 @@ final class Soak {
   private static final Workload.Definition DEF = Workload.define("soak", Bench.Suite.SOAK);
 
   static final Opt<Integer> EVENTS = DEF.integer("events", 2_000_000, "events published in all");
-  static final Opt<Integer> RATE =
-      DEF.integer(
-          "rate",
-          5_000,
-          "events/s, paced open-loop; 0 = as fast as the slowest subscription keeps up (see"
-              + " max-lag)");
-  static final Opt<Integer> MAX_LAG =
-      DEF.integer(
-          "max-lag",
-          100_000,
-          "with rate 0: producers wait while the slowest subscription is this many events behind");
-  static final Opt<Integer> PARTITIONS = DEF.partitions(64);
-  static final Opt<Integer> PRODUCERS = DEF.producers(4);
-  static final Opt<Integer> TXN = DEF.txn(10);
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(4);
-  static final Opt<Integer> POOL = DEF.pool(32);
+  static final Opt<Integer> RATE = DEF.integer("rate", 5_000, "events/s, paced open-loop");
+  static final Opt<Integer> PARTITIONS = DEF.integer("partitions", 64, "topic partitions");
+  static final Opt<Integer> PRODUCERS = DEF.integer("producers", 4, "producer threads");
+  static final Opt<Integer> TXN = DEF.integer("txn", 10, "events per transaction");
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 4, "consumer concurrency");
+  static final Opt<Integer> POOL = DEF.integer("pool", 32, "pool size");
   static final Opt<Integer> RETENTION =
       DEF.integer("retention", 120, "the topic's retention by age, s (RetentionPolicy.byAge)");
   static final Opt<Integer> INTERVAL =
       DEF.integer("interval", 5, "retention interval, s (Boxline.builder().retentionInterval)");
-  static final Opt<Integer> SEGMENT =
-      DEF.integer(
-          "segment",
-          0,
-          "the log's segment width, s (JdbcStore.Builder.logSegmentWidth); 0 = the store's default"
-              + " (a quarter of the longest retention by age, at least 1 min)");
   static final Opt<Double> SAMPLE = DEF.decimal("sample", 5, "s between samples");
-  static final Opt<Double> IDLE =
-      DEF.decimal("idle", 20, "s of each idle window (before the load, after the drain)");
-  static final Opt<Double> SETTLE =
-      DEF.decimal(
-          "settle",
-          11,
-          "s waited before each idle window (PostgreSQL 15 reports an idle backend's counters up"
-              + " to 10 s late)");
   static final Opt<Integer> DRAIN =
       DEF.integer("drain-timeout", 600, "s the subscriptions get to catch up after the load");
-  static final Opt<Boolean> AWAIT_RETENTION =
-      DEF.flag(
-          "await-retention",
-          true,
-          "before the idle window after the drain, wait (at most retention + 3 intervals + max(60"
-              + " s, segment))"
-              + " until retention deleted every event, so that the window is idle");
-  static final Opt<Boolean> DOCS_IMAGES =
-      DEF.flag(
-          "docs-images",
-          false,
-          "also write the PNGs to docs/images/soak/ (soak-<db>-<chart>.png, overwritten)");
 
   static final Workload WORKLOAD =
       DEF.runs(
           "millions of events through 64 partitions, 3 subscriptions (one a group of 3),"
               + " retention deleting as fast as producers write; CSV, charts, first vs last tenth",
-          run -> SoakReport.markdown(soak(run)));
+          run -> markdown(soak(run)));
 
   /** The subscriptions: two with a consumer each, one with a group of three. */
   static final List<String> SUBSCRIPTIONS = List.of("soak-a", "soak-b", "soak-group");
@@ -92,15 +56,9 @@ final class Soak {
   static final int KEYS = 10_000;
 
   /** The phases of a run, as written in the CSV. */
-  static final String IDLE_BEFORE = "idle-before";
-
   static final String LOAD = "load";
+
   static final String DRAIN_PHASE = "drain";
-
-  /** After the drain, until retention has deleted every event (see --soak.await-retention). */
-  static final String RETENTION_PHASE = "retention";
-
-  static final String IDLE_AFTER = "idle-after";
 
   /**
    * One sample. Counters are cumulative (published, handled per subscription, latency histogram,
@@ -116,7 +74,6 @@ final class Soak {
       long cpuNanos,
       long retentionRuns,
       long retentionDeleted,
-      long heapBytes,
       double inRate,
       double[] outRate,
       double p50,
@@ -133,32 +90,17 @@ final class Soak {
     }
   }
 
-  /** What an idle window measured. */
-  record Idle(
-      double seconds,
-      double jvmCpuMsPerSecond,
-      double statementsPerSecond,
-      double commitsPerSecond,
-      double serverPerSecond) {}
-
   /** Per subscription: events delivered (handler calls), distinct, and repeated. */
   record Delivered(String subscription, long deliveries, long distinct, long duplicates) {}
 
   record Result(
-      String db,
       Options o,
       int events,
       int rate,
-      double loadStart,
-      double loadEnd,
       double drainedAt,
-      double retentionWait,
       List<Sample> samples,
       Sample loadStartMark,
       Sample loadEndMark,
-      Idle before,
-      Idle after,
-      String serverCounter,
       String autovacuum,
       List<Delivered> delivered,
       long unknown,
@@ -241,13 +183,191 @@ final class Soak {
     return bytes < 0 ? "?" : f("%.1f", bytes / 1048576.0);
   }
 
-  static String duration(double seconds) {
-    if (Double.isNaN(seconds) || Double.isInfinite(seconds)) {
-      return "?";
+  // ------------------------------------------------------------------ the report
+
+  /** A stretch of the load between two samples: rates and latency percentiles over it. */
+  record Window(double from, double to, double in, double out, double p50, double p99, long n) {
+    static Window between(Soak.Sample a, Soak.Sample b) {
+      double dt = b.t() - a.t();
+      AbstractHistogram lat = Soak.window(b.latency(), a.latency());
+      return new Window(
+          a.t(),
+          b.t(),
+          (b.published() - a.published()) / dt,
+          (b.handledMean() - a.handledMean()) / dt,
+          Soak.percentileMillis(lat, 50),
+          Soak.percentileMillis(lat, 99),
+          lat.getTotalCount());
     }
-    long s = Math.round(seconds);
-    return s >= 3600
-        ? f("%dh%02dm", s / 3600, s % 3600 / 60)
-        : s >= 60 ? f("%dm%02ds", s / 60, s % 60) : s + " s";
+  }
+
+  /** The first and the last tenth of the load (each at least one sample interval long). */
+  static Window[] tenths(Soak.Result r) {
+    double d = r.loadEndMark().t() - r.loadStartMark().t();
+    Soak.Sample start = r.loadStartMark();
+    Soak.Sample end = r.loadEndMark();
+    Soak.Sample firstEnd = end;
+    for (Soak.Sample s : r.samples()) {
+      if (s.t() > start.t() && s.t() >= r.loadStartMark().t() + d / 10) {
+        firstEnd = s.t() < end.t() ? s : end;
+        break;
+      }
+    }
+    Soak.Sample lastStart = start;
+    for (Soak.Sample s : r.samples()) {
+      if (s.t() < end.t() && s.t() <= r.loadEndMark().t() - d / 10 && s.t() > start.t()) {
+        lastStart = s;
+      }
+    }
+    return new Window[] {Window.between(start, firstEnd), Window.between(lastStart, end)};
+  }
+
+  static String ratio(double last, double first) {
+    return first > 0 && !Double.isNaN(last) ? f("%.2f", last / first) : "–";
+  }
+
+  static String within(double last, double first) {
+    if (!(first > 0) || Double.isNaN(last)) {
+      return "–";
+    }
+    return Math.abs(last / first - 1) <= 0.10 ? "yes" : "**no**";
+  }
+
+  static String markdown(Soak.Result r) {
+    Options o = r.o();
+    StringBuilder sb = new StringBuilder(f("## Soak — %,d events on PostgreSQL%n%n", r.events()));
+    sb.append(
+        f(
+            "A topic of %d partitions with RetentionPolicy.byAge(%d s) and retentionInterval(%d"
+                + " s); subscriptions %s, each with a consumer of concurrency %d except %s, a group"
+                + " of %d consumers; handlers record the delivery and the commit → handler latency."
+                + " %,d events of about 200 bytes, %d per transaction, from %d producer threads,"
+                + " paced at %,d events/s. A sample every %.0f s. Load %.0f s, drain %.1f s."
+                + " Server autovacuum = %s.%n%n",
+            o.get(Soak.PARTITIONS),
+            o.get(Soak.RETENTION),
+            o.get(Soak.INTERVAL),
+            String.join(", ", Soak.SUBSCRIPTIONS),
+            o.get(Soak.CONCURRENCY),
+            Soak.SUBSCRIPTIONS.get(Soak.SUBSCRIPTIONS.size() - 1),
+            Soak.GROUP_MEMBERS,
+            r.events(),
+            o.get(Soak.TXN),
+            o.get(Soak.PRODUCERS),
+            r.rate(),
+            o.get(Soak.SAMPLE),
+            r.loadEndMark().t() - r.loadStartMark().t(),
+            r.drainedAt() - r.loadEndMark().t(),
+            r.autovacuum()));
+
+    // Steady state.
+    Window[] w = tenths(r);
+    Window a = w[0];
+    Window b = w[1];
+    Table t =
+        new Table(
+            "",
+            f("first tenth (t %.0f–%.0f s)", a.from(), a.to()),
+            f("last tenth (t %.0f–%.0f s)", b.from(), b.to()),
+            "last / first",
+            "within 10 %");
+    t.row(
+        "events/s in",
+        f("%,.0f", a.in()),
+        f("%,.0f", b.in()),
+        ratio(b.in(), a.in()),
+        within(b.in(), a.in()));
+    t.row(
+        "events/s out (per subscription, mean of 3)",
+        f("%,.0f", a.out()),
+        f("%,.0f", b.out()),
+        ratio(b.out(), a.out()),
+        within(b.out(), a.out()));
+    t.row(
+        "commit → handler p50 ms",
+        Soak.ms(a.p50()),
+        Soak.ms(b.p50()),
+        ratio(b.p50(), a.p50()),
+        within(b.p50(), a.p50()));
+    t.row(
+        "commit → handler p99 ms",
+        Soak.ms(a.p99()),
+        Soak.ms(b.p99()),
+        ratio(b.p99(), a.p99()),
+        within(b.p99(), a.p99()));
+    t.row("deliveries measured", f("%,d", a.n()), f("%,d", b.n()), "", "");
+    sb.append("First tenth of the load against the last:\n\n").append(t).append('\n');
+
+    // Sizes: the CSV and the charts have every sample.
+    long maxLog = 0;
+    long maxDead = 0;
+    for (Soak.Sample x : r.samples()) {
+      maxLog = Math.max(maxLog, x.sizes().logBytes());
+      maxDead = Math.max(maxDead, x.sizes().logDead());
+    }
+    sb.append(f("Largest log: %s MB; most dead tuples in the log: %,d.", mb(maxLog), maxDead));
+    // Plateau: once retention deletes, the log should stop growing. The largest log of the first
+    // half of that stretch of the load against the largest of its second half (the largest, not
+    // one sample: a log kept in time segments shrinks in steps, a sawtooth).
+    List<Soak.Sample> steady = new ArrayList<>();
+    for (Soak.Sample x : r.samples()) {
+      if (x.phase().equals(Soak.LOAD) && x.retentionDeleted() > 0 && x.sizes().logBytes() >= 0) {
+        steady.add(x);
+      }
+    }
+    if (steady.size() >= 4) {
+      double mid = (steady.get(0).t() + steady.get(steady.size() - 1).t()) / 2;
+      long peak1 = 0;
+      long peak2 = 0;
+      for (Soak.Sample x : steady) {
+        if (x.t() <= mid) {
+          peak1 = Math.max(peak1, x.sizes().logBytes());
+        } else {
+          peak2 = Math.max(peak2, x.sizes().logBytes());
+        }
+      }
+      double grown = (double) peak2 / peak1;
+      sb.append(
+          f(
+              " From the first retention delete (t %.0f s) to the end of the load, the largest"
+                  + " log in the second half / in the first half: %s MB / %s MB = ×%.2f (%s).",
+              steady.get(0).t(),
+              mb(peak2),
+              mb(peak1),
+              grown,
+              grown <= 1.10 ? "plateau" : "**still growing**"));
+    } else {
+      sb.append(" Retention did not delete long enough during the load to judge a plateau.");
+    }
+    sb.append(
+        f(
+            " Retention deleted %,d of %,d events (%.0f %%).%n%n",
+            r.retentionDeleted(), r.events(), 100.0 * r.retentionDeleted() / r.events()));
+
+    // Deliveries.
+    Table d = new Table("subscription", "deliveries", "distinct events", "repeated", "lost");
+    for (Soak.Delivered x : r.delivered()) {
+      d.row(
+          x.subscription(),
+          f("%,d", x.deliveries()),
+          f("%,d", x.distinct()),
+          f("%,d", x.duplicates()),
+          f("%,d", r.events() - x.distinct()));
+    }
+    sb.append(
+            f(
+                "Every one of the %,d events reached every subscription (retention never deleted"
+                    + " one a subscription had not consumed); the outbox was empty at the end;"
+                    + " Boxline warnings logged: %d.%n%n",
+                r.events(), r.warnings()))
+        .append(d)
+        .append('\n');
+
+    sb.append("CSV: ").append(r.csv().toAbsolutePath().normalize()).append("  \nCharts:");
+    for (Path p : r.charts()) {
+      sb.append("\n- ").append(p.toAbsolutePath().normalize());
+    }
+    sb.append('\n');
+    return sb.toString();
   }
 }

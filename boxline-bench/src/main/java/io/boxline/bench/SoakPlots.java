@@ -16,13 +16,7 @@ import org.knowm.xchart.style.Styler;
 
 /**
  * The soak's CSV (one row per sample, see {@link #HEADER}) and the charts drawn from it with
- * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples, JVM CPU. The
- * workload {@code soak-plot} draws them again from a CSV:
- *
- * <pre>
- * ./mvnw -o -q -pl boxline-bench compile exec:java \
- *   -Dexec.args="soak-plot --csv=boxline-bench/target/soak-postgresql-....csv --to=docs/images/soak"
- * </pre>
+ * XChart: throughput in and out, commit → handler p50/p99, sizes, the log's tuples.
  */
 final class SoakPlots {
   private SoakPlots() {}
@@ -35,10 +29,10 @@ final class SoakPlots {
           + columns("out_", "_per_s")
           + ",p50_ms,p99_ms,latencies,log_bytes,log_index_bytes,log_partitions,log_live_tuples,"
           + "log_dead_tuples,log_autovacuums,outbox_bytes,total_bytes,total_index_bytes,"
-          + "autovacuums,vacuums,retention_runs,retention_deleted,jvm_cpu_ms_per_s,heap_used_mb";
+          + "autovacuums,vacuums,retention_runs,retention_deleted,jvm_cpu_ms_per_s";
 
   /** The charts, by file-name suffix. */
-  static final List<String> CHARTS = List.of("throughput", "latency", "sizes", "tuples", "cpu");
+  static final List<String> CHARTS = List.of("throughput", "latency", "sizes", "tuples");
 
   private static String columns(String prefix) {
     return columns(prefix, "");
@@ -91,7 +85,6 @@ final class SoakPlots {
       sb.append(',').append(v < 0 ? "" : Long.toString(v));
     }
     sb.append(',').append(num(s.cpuMsPerSecond(), 1));
-    sb.append(',').append(num(s.heapBytes() / 1048576.0, 1));
     return sb.toString();
   }
 
@@ -107,13 +100,6 @@ final class SoakPlots {
             : Path.of("target");
     Files.createDirectories(dir);
     return dir;
-  }
-
-  /** docs/images/soak of the repository, from its root or the module's directory. */
-  static Path docsDir() {
-    return Files.isDirectory(Path.of("boxline-bench"))
-        ? Path.of("docs", "images", "soak")
-        : Path.of("..", "docs", "images", "soak");
   }
 
   /** The CSV read back: a column per header name, NaN where a cell is empty. */
@@ -170,11 +156,8 @@ final class SoakPlots {
     }
   }
 
-  /**
-   * Draws the charts of a soak CSV next to it ({@code <csv name>-<chart>.png}) and, when {@code
-   * docs}, also to {@link #docsDir()} as {@code soak-<db>-<chart>.png}. Returns the files written.
-   */
-  static List<Path> write(Path csvFile, boolean docs) throws IOException {
+  /** Draws the charts of a soak CSV next to it ({@code <csv name>-<chart>.png}). */
+  static List<Path> write(Path csvFile) throws IOException {
     Csv csv = Csv.read(csvFile);
     String base = csvFile.getFileName().toString().replaceFirst("\\.csv$", "");
     Path dir = csvFile.toAbsolutePath().getParent();
@@ -185,11 +168,6 @@ final class SoakPlots {
       Path file = dir.resolve(base + "-" + chart + ".png");
       save(c, file);
       out.add(file);
-      if (docs) {
-        Path d = docsDir().resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-        save(c, d);
-        out.add(d);
-      }
     }
     return out;
   }
@@ -202,8 +180,8 @@ final class SoakPlots {
   }
 
   static XYChart chart(Csv csv, String chart, String db) {
-    boolean mariaDb = db.equals("mariadb");
-    String on = db.isEmpty() ? "" : " (" + (mariaDb ? "MariaDB" : "PostgreSQL") + ")";
+    // Soaks on MariaDB (at the tag bench-archive-2026-11) wrote soak-mariadb-*.csv.
+    String on = db.isEmpty() ? "" : " (" + db + ")";
     double mb = 1 / 1048576.0;
     List<Line> lines = new ArrayList<>();
     String title;
@@ -226,42 +204,17 @@ final class SoakPlots {
       case "sizes" -> {
         title = "Soak: table sizes";
         unit = "MB";
-        lines.add(
-            new Line(mariaDb ? "log (its file)" : "log (table, TOAST, indexes)", "log_bytes", mb));
-        lines.add(
-            new Line(
-                mariaDb ? "log indexes (InnoDB statistics)" : "log indexes",
-                "log_index_bytes",
-                mb));
-        lines.add(new Line(mariaDb ? "outbox (its file)" : "outbox", "outbox_bytes", mb));
-        lines.add(
-            new Line(
-                mariaDb ? "all Boxline tables (their files)" : "all Boxline tables",
-                "total_bytes",
-                mb));
-        lines.add(
-            new Line(
-                mariaDb ? "all Boxline indexes (InnoDB statistics)" : "all Boxline indexes",
-                "total_index_bytes",
-                mb));
+        lines.add(new Line("log (table, TOAST, indexes)", "log_bytes", mb));
+        lines.add(new Line("log indexes", "log_index_bytes", mb));
+        lines.add(new Line("outbox", "outbox_bytes", mb));
+        lines.add(new Line("all Boxline tables", "total_bytes", mb));
+        lines.add(new Line("all Boxline indexes", "total_index_bytes", mb));
       }
       case "tuples" -> {
-        // MariaDB has no dead tuples: the history list length (undo not purged) takes their column.
-        title =
-            mariaDb
-                ? "Soak: log rows (estimate) and InnoDB history list length"
-                : "Soak: the log's live and dead tuples (pg_stat_user_tables)";
-        unit = mariaDb ? "rows" : "tuples";
-        lines.add(
-            new Line(
-                mariaDb ? "history list length (undo not purged, whole server)" : "dead tuples",
-                "log_dead_tuples"));
-        lines.add(new Line(mariaDb ? "log rows (table_rows)" : "live tuples", "log_live_tuples"));
-      }
-      case "cpu" -> {
-        title = "Soak: JVM CPU (producers, Boxline, consumers)";
-        unit = "CPU ms/s";
-        lines.add(new Line("JVM CPU", "jvm_cpu_ms_per_s"));
+        title = "Soak: the log's live and dead tuples (pg_stat_user_tables)";
+        unit = "tuples";
+        lines.add(new Line("dead tuples", "log_dead_tuples"));
+        lines.add(new Line("live tuples", "log_live_tuples"));
       }
       default -> throw new IllegalArgumentException("no chart " + chart);
     }
@@ -309,46 +262,6 @@ final class SoakPlots {
     }
     return c;
   }
-
-  static final Opt<String> CSV =
-      Opt.text("csv", null, "the soak CSV to draw (boxline-bench/target/soak-<db>-<time>.csv)");
-  static final Opt<String> TO =
-      Opt.text(
-          "to",
-          null,
-          "also write soak-<db>-<chart>.png into this directory (docs/images/soak for the docs)");
-
-  /** {@code soak-plot --csv=<file> [--to=<directory>]}: the charts of a soak CSV, drawn again. */
-  static final Workload WORKLOAD =
-      Workload.of(
-          "soak-plot",
-          Bench.Suite.TOOL,
-          "draws the charts of a soak CSV again (no benchmark)",
-          List.of(CSV, TO),
-          run -> {
-            String file = run.o().get(CSV);
-            if (file == null) {
-              throw new IllegalArgumentException("soak-plot needs --csv=<a soak CSV>");
-            }
-            Path csvFile = Path.of(file);
-            List<Path> written = new ArrayList<>(write(csvFile, false));
-            String to = run.o().get(TO);
-            if (to != null) {
-              Csv csv = Csv.read(csvFile);
-              String db = dbOf(csvFile);
-              for (String chart : CHARTS) {
-                Path d =
-                    Path.of(to).resolve("soak-" + (db.isEmpty() ? "" : db + "-") + chart + ".png");
-                save(chart(csv, chart, db), d);
-                written.add(d);
-              }
-            }
-            StringBuilder sb = new StringBuilder();
-            for (Path p : written) {
-              sb.append("wrote ").append(p).append('\n');
-            }
-            return sb.toString();
-          });
 
   private static void save(XYChart chart, Path file) throws IOException {
     Files.createDirectories(file.toAbsolutePath().getParent());

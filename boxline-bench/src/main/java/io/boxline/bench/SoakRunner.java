@@ -18,7 +18,6 @@ import io.boxline.TopicName;
 import io.boxline.jdbc.JdbcStore;
 import java.io.BufferedWriter;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -43,6 +42,7 @@ import org.HdrHistogram.ConcurrentHistogram;
 final class SoakRunner {
   private final Options o;
   private final Db server;
+  private final String schema;
   private final int perTxn;
   private final int events;
   private final int txns;
@@ -57,12 +57,10 @@ final class SoakRunner {
   private final List<Tracker> trackers = new ArrayList<>();
   private final AtomicLong unknown = new AtomicLong();
   private final AtomicLong published = new AtomicLong();
-  private final Counted counted = new Counted();
   private final CommitClock clock = new CommitClock();
   private final List<Sample> samples = new ArrayList<>();
   private final String[] keys = new String[KEYS];
-  private volatile String phase = IDLE_BEFORE;
-  private volatile double loadStartTime = Double.NaN;
+  private volatile String phase = LOAD;
 
   /** Counted down to stop the sampler (not an interrupt: that would close the CSV's channel). */
   private final java.util.concurrent.CountDownLatch stopSampling =
@@ -75,6 +73,7 @@ final class SoakRunner {
   SoakRunner(Run run) {
     this.o = run.o();
     this.server = run.db();
+    this.schema = run.schema();
     this.perTxn = Math.max(1, o.get(TXN));
     this.txns = Math.max(1, o.get(EVENTS) / perTxn);
     this.events = txns * perTxn;
@@ -89,21 +88,19 @@ final class SoakRunner {
   }
 
   Result run() throws Exception {
-    String dbName = server.kind.option();
     String stamp =
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Path csv = SoakPlots.targetDir().resolve("soak-" + dbName + "-" + stamp + ".csv");
+    Path csv = SoakPlots.targetDir().resolve("soak-postgresql-" + stamp + ".csv");
     int partitions = o.get(PARTITIONS);
     Duration retention = Duration.ofSeconds(o.get(RETENTION));
     Duration interval = Duration.ofSeconds(o.get(INTERVAL));
     long warnings0 = Bench.WARNINGS.get();
     log(
-        "soak on %s: %,d events (%d per transaction, %s), %d partitions, subscriptions %s (the"
+        "soak: %,d events (%d per transaction, %s), %d partitions, subscriptions %s (the"
             + " last a group of %d), retention %s every %s, a sample every %s s to %s",
-        server.kind.product(),
         events,
         perTxn,
-        rate > 0 ? f("%,d/s", rate) : "as fast as consumers keep up",
+        f("%,d/s", rate),
         partitions,
         SUBSCRIPTIONS,
         GROUP_MEMBERS,
@@ -111,20 +108,14 @@ final class SoakRunner {
         interval,
         f("%.1f", o.get(SAMPLE)),
         csv);
-    try (BenchDb db = BenchDb.create(server, "soak");
-        Connection monitor = db.connect();
-        Connection maintenance = db.maintenance()) {
-      SoakSizes sizes = new SoakSizes(db.postgres(), db.schema);
-      String autovacuum = db.postgres() ? server.queryString("SHOW autovacuum") : null;
-      HikariDataSource pool = db.pool("bench-soak", o.get(POOL));
-      DataSource ds = clock.wrap(counted.wrap(pool));
-      JdbcStore.Builder store = JdbcStore.builder(ds).schema(db.schema);
-      if (o.get(SEGMENT) > 0) {
-        store.logSegmentWidth(Duration.ofSeconds(o.get(SEGMENT)));
-      }
+    try (Connection monitor = server.connect();
+        HikariDataSource pool = server.pool("bench-soak", o.get(POOL), null)) {
+      SoakSizes sizes = new SoakSizes(schema);
+      String autovacuum = server.queryString("SHOW autovacuum");
+      DataSource ds = clock.wrap(pool);
       Boxline boxline =
           Boxline.builder()
-              .store(store.build())
+              .store(JdbcStore.builder(ds).schema(schema).build())
               .instanceId("soak-main")
               .retentionInterval(interval)
               .build()
@@ -134,11 +125,8 @@ final class SoakRunner {
       double loadStart;
       double loadEnd;
       double drainedAt;
-      double retentionWait = Double.NaN;
       Sample startMark;
       Sample endMark;
-      Idle before;
-      Idle after;
       long outboxLeft;
       long retentionDeleted;
       try (BufferedWriter out = Files.newBufferedWriter(csv)) {
@@ -172,19 +160,15 @@ final class SoakRunner {
         sampler = samplerThread;
         samplerThread.start();
 
-        before = idle("before the load", db, sizes, maintenance);
-
-        phase = LOAD;
-        startMark = mark(boxline);
+        startMark = mark(boxline, sizes, monitor, out);
         loadStart = startMark.t();
-        loadStartTime = loadStart;
         Workers producers = produce(boxline);
         producers.await();
         if (producers.failed()) {
           throw new BenchFailure("soak: a producer failed: " + producers.failure());
         }
         phase = DRAIN_PHASE;
-        endMark = mark(boxline);
+        endMark = mark(boxline, sizes, monitor, out);
         loadEnd = endMark.t();
         log(
             "soak: all %,d events published in %.0f s (%,.0f/s); draining",
@@ -201,26 +185,21 @@ final class SoakRunner {
         }
         drainedAt = (System.nanoTime() - t0) / 1e9;
         log("soak: every subscription has every event, %.1f s after the load", drainedAt - loadEnd);
-        if (o.get(AWAIT_RETENTION)) {
-          phase = RETENTION_PHASE;
-          retentionWait = awaitRetention(boxline, retention, interval);
-        }
-        phase = IDLE_AFTER;
-        after = idle("after the drain", db, sizes, maintenance);
         stopSampling.countDown();
         samplerThread.join(60_000);
         synchronized (this) {
-          samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the idle
+          samples.add(sample(boxline, sizes, monitor, out)); // the last one, after the drain
         }
         out.flush();
-        outboxLeft = count(monitor, db.schema + ".outbox");
+        outboxLeft = count(monitor, schema + ".outbox");
         retentionDeleted = boxline.stats().retentionDeleted();
       } finally {
         stopSampling.countDown();
         if (sampler != null) {
           sampler.join(60_000);
         }
-        GroupFixture.closeAll(consumers);
+        // In parallel: each close waits for its own in-flight batch.
+        consumers.parallelStream().forEach(Consumer::close);
         boxline.close();
       }
       if (sampleError != null) {
@@ -244,22 +223,15 @@ final class SoakRunner {
       if (outboxLeft != 0) {
         throw new BenchFailure("soak: " + outboxLeft + " rows left in the outbox");
       }
-      List<Path> charts = SoakPlots.write(csv, o.get(DOCS_IMAGES));
+      List<Path> charts = SoakPlots.write(csv);
       return new Result(
-          dbName,
           o,
           events,
           rate,
-          loadStart,
-          loadEnd,
           drainedAt,
-          retentionWait,
           List.copyOf(samples),
           startMark,
           endMark,
-          before,
-          after,
-          db.transactionsName(),
           autovacuum,
           delivered,
           unknown.get(),
@@ -293,26 +265,19 @@ final class SoakRunner {
     };
   }
 
-  /** The producers: open-loop at --soak.rate, or as fast as the slowest subscription follows. */
+  /** The producers: open-loop at --soak.rate. */
   private Workers produce(Boxline boxline) {
     AtomicLong next = new AtomicLong();
     Publisher publisher = boxline.publisher();
     long start = System.nanoTime();
-    int maxLag = o.get(MAX_LAG);
     Workers workers = new Workers();
     return workers.start(
         o.get(PRODUCERS),
         t -> {
           for (long j; (j = next.getAndIncrement()) < txns && !workers.failed(); ) {
-            if (rate > 0) {
-              long due = start + (long) (j * 1e9 * perTxn / rate);
-              for (long wait; (wait = due - System.nanoTime()) > 0; ) {
-                LockSupport.parkNanos(wait);
-              }
-            } else {
-              while (published.get() - minDistinct() > maxLag && !workers.failed()) {
-                LockSupport.parkNanos(1_000_000L);
-              }
+            long due = start + (long) (j * 1e9 * perTxn / rate);
+            for (long wait; (wait = due - System.nanoTime()) > 0; ) {
+              LockSupport.parkNanos(wait);
             }
             List<OutgoingEvent> batch = new ArrayList<>(perTxn);
             for (int k = 0; k < perTxn; k++) {
@@ -342,92 +307,12 @@ final class SoakRunner {
     return String.join(", ", out);
   }
 
-  /**
-   * An idle window: waits --soak.settle s, then counts --soak.idle s of JVM CPU, the JDBC
-   * statements and commits Boxline sent (counted under the pool), and the server's counter less the
-   * sampler's own statements.
-   */
-  private Idle idle(String what, BenchDb db, SoakSizes sizes, Connection maintenance)
-      throws Exception {
-    Thread.sleep((long) (o.get(SETTLE) * 1000));
-    long cpu0 = Cost.jvmCpu();
-    long statements0 = counted.statements();
-    long commits0 = counted.commits();
-    long mine0 = sizes.statements();
-    long server0 = db.transactions(maintenance);
-    long w0 = System.nanoTime();
-    Thread.sleep((long) (o.get(IDLE) * 1000));
-    long w1 = System.nanoTime();
-    long server1 = db.transactions(maintenance);
-    long mine1 = sizes.statements();
-    double s = (w1 - w0) / 1e9;
-    // On MariaDB the counter is the server's Questions: the first read counts in the window,
-    // and so does every statement of the sampler; on PostgreSQL the sampler's statements are
-    // transactions of the run's database, the reads are not (another database).
-    long own = (mine1 - mine0) + (db.postgres() ? 0 : 1);
-    Idle idle =
-        new Idle(
-            s,
-            (Cost.jvmCpu() - cpu0) / 1e6 / s,
-            (counted.statements() - statements0) / s,
-            (counted.commits() - commits0) / s,
-            Math.max(0, server1 - server0 - own) / s);
-    log(
-        "soak idle %s: JVM CPU %.1f ms/s, Boxline sent %.2f statements/s and %.2f commits/s;"
-            + " %.2f %s",
-        what,
-        idle.jvmCpuMsPerSecond(),
-        idle.statementsPerSecond(),
-        idle.commitsPerSecond(),
-        idle.serverPerSecond(),
-        db.transactionsName());
-    return idle;
-  }
-
-  /**
-   * Waits until retention has deleted every event published, or retention + 3 intervals + the
-   * segment width (at least 60 s) after the drain: a log kept in time segments holds its newest
-   * events until their segment can go.
-   */
-  private double awaitRetention(Boxline boxline, Duration retention, Duration interval)
-      throws InterruptedException {
-    long w0 = System.nanoTime();
-    Duration segment = Duration.ofSeconds(Math.max(60, o.get(SEGMENT)));
-    long limit = w0 + retention.plus(interval.multipliedBy(3)).plus(segment).toNanos();
-    while (boxline.stats().retentionDeleted() < events && System.nanoTime() < limit) {
-      Thread.sleep(200); // waiting for the retention loop, not synchronising a test
-    }
-    double waited = (System.nanoTime() - w0) / 1e9;
-    log(
-        "soak: retention deleted %,d of %,d events; waited %.0f s after the drain",
-        boxline.stats().retentionDeleted(), events, waited);
-    return waited;
-  }
-
-  /** The counters right now, for the boundaries of the load (no database reads). */
-  private Sample mark(Boxline boxline) {
-    drainPending();
-    long[] handled = new long[trackers.size()];
-    for (int s = 0; s < handled.length; s++) {
-      handled[s] = trackers.get(s).deliveries();
-    }
-    return new Sample(
-        (System.nanoTime() - t0) / 1e9,
-        phase,
-        published.get(),
-        handled,
-        histogram.copy(),
-        SoakSizes.Reading.NONE,
-        Cost.jvmCpu(),
-        boxline.stats().retentionRuns(),
-        boxline.stats().retentionDeleted(),
-        0,
-        Double.NaN,
-        new double[0],
-        Double.NaN,
-        Double.NaN,
-        0,
-        Double.NaN);
+  /** A sample at a boundary of the load, written to the CSV like the others. */
+  private synchronized Sample mark(
+      Boxline boxline, SoakSizes sizes, Connection monitor, BufferedWriter out) throws IOException {
+    Sample s = sample(boxline, sizes, monitor, out);
+    samples.add(s);
+    return s;
   }
 
   /** Latencies whose commit time was not stored yet when the handler ran. */
@@ -480,7 +365,7 @@ final class SoakRunner {
       handled[s] = trackers.get(s).deliveries();
     }
     AbstractHistogram lat = histogram.copy();
-    long cpu = Cost.jvmCpu();
+    long cpu = Noise.jvmCpu();
     var stats = boxline.stats();
     SoakSizes.Reading r;
     try {
@@ -491,7 +376,6 @@ final class SoakRunner {
         sampleError = e.getMessage();
       }
     }
-    long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     double dt = previous == null ? t : t - previous.t();
     double inRate = (pub - (previous == null ? 0 : previous.published())) / dt;
     double[] outRate = new double[handled.length];
@@ -511,7 +395,6 @@ final class SoakRunner {
             cpu,
             stats.retentionRuns(),
             stats.retentionDeleted(),
-            heap,
             inRate,
             outRate,
             Soak.percentileMillis(window, 50),
@@ -527,45 +410,22 @@ final class SoakRunner {
   }
 
   private void progress(Sample s) {
-    double out = 0;
-    for (double v : s.outRate()) {
-      out += v;
-    }
-    out /= s.outRate().length;
-    String eta = "";
-    if (LOAD.equals(s.phase()) && s.published() > 0 && s.published() < events) {
-      double perSecond = rate > 0 ? rate : s.published() / Math.max(1e-9, s.t() - loadStartTime);
-      eta = ", ETA " + duration((events - s.published()) / perSecond);
-    }
     SoakSizes.Reading r = s.sizes();
     log(
-        "soak t=%4.0f s %-11s in %,d (%,.0f/s), out %s (%,.0f/s each), p50 %s ms, p99 %s ms;"
-            + " log %s MB (indexes %s MB, %d table(s)), dead %,d, all tables %s MB; retention"
-            + " deleted %,d; CPU %s%s",
+        "soak t=%4.0f s %-5s in %,d (%,.0f/s), out %s, p50 %s ms, p99 %s ms; log %s MB (%d"
+            + " table(s)), dead %,d, all tables %s MB; retention deleted %,d",
         s.t(),
         s.phase(),
         s.published(),
         s.inRate(),
-        handledText(s.handled()),
-        out,
+        java.util.Arrays.toString(s.handled()),
         ms(s.p50()),
         ms(s.p99()),
         mb(r.logBytes()),
-        mb(r.logIndexBytes()),
         r.logPartitions(),
         r.logDead(),
         mb(r.totalBytes()),
-        s.retentionDeleted(),
-        Double.isNaN(s.cpuMsPerSecond()) ? "?" : f("%.0f ms/s", s.cpuMsPerSecond()),
-        eta);
-  }
-
-  private String handledText(long[] handled) {
-    List<String> out = new ArrayList<>();
-    for (long h : handled) {
-      out.add(f("%,d", h));
-    }
-    return String.join(" / ", out);
+        s.retentionDeleted());
   }
 
   private static long count(Connection c, String table) throws SQLException {

@@ -50,10 +50,6 @@ final class Stats {
     return ms(percentile(sorted, 50)) + " / " + ms(percentile(sorted, 99));
   }
 
-  static String us(long nanos) {
-    return String.format(Locale.ROOT, "%.0f", nanos / 1e3);
-  }
-
   static String rate(double perSecond) {
     if (perSecond >= 1000) {
       return String.format(Locale.ROOT, "%,.0f", perSecond);

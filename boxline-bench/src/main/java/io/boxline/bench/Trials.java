@@ -39,25 +39,12 @@ abstract class Trials {
    * sequencing) and the subscription "bench-sub", once it leads the sequencer.
    */
   Boxline start(Boxline.Builder builder, TopicName topic) throws InterruptedException {
-    double spacingMs = o.get(Bench.SPACING);
-    if (spacingMs >= 0) {
-      builder.sequencerBatchSpacing(java.time.Duration.ofNanos((long) (spacingMs * 1e6)));
-    }
     Boxline boxline = builder.build().start();
     boxline.admin().createNamespace(NamespacePath.of("bench"));
     boxline.admin().createTopic(topic, partitions, o.get(Bench.SEQUENCING));
     boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
     Bench.awaitLeader(boxline);
     return boxline;
-  }
-
-  /** The store of a trial: {@code builder} with the run's store options. */
-  io.boxline.spi.Store store(io.boxline.jdbc.JdbcStore.Builder builder) {
-    int every = o.get(Bench.OUTBOX_VACUUM_EVERY);
-    if (every >= 0) {
-      builder.outboxVacuumEvery(every);
-    }
-    return builder.build();
   }
 
   /** A consumer of {@link #SUBSCRIPTION}, to be given the rest of its settings and started. */
@@ -78,22 +65,13 @@ abstract class Trials {
     }
   }
 
-  /**
-   * Waits for a quiet machine first when {@code quiet} (and {@code --quiet} is set), then starts
-   * watching the machine for a trial.
-   */
-  Watch watch(boolean quiet) throws InterruptedException {
-    String waited = quiet ? Bench.quiet(o) : "";
-    return new Watch(Noise.start(), waited);
-  }
-
-  /** How busy the machine was since a trial started, and any wait for a quiet one before it. */
-  record Watch(Noise noise, String waited) {
-    /** What the machine did since the start, read now, then the wait (if any). */
-    String since() {
-      String load = noise.since();
-      return waited.isEmpty() ? load : load + "; " + waited;
+  /** Waits for a quiet machine first when {@code quiet} and --quiet is set, then watches it. */
+  Noise watch(boolean quiet) throws InterruptedException {
+    String note = quiet ? Noise.awaitQuiet(o.get(Bench.QUIET), o.get(Bench.QUIET_BUSY)) : "";
+    if (!note.isEmpty()) {
+      Bench.log("%s", note);
     }
+    return Noise.start(note);
   }
 
   /** A schema name for the next trial. */

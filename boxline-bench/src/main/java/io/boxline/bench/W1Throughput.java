@@ -24,8 +24,8 @@ import javax.sql.DataSource;
  * transaction; the time runs from the first insert to the moment the no-op handler has seen the
  * last event. Baseline: the same transaction inserts the business row and the same event rows (same
  * columns as Boxline's outbox, same statement shape: one INSERT for one event, one INSERT ...
- * SELECT FROM unnest(arrays) for several on PostgreSQL, one multi-row INSERT on MariaDB) into a
- * plain table; the time runs until the last commit. The SQL is {@link BenchDatabase}'s.
+ * SELECT FROM unnest(arrays) for several) into a plain table; the time runs until the last commit.
+ * The SQL is {@link Db}'s.
  */
 final class W1Throughput extends Trials {
   static final int KEYS_PER_PRODUCER = 256;
@@ -38,8 +38,7 @@ final class W1Throughput extends Trials {
       int events,
       double seconds,
       double produceSeconds,
-      String noise,
-      Cost.Figures cost) {
+      String noise) {
     double eventsPerSecond() {
       return events / seconds;
     }
@@ -53,34 +52,8 @@ final class W1Throughput extends Trials {
   static final Opt<Integer> THREADS = DEF.integer("threads", 4, "producer threads");
   static final Opt<Integer> RUNS = DEF.integer("runs", 3, "runs per configuration");
   static final Opt<int[]> TXN = DEF.ints("txn", "1,10", "events per transaction (a list)");
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 8, "consumer concurrency");
   static final Opt<Integer> BATCH = DEF.integer("batch", 100, "consumer batch size");
-  static final Opt<Boolean> MANAGED =
-      DEF.flag(
-          "managed",
-          false,
-          "Boxline's producers run through inTransaction instead of committing their own"
-              + " connections");
-  static final Opt<Boolean> TRACE =
-      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
-  static final Opt<String> BASELINE =
-      DEF.option(
-          "baseline",
-          "plain",
-          "plain (the outbox's columns, one statement per transaction's events) or raw (a"
-              + " two-column table (id bigint primary key, payload jsonb), one INSERT per event)",
-          v -> {
-            if (!v.equals("plain") && !v.equals("raw")) {
-              throw new IllegalArgumentException("--w1.baseline must be plain or raw, got " + v);
-            }
-            return v;
-          });
-  static final Opt<Integer> SETTLE =
-      DEF.integer(
-          "settle-ms",
-          11_000,
-          "wait after a measured trial before reading the server's counters (PostgreSQL 15 defers"
-              + " an idle backend's statistics up to 10 s); 0 reads them at once");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -89,23 +62,8 @@ final class W1Throughput extends Trials {
               onPool(
                   run, "bench-w1", pool -> Report.w1(run.o(), new W1Throughput(run, pool).run())));
 
-  /** Counts the statements and commits of both systems' trials. */
-  private final Counted counted = new Counted();
-
-  /** The pool as the producers and Boxline see it: through {@link #counted}. */
-  private final DataSource counting;
-
   W1Throughput(Run run, DataSource pool) {
     super(run, pool, "w1");
-    this.counting = counted.wrap(pool);
-  }
-
-  private Cost cost() {
-    return Cost.start(db, "bench-w1", counted);
-  }
-
-  private Cost.Figures stop(Cost cost, int events, int run) throws InterruptedException {
-    return cost.stop(events, run > 0 ? o.get(SETTLE) : 0);
   }
 
   List<Trial> run() throws Exception {
@@ -135,18 +93,13 @@ final class W1Throughput extends Trials {
 
   // ------------------------------------------------------------------ baseline
   private Trial baseline(int txnSize, int events, int run) throws Exception {
-    if (o.get(BASELINE).equals("raw")) {
-      return raw(txnSize, events, run);
-    }
     String s = this.run.schema();
-    BenchDatabase kind = db.kind;
     db.exec(
         "DROP TABLE IF EXISTS " + s + ".bench_order",
         "DROP TABLE IF EXISTS " + s + ".plain_event",
-        kind.businessDdl(s),
-        kind.plainEventDdl(s));
-    String business = kind.businessInsert(s);
-    String insert = kind.plainInsert(s, txnSize);
+        String.format(Db.BUSINESS_DDL, s),
+        String.format(Db.PLAIN_EVENT_DDL, s));
+    String business = Db.businessInsert(s);
     Partitioner partitioner = Partitioner.kafkaCompatible();
     TxnBody plainRows =
         (c, first, keys) -> {
@@ -154,68 +107,18 @@ final class W1Throughput extends Trials {
           for (int i = 0; i < keys.length; i++) {
             parts[i] = partitioner.partition(keys[i], partitions);
           }
-          kind.insertPlainEvents(c, insert, first, keys, parts);
+          Db.insertPlainEvents(c, s, first, keys, parts);
         };
-    Watch machine = watch(run > 0);
-    Cost cost = cost();
+    Noise machine = watch(run > 0);
     long[] times = produce(txnSize, events, business, plainRows);
     double seconds = (times[1] - times[0]) / 1e9;
     String load = machine.since();
-    Cost.Figures figures = stop(cost, events, run);
     long stored = db.queryLong("SELECT count(*) FROM " + s + ".plain_event");
     long orders = db.queryLong("SELECT count(*) FROM " + s + ".bench_order");
-    if (stored != events || orders != events / txnSize) {
-      throw new BenchFailure(
-          "W1 baseline: "
-              + stored
-              + " event rows and "
-              + orders
-              + " business rows, expected "
-              + events
-              + " and "
-              + events / txnSize);
-    }
-    return new Trial("baseline", txnSize, run, events, seconds, seconds, load, figures);
-  }
-
-  /**
-   * The raw-insert baseline of issue 19: the business row and one plain INSERT per event into a
-   * two-column table {@code (id bigint primary key, payload jsonb)}; nothing is delivered.
-   */
-  private Trial raw(int txnSize, int events, int run) throws Exception {
-    String s = this.run.schema();
-    db.exec(
-        "DROP TABLE IF EXISTS " + s + ".bench_order",
-        "DROP TABLE IF EXISTS " + s + ".raw_event",
-        db.kind.businessDdl(s),
-        "CREATE TABLE " + s + ".raw_event (id bigint PRIMARY KEY, payload jsonb NOT NULL)");
-    String business = db.kind.businessInsert(s);
-    String insert = "INSERT INTO " + s + ".raw_event (id, payload) VALUES (?, ?::jsonb)";
-    String[] json = new String[Payloads.COUNT];
-    for (int i = 0; i < json.length; i++) {
-      json[i] = new String(Payloads.payload(i), java.nio.charset.StandardCharsets.UTF_8);
-    }
-    TxnBody rows =
-        (c, first, keys) -> {
-          try (PreparedStatement ps = c.prepareStatement(insert)) {
-            for (int i = 0; i < keys.length; i++) {
-              ps.setLong(1, first + i);
-              ps.setString(2, json[(int) ((first + i) % Payloads.COUNT)]);
-              ps.executeUpdate();
-            }
-          }
-        };
-    Watch machine = watch(run > 0);
-    Cost cost = cost();
-    long[] times = produce(txnSize, events, business, rows);
-    double seconds = (times[1] - times[0]) / 1e9;
-    String load = machine.since();
-    Cost.Figures figures = stop(cost, events, run);
-    long stored = db.queryLong("SELECT count(*) FROM " + s + ".raw_event");
-    if (stored != events) {
-      throw new BenchFailure("W1 raw baseline: " + stored + " event rows, expected " + events);
-    }
-    return new Trial("raw", txnSize, run, events, seconds, seconds, load, figures);
+    BenchFailure.check(
+        stored == events && orders == events / txnSize,
+        Stats.f("W1 baseline: %d events, %d business rows; expected %d", stored, orders, events));
+    return new Trial("baseline", txnSize, run, events, seconds, seconds, load);
   }
 
   // ------------------------------------------------------------------ Boxline
@@ -225,19 +128,14 @@ final class W1Throughput extends Trials {
     int keys = o.get(THREADS) * KEYS_PER_PRODUCER;
     DeliveryCheck check = new DeliveryCheck(events, partitions, keys, DeliveryCheck.Clock.NONE);
     String what = "W1 T=" + txnSize + " run " + run;
-    Probe probe = o.get(TRACE) && run > 0 ? new Probe(schema) : null;
-    DataSource ds = probe == null ? counting : probe.wrap(pool);
     Boxline boxline =
-        start(Boxline.builder().store(store(JdbcStore.builder(ds).schema(schema))), topic);
+        start(Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()), topic);
     try {
-      db.exec(db.kind.businessDdl(schema));
+      db.exec(String.format(Db.BUSINESS_DDL, schema));
       Consumer consumer =
           consumer(boxline, check, o.get(CONCURRENCY)).batchSize(o.get(BATCH)).start();
       Publisher publisher = boxline.publisher();
-      if (probe != null) {
-        probe.reset();
-      }
-      String business = db.kind.businessInsert(schema);
+      String business = Db.businessInsert(schema);
       TxnBody publish =
           (c, first, eventKeys) -> {
             if (eventKeys.length == 1) {
@@ -250,51 +148,21 @@ final class W1Throughput extends Trials {
               publisher.publishAll(c, list);
             }
           };
-      Watch machine = watch(run > 0);
-      Cost cost = cost();
-      io.boxline.BoxlineStats before = boxline.stats();
-      long[] times = produce(txnSize, events, business, publish, o.get(MANAGED) ? boxline : null);
+      Noise machine = watch(run > 0);
+      long[] times = produce(txnSize, events, business, publish);
       long producedAt = times[1];
       check.await(Math.max(120, 20L * (producedAt - times[0]) / 1_000_000_000L), what);
       long end = check.doneNanos();
-      io.boxline.BoxlineStats after = boxline.stats();
-      long batches = after.sequencerBatches() - before.sequencerBatches();
-      long commits = after.cursorCommitCalls() - before.cursorCommitCalls();
-      Bench.log(
-          "%s boxline: %d sequencer batches (%.1f events each), %d cursor commit calls (%.2f"
-              + " moves each)",
-          what,
-          batches,
-          (after.eventsSequenced() - before.eventsSequenced()) / (double) Math.max(1, batches),
-          commits,
-          (after.cursorMovesCommitted() - before.cursorMovesCommitted())
-              / (double) Math.max(1, commits));
       String load = machine.since();
-      Cost.Figures figures = stop(cost, events, run);
       Thread.sleep(500); // late duplicates would show up here
       check.verify(what, consumer.handledCount());
       consumer.close();
-      if (probe != null) {
-        probe.enabled(false);
-        System.out.println(Report.trace(probe.snapshot(), events));
-      }
       long logged = db.queryLong("SELECT count(*) FROM " + schema + ".log");
       long left = db.queryLong("SELECT count(*) FROM " + schema + ".outbox");
       long orders = db.queryLong("SELECT count(*) FROM " + schema + ".bench_order");
-      if (logged != events || left != 0 || orders != events / txnSize) {
-        throw new BenchFailure(
-            what
-                + ": log holds "
-                + logged
-                + " events, outbox "
-                + left
-                + ", business rows "
-                + orders
-                + "; expected "
-                + events
-                + ", 0, "
-                + events / txnSize);
-      }
+      BenchFailure.check(
+          logged == events && left == 0 && orders == events / txnSize,
+          Stats.f("%s: log %d, outbox %d, business rows %d", what, logged, left, orders));
       return new Trial(
           "boxline",
           txnSize,
@@ -302,8 +170,7 @@ final class W1Throughput extends Trials {
           events,
           (end - times[0]) / 1e9,
           (producedAt - times[0]) / 1e9,
-          load,
-          figures);
+          load);
     } finally {
       boxline.close();
       db.dropSchema(schema);
@@ -335,15 +202,6 @@ final class W1Throughput extends Trials {
    * body}). Returns the System.nanoTime() at start and after the last commit.
    */
   long[] produce(int txnSize, int events, String businessInsert, TxnBody body) throws Exception {
-    return produce(txnSize, events, businessInsert, body, null);
-  }
-
-  /**
-   * With {@code managedBy}, each transaction runs through its {@code inTransaction} (the same pool)
-   * instead of a connection the producer commits itself.
-   */
-  long[] produce(int txnSize, int events, String businessInsert, TxnBody body, Boxline managedBy)
-      throws Exception {
     int threads = o.get(THREADS);
     int txns = events / txnSize;
     if (txns * txnSize != events) {
@@ -363,16 +221,7 @@ final class W1Throughput extends Trials {
               keys[i] = "customer-" + (me + threads * rnd.nextInt(KEYS_PER_PRODUCER));
             }
             long first = (long) txn * txnSize;
-            if (managedBy != null) {
-              managedBy.inTransaction(
-                  tx -> {
-                    insertBusiness(tx, businessInsert, first);
-                    body.write(tx, first, keys);
-                    return null;
-                  });
-              continue;
-            }
-            try (Connection c = counting.getConnection()) {
+            try (Connection c = pool.getConnection()) {
               c.setAutoCommit(false);
               try {
                 insertBusiness(c, businessInsert, first);

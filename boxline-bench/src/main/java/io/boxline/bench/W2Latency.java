@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
@@ -42,10 +41,7 @@ final class W2Latency extends Trials {
       long[] latency,
       long[] commit,
       long[] late,
-      String noise,
-      Map<String, Probe.Series> trace,
-      Stages.Split stages,
-      Cost.Figures cost) {}
+      String noise) {}
 
   private static final Workload.Definition DEF = Workload.define("w2", Bench.Suite.W);
 
@@ -54,16 +50,15 @@ final class W2Latency extends Trials {
       DEF.words(
           "where",
           "same-jvm,other-jvm",
-          "where the producer runs: same-jvm, other-jvm, sql (the SQL publish() function in"
-              + " another process) and/or floor (no Boxline: a commit, then a hand-off to another"
-              + " thread)",
-          List.of("same-jvm", "other-jvm", "sql", "floor"));
+          "where the producer runs: same-jvm, other-jvm and/or sql (the SQL publish() function in"
+              + " another process)",
+          List.of("same-jvm", "other-jvm", "sql"));
   static final Opt<Double> WARMUP = DEF.decimal("warmup", 15, "warm-up seconds");
   static final Opt<Integer> WARMUP_RATE =
       DEF.integer("warmup-rate", 1000, "warm-up events/s (at least the rate)");
   static final Opt<Double> SECONDS = DEF.decimal("seconds", 10, "measured seconds");
   static final Opt<Integer> THREADS = DEF.integer("threads", 8, "sender threads");
-  static final Opt<Integer> CONCURRENCY = DEF.concurrency(8);
+  static final Opt<Integer> CONCURRENCY = DEF.integer("concurrency", 8, "consumer concurrency");
   static final Opt<Boolean> ON_COMMITTING_THREAD =
       DEF.option(
           "handler-thread",
@@ -77,21 +72,6 @@ final class W2Latency extends Trials {
                     throw new IllegalArgumentException(
                         "--w2.handler-thread must be worker or committing, got " + v);
               });
-  static final Opt<Boolean> TRACE =
-      DEF.flag("trace", false, "count and time every JDBC call (slower; for diagnosis)");
-  static final Opt<Integer> SETTLE =
-      DEF.integer(
-          "settle-ms",
-          11_000,
-          "wait after a trial before reading the server's counters (PostgreSQL 15 defers an idle"
-              + " backend's statistics up to 10 s); 0 reads them at once");
-  static final Opt<String> DUMP =
-      DEF.text("dump", null, "a directory: one CSV per trial (event, commit ms, latency µs)");
-  static final Opt<Integer> REMOTE_NOTIFY_MS =
-      DEF.integer(
-          "remote-notify-ms",
-          (int) Boxline.Builder.DEFAULT_PRODUCER_NOTIFY_INTERVAL.toMillis(),
-          "the other-JVM producer's producerNotifyInterval");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -102,30 +82,19 @@ final class W2Latency extends Trials {
   private final double warmupSeconds;
   private final double seconds;
   private final int threads;
-  private final String dump;
-
-  /** Counts the statements and commits of the same-JVM and floor trials. */
-  private final Counted counted = new Counted();
-
-  private final DataSource counting;
 
   W2Latency(Run run, DataSource pool) {
     super(run, pool, "w2");
-    this.counting = counted.wrap(pool);
     this.warmupSeconds = o.get(WARMUP);
     this.seconds = o.get(SECONDS);
     this.threads = o.get(THREADS);
-    this.dump = o.get(DUMP);
   }
 
   List<Result> run() throws Exception {
     List<Result> out = new ArrayList<>();
     for (String where : o.get(WHERE)) {
       for (int rate : o.get(RATES)) {
-        Result r =
-            where.equals("floor")
-                ? floor(rate)
-                : trial(where.equals("same-jvm"), where.equals("sql"), rate);
+        Result r = trial(where.equals("same-jvm"), where.equals("sql"), rate);
         out.add(r);
         Bench.log(
             "W2 %s %d/s: p50 %s ms, p90 %s ms, p99 %s ms, max %s ms (%d events, %.0f/s achieved)",
@@ -142,77 +111,6 @@ final class W2Latency extends Trials {
     return out;
   }
 
-  /**
-   * The machine's floor for any design that hands an event to another thread after the commit: the
-   * same paced transactions (a 200-byte row, synchronous commit, the same pool), and after each
-   * commit a hand-off to a fixed pool of 8 threads (as a consumer's workers) that reads the time
-   * first thing. No Boxline, no ordering.
-   */
-  private Result floor(int rate) throws Exception {
-    String schema = nextSchema();
-    db.exec(
-        "CREATE SCHEMA " + schema,
-        "CREATE TABLE " + schema + ".event (id bigint PRIMARY KEY, payload bytea NOT NULL)");
-    double warmRate = warmRate(rate);
-    int warm = (int) (warmRate * warmupSeconds);
-    int measured = (int) (rate * seconds);
-    int total = warm + measured;
-    CommitTimes times = new CommitTimes(total);
-    long[] arrival = new long[total];
-    java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(total);
-    java.util.concurrent.ExecutorService workers =
-        java.util.concurrent.Executors.newFixedThreadPool(o.get(CONCURRENCY));
-    String insert = "INSERT INTO " + schema + ".event (id, payload) VALUES (?, ?)";
-    Pacer.Send commitAndHandOff =
-        (i, lateNanos) -> {
-          long t0 = System.nanoTime();
-          try (java.sql.Connection c = counting.getConnection()) {
-            c.setAutoCommit(false);
-            try (java.sql.PreparedStatement ps = c.prepareStatement(insert)) {
-              ps.setLong(1, i);
-              ps.setBytes(2, Payloads.payload(i));
-              ps.executeUpdate();
-            }
-            c.commit();
-            times.record(i, t0, System.nanoTime(), lateNanos);
-            workers.execute(
-                () -> {
-                  arrival[i] = System.nanoTime();
-                  all.countDown();
-                });
-          }
-        };
-    try {
-      Watch machine = watch(true);
-      Cost cost = Cost.start(db, "bench-w2", counted);
-      pace(total, warm, warmRate, rate, commitAndHandOff);
-      if (!all.await(60, TimeUnit.SECONDS)) {
-        throw new BenchFailure("W2 floor: not every hand-off ran");
-      }
-      String load = machine.since();
-      Cost.Figures figures = cost.stop(total, o.get(SETTLE));
-      long[] committed = times.committed;
-      if (dump != null) {
-        dump("W2 floor " + rate + "/s", committed, arrival, warm, total);
-      }
-      return new Result(
-          "floor (commit, then a thread hand-off; no Boxline)",
-          rate,
-          measured,
-          measured / ((committed[total - 1] - committed[warm]) / 1e9),
-          Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
-          times.commitDurations(warm, total),
-          times.sendLags(warm, total),
-          load,
-          null,
-          null,
-          figures);
-    } finally {
-      workers.shutdownNow();
-      db.dropSchema(schema);
-    }
-  }
-
   private Result trial(boolean sameJvm, boolean sql, int rate) throws Exception {
     String schema = nextSchema();
     TopicName topic = TopicName.of("bench", "events");
@@ -227,18 +125,13 @@ final class W2Latency extends Trials {
             partitions,
             0,
             sameJvm ? DeliveryCheck.Clock.NANO_TIME : DeliveryCheck.Clock.EPOCH_NANOS);
-    Probe probe = o.get(TRACE) ? new Probe(schema) : null;
-    DataSource ds = probe == null ? (sameJvm ? counting : pool) : probe.wrap(pool);
+    DataSource ds = pool;
     CommitClock clock = sameJvm ? new CommitClock() : null;
     if (clock != null) {
       ds = clock.wrap(ds);
     }
-    Stages stages = sameJvm ? new Stages(total + 10_000) : null;
-    Boxline.Builder builder = Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build());
-    if (stages != null) {
-      builder.observer(stages);
-    }
-    Boxline boxline = start(builder, topic);
+    Boxline boxline =
+        start(Boxline.builder().store(JdbcStore.builder(ds).schema(schema).build()), topic);
     try {
       Consumer consumer =
           consumer(boxline, check, o.get(CONCURRENCY))
@@ -246,8 +139,7 @@ final class W2Latency extends Trials {
               .batchSize(100)
               .start();
       CommitTimes times = new CommitTimes(total);
-      Watch machine = watch(true);
-      Cost cost = sameJvm ? Cost.start(db, "bench-w2", counted) : null;
+      Noise machine = watch(true);
       long firstDue;
       long lastDone;
       if (sameJvm) {
@@ -256,15 +148,7 @@ final class W2Latency extends Trials {
                 boxline,
                 i -> Payloads.event(topic, i, Payloads.randomKey(i, KEYS)),
                 clock::lastCommitNanos);
-        // The JDBC trace covers the measured part only.
-        Pacer.Send resetProbeThenPublish =
-            (i, lateNanos) -> {
-              if (i == warm && probe != null) {
-                probe.reset();
-              }
-              publish.send(i, lateNanos);
-            };
-        firstDue = pace(total, warm, warmRate, rate, resetProbeThenPublish);
+        firstDue = pace(total, warm, warmRate, rate, publish);
         lastDone = System.nanoTime();
       } else {
         Path file = Files.createTempFile("boxline-w2-", ".bin");
@@ -291,16 +175,11 @@ final class W2Latency extends Trials {
       }
       check.await(60, what);
       String load = machine.since();
-      Cost.Figures figures = cost == null ? null : cost.stop(total, o.get(SETTLE));
       Thread.sleep(500);
       check.verify(what, consumer.handledCount());
       consumer.close();
-      Map<String, Probe.Series> trace = probe == null ? null : probe.snapshot();
       long[] arrival = check.arrival();
       long[] committed = times.committed;
-      if (dump != null) {
-        dump(what, committed, arrival, warm, total);
-      }
       double achieved;
       if (sameJvm) {
         achieved = measured / ((lastDone - firstDue) / 1e9);
@@ -315,10 +194,7 @@ final class W2Latency extends Trials {
           Stats.sorted(warm, total, i -> arrival[i] - committed[i]),
           times.commitDurations(warm, total),
           times.sendLags(warm, total),
-          load,
-          trace,
-          stages == null ? null : stages.split(committed, arrival, warm, total),
-          figures);
+          load);
     } finally {
       boxline.close();
       db.dropSchema(schema);
@@ -334,23 +210,6 @@ final class W2Latency extends Trials {
   /** The warm-up runs at max(rate, --w2.warmup-rate), so the JIT compiles the hot paths. */
   private double warmRate(int rate) {
     return Math.max(rate, o.get(WARMUP_RATE));
-  }
-
-  /** Per event of the measured part: index, commit time (ms after the first), latency (µs). */
-  private void dump(String what, long[] committed, long[] arrival, int from, int to)
-      throws java.io.IOException {
-    Path dir = Path.of(dump);
-    Files.createDirectories(dir);
-    StringBuilder sb = new StringBuilder("event,commit_ms,latency_us\n");
-    for (int i = from; i < to; i++) {
-      sb.append(i - from)
-          .append(',')
-          .append(Stats.f("%.3f", (committed[i] - committed[from]) / 1e6))
-          .append(',')
-          .append(Stats.f("%.1f", (arrival[i] - committed[i]) / 1e3))
-          .append('\n');
-    }
-    Files.writeString(dir.resolve(what.replace(' ', '-').replace('/', '_') + ".csv"), sb);
   }
 
   private void runChild(
@@ -371,7 +230,6 @@ final class W2Latency extends Trials {
     cmd.add("--threads=" + threads);
     cmd.add("--keys=" + KEYS);
     cmd.add("--out=" + out);
-    cmd.add("--notify-ms=" + o.get(REMOTE_NOTIFY_MS));
     cmd.add("--warm=" + warm);
     cmd.add("--warm-rate=" + warmRate);
     cmd.add("--via=" + (sql ? "sql" : "java"));

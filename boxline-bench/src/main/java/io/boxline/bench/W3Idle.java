@@ -21,11 +21,8 @@ import java.util.Map;
  * <ul>
  *   <li>exactly, on the client: a counting proxy sits <em>under</em> the pool, so it sees every
  *       round trip, including the pool's validation pings ({@link Probe});
- *   <li>on the server: on PostgreSQL the delta of xact_commit + xact_rollback in pg_stat_database,
- *       which is per database, and the database is shared with whatever else runs on the server; on
- *       MariaDB the delta of {@code Questions} in SHOW GLOBAL STATUS, which counts the whole server
- *       (COMMITs included, COM_PING validation pings not). Either way a control window with no
- *       Boxline running is measured first and reported next to it.
+ *   <li>on the server: the delta of xact_commit + xact_rollback in pg_stat_database, which is per
+ *       database, and the database is shared with whatever else runs on the server.
  * </ul>
  */
 final class W3Idle {
@@ -34,9 +31,8 @@ final class W3Idle {
       double seconds,
       long statements,
       long pings,
-      Map<String, Probe.Series> breakdown,
+      Map<String, Long> breakdown,
       double serverXactsPerSecond,
-      double controlXactsPerSecond,
       String noise) {
     double perSecond() {
       return statements / seconds;
@@ -50,13 +46,11 @@ final class W3Idle {
   static final Opt<Integer> SECONDS = DEF.integer("seconds", 30, "counted seconds per window");
   static final Opt<Integer> SETTLE =
       DEF.integer("settle", 3, "seconds after the consumers start, not counted");
-  static final Opt<Integer> CONTROL =
-      DEF.integer("control", 10, "seconds of the control window with no Boxline");
 
   static final Workload WORKLOAD =
       DEF.runs(
           "what an idle Boxline with N consumers costs the database",
-          run -> Report.w3(run.o(), run.db().kind, new W3Idle(run).run()));
+          run -> Report.w3(run.o(), new W3Idle(run).run()));
 
   private final Options o;
   private final Db db;
@@ -79,8 +73,6 @@ final class W3Idle {
 
   private List<Result> run(String schema, Probe probe, List<Result> out, Connection monitor)
       throws Exception {
-    double control = controlWindow(monitor);
-    Bench.log("W3 control window: %.1f %s with no Boxline", control, db.kind.counterName());
     try (HikariDataSource pool = db.pool("bench-w3", o.get(Bench.POOL), probe.wrap(db.driver()))) {
       TopicName topic = TopicName.of("bench", "events");
       Boxline boxline =
@@ -99,44 +91,28 @@ final class W3Idle {
           }
           Thread.sleep(o.get(SETTLE) * 1000L);
           probe.reset();
-          long[] before = db.counters(monitor);
-          Noise noise = Noise.start();
+          long before = Db.transactions(monitor);
+          Noise noise = Noise.start("");
           long t0 = System.nanoTime();
           Thread.sleep(o.get(SECONDS) * 1000L);
           long t1 = System.nanoTime();
-          long[] after = db.counters(monitor);
-          Map<String, Probe.Series> breakdown = probe.snapshot();
-          long statements = probe.statements();
+          long after = Db.transactions(monitor);
+          Map<String, Long> breakdown = probe.snapshot();
+          long statements = 0;
           long pings = 0;
-          for (Map.Entry<String, Probe.Series> e : breakdown.entrySet()) {
-            if (e.getKey().endsWith("(isValid)")) {
-              pings += e.getValue().count();
-            }
+          for (Map.Entry<String, Long> e : breakdown.entrySet()) {
+            statements += e.getValue();
+            pings += e.getKey().endsWith("(isValid)") ? e.getValue() : 0;
           }
           double seconds = (t1 - t0) / 1e9;
           // Each counter read is a transaction of its own; the first one falls inside the window.
-          double server = (after[0] - before[0] - 1) / seconds;
-          Result r =
-              new Result(n, seconds, statements, pings, breakdown, server, control, noise.since());
+          double server = (after - before - 1) / seconds;
+          Result r = new Result(n, seconds, statements, pings, breakdown, server, noise.since());
           out.add(r);
-          if (db.kind instanceof MariaDbDatabase) {
-            Bench.log(
-                "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
-                    + " pings); server: %.1f Questions/s, %.2f COMMIT+ROLLBACK/s on the whole"
-                    + " server",
-                n,
-                r.perSecond(),
-                statements,
-                seconds,
-                pings,
-                server,
-                (after[1] - before[1]) / seconds);
-          } else {
-            Bench.log(
-                "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
-                    + " pings); server: %.1f transactions/s in the shared database",
-                n, r.perSecond(), statements, seconds, pings, server);
-          }
+          Bench.log(
+              "W3 %d idle consumer(s): %.2f statements/s (%d in %.0f s, of which %d validation"
+                  + " pings); server: %.1f transactions/s in the shared database",
+              n, r.perSecond(), statements, seconds, pings, server);
           for (Consumer c : consumers) {
             c.close();
           }
@@ -151,14 +127,5 @@ final class W3Idle {
       db.dropSchema(schema);
     }
     return out;
-  }
-
-  private double controlWindow(Connection monitor) throws InterruptedException {
-    long[] before = db.counters(monitor);
-    long t0 = System.nanoTime();
-    Thread.sleep(o.get(CONTROL) * 1000L);
-    long t1 = System.nanoTime();
-    long[] after = db.counters(monitor);
-    return (after[0] - before[0] - 1) / ((t1 - t0) / 1e9);
   }
 }
