@@ -36,16 +36,28 @@ public interface RemoteConsumers {
    * Settles fetched events. Per partition, the new events are settled as a run from the first
    * fetched one: each event up to the highest settled must be settled (or be one the fetch left
    * out). Per partition, the retries are recorded in one transaction and the cursor move with its
-   * parked events in another; a partition that fails leaves the partitions settled before it
-   * settled. Settle each fetch's events of a partition in one call: its ack ids name the cursor the
-   * fetch saw.
+   * parked events in another; each partition is settled on its own, so one refused partition leaves
+   * the others settled. Settle each fetch's events of a partition in one call: its ack ids name the
+   * cursor the fetch saw.
    *
-   * @throws FencedException when the member no longer holds a partition under the epoch it fetched
-   *     with, or its cursor moved (a rewind): fetch again
+   * @throws PartitionsFencedException when the member no longer holds some partitions under the
+   *     epoch it fetched with, or their cursors moved (a rewind): it names them; every other
+   *     partition of the call was settled. Fetch again
    * @throws ValidationException when an ack id is not one {@link #fetch} gave out, or a run has a
    *     hole
    */
   int settle(String subscription, String member, List<Settlement> settlements);
+
+  /**
+   * Completes when events may have come for {@code subscription}: a log of one of its topics grew,
+   * in this process or (where the store hears other processes: NOTIFY on PostgreSQL, the wake-up
+   * poll elsewhere) in another; or after {@code timeout}. Holds no thread, so a server can keep
+   * many members' long polls waiting between fetches. It does not check the member in: fetch within
+   * the check-in interval.
+   *
+   * @throws NotFoundException when the subscription does not exist
+   */
+  java.util.concurrent.CompletableFuture<Void> awaitEvents(String subscription, Duration timeout);
 
   /** Leaves the group at once: its partitions are free for the others. */
   void leave(String subscription, String member);

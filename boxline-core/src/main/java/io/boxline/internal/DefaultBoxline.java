@@ -53,6 +53,7 @@ final class DefaultBoxline implements Boxline {
   private final Store store;
   private final TopicCache topics;
   private final WakeupBus bus = new WakeupBus();
+  private final EventWaiters eventWaiters = new EventWaiters();
   private final RecentEvents recent = new RecentEvents();
   private final SequencerLoop sequencer;
   private final Announcer announcer;
@@ -86,7 +87,8 @@ final class DefaultBoxline implements Boxline {
             topics,
             settings.clock(),
             observers,
-            name -> settings.memberPolicies().getOrDefault(name, io.boxline.MemberPolicy.DEFAULT));
+            name -> settings.memberPolicies().getOrDefault(name, io.boxline.MemberPolicy.DEFAULT),
+            eventWaiters);
     this.sequencer =
         settings.sequencer()
             ? new SequencerLoop(
@@ -153,6 +155,7 @@ final class DefaultBoxline implements Boxline {
       if (sequencer != null) {
         bus.add(sequencer);
       }
+      bus.add(eventWaiters);
       boolean listening = store.listen(bus.remote());
       announcer.start();
       if (sequencer != null) {
@@ -294,6 +297,7 @@ final class DefaultBoxline implements Boxline {
     // the loops running or the store open.
     Closer closer = new Closer("Boxline " + settings.instanceId());
     closer.step("observers", () -> observers.closing(this));
+    closer.step("waiting fetches", eventWaiters::resynchronize); // they fetch once more and answer
     for (Consumer c : List.copyOf(consumers)) {
       closer.step("consumer " + c.subscription(), c::close);
     }

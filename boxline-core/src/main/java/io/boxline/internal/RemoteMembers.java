@@ -66,6 +66,7 @@ final class RemoteMembers implements RemoteConsumers {
   private final Clock clock;
   private final Observers observers;
   private final Function<String, MemberPolicy> policies;
+  private final EventWaiters waiters;
 
   /** The failure policy of each subscription's remote members, made on first use. */
   private final Map<String, FailurePolicy> failures = new ConcurrentHashMap<>();
@@ -79,8 +80,10 @@ final class RemoteMembers implements RemoteConsumers {
       TopicCache topics,
       Clock clock,
       Observers observers,
-      Function<String, MemberPolicy> policies) {
+      Function<String, MemberPolicy> policies,
+      EventWaiters waiters) {
     this.store = store;
+    this.waiters = waiters;
     this.coordination = coordination;
     this.topics = topics;
     this.clock = clock;
@@ -107,6 +110,15 @@ final class RemoteMembers implements RemoteConsumers {
               + "' must be 1 to 200 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
     }
     return member;
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Void> awaitEvents(
+      String subscriptionName, Duration timeout) {
+    SubscriptionInfo sub = subscription(subscriptionName);
+    Set<Long> ids = new HashSet<>();
+    sub.topics().forEach(t -> ids.add(topics.get(t).id()));
+    return waiters.await(ids, timeout);
   }
 
   @Override
@@ -387,8 +399,28 @@ final class RemoteMembers implements RemoteConsumers {
     }
     Instant now = clock.instant();
     int settled = 0;
+    // Each partition is settled on its own: one that was taken over does not hold back the others.
+    List<io.boxline.TopicPartition> refused = new ArrayList<>();
+    String firstRefusal = null;
     for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
-      settled += settlePartition(sub, e.getKey(), e.getValue(), now);
+      try {
+        settled += settlePartition(sub, e.getKey(), e.getValue(), now);
+      } catch (FencedException f) {
+        refused.add(
+            new io.boxline.TopicPartition(
+                topics.get(e.getKey().topicId()).name(), e.getKey().partition()));
+        firstRefusal = firstRefusal == null ? f.getMessage() : firstRefusal;
+      }
+    }
+    if (!refused.isEmpty()) {
+      throw new io.boxline.PartitionsFencedException(
+          firstRefusal
+              + (refused.size() > 1 ? " (" + refused.size() + " partitions refused)" : "")
+              + "; "
+              + settled
+              + " events of the other partitions were settled",
+          refused,
+          settled);
     }
     return settled;
   }

@@ -718,6 +718,9 @@ class ServerApiTest {
                 "{\"settle\":[{\"ackId\":\"" + ackId + "\",\"outcome\":\"done\"}]}");
     assertThat(late.status()).as(late.toString()).isEqualTo(409);
     assertThat(late.json().get("message").asText()).contains("fetch again");
+    assertThat(late.json().get("settled").asInt()).isZero();
+    assertThat(late.json().get("refused").toString())
+        .isEqualTo("[{\"topic\":\"tenant-a/fenced\",\"partition\":0}]");
     Api.Reply hole =
         api.as(A_CONSUMER)
             .post(

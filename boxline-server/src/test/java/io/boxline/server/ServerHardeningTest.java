@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -132,25 +133,9 @@ class ServerHardeningTest {
   void anOverloadedServerAnswers503WithRetryAfterAndLivenessStillAnswers() throws Exception {
     api.post("/v1/topics", "{\"name\":\"ta/idle\",\"partitions\":1}");
     api.post("/v1/subscriptions", "{\"name\":\"ta/idle-sub\",\"topics\":[\"ta/idle\"]}");
-    HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
-    // 4 threads and a queue of 32: 60 long polls fill both.
-    for (int i = 0; i < 60; i++) {
-      polls.add(
-          client.sendAsync(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          base
-                              + "/v1/subscriptions/"
-                              + enc("ta/idle-sub")
-                              + "/members/m"
-                              + i
-                              + "/fetch"))
-                  .header("Authorization", "Bearer " + A_CONSUMER)
-                  .POST(HttpRequest.BodyPublishers.ofString("{\"waitMillis\":4000}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString()));
-    }
+    // 4 threads and a queue of 32: 400 fetches at once (each a few statements, again every 250 ms
+    // while it waits) overflow them.
+    List<CompletableFuture<HttpResponse<String>>> polls = fetchesAtOnce("ta/idle-sub", 400, 4000);
     ServerApiTest.await(
         "a poll refused for overload",
         () -> polls.stream().anyMatch(f -> f.isDone() && f.join().statusCode() == 503));
@@ -166,6 +151,68 @@ class ServerHardeningTest {
     for (CompletableFuture<HttpResponse<String>> f : polls) {
       assertThat(f.get().statusCode()).isIn(200, 503);
     }
+  }
+
+  /**
+   * Seven times as many long polls as worker threads wait at once (as many as the threads and their
+   * queue take in one burst), and the server goes on answering: a waiting poll holds no thread. A
+   * published event wakes a poll at once, not at its end.
+   */
+  @Test
+  void waitingLongPollsHoldNoThread() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"ta/quiet\",\"partitions\":1}");
+    api.post("/v1/subscriptions", "{\"name\":\"ta/quiet-sub\",\"topics\":[\"ta/quiet\"]}");
+    List<CompletableFuture<HttpResponse<String>>> polls = fetchesAtOnce("ta/quiet-sub", 30, 20_000);
+    // A poll's first fetch checks its member in; then it waits (20 s) without a thread.
+    ServerApiTest.await(
+        "30 polls taken by the group",
+        () ->
+            api.get("/v1/subscriptions/" + enc("ta/quiet-sub") + "/group")
+                    .json()
+                    .path("members")
+                    .size()
+                >= 30);
+    assertThat(polls).noneMatch(CompletableFuture::isDone);
+    long t0 = System.nanoTime();
+    assertThat(api.get("/health/ready").status()).isEqualTo(200);
+    Api.Reply sent =
+        api.post(
+            "/v1/topics/" + enc("ta/quiet") + "/events",
+            "{\"key\":\"k\",\"type\":\"T\",\"payload\":{\"n\":1}}");
+    assertThat(sent.status()).as(sent.toString()).isEqualTo(200);
+    CompletableFuture<Object> first =
+        CompletableFuture.anyOf(polls.toArray(CompletableFuture[]::new));
+    @SuppressWarnings("unchecked")
+    HttpResponse<String> woken = (HttpResponse<String>) first.get(10, TimeUnit.SECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0))
+        .as("health, a publish and the wake-up, with 30 polls waiting on 4 threads")
+        .isLessThan(Duration.ofSeconds(10));
+    assertThat(woken.statusCode()).isEqualTo(200);
+    assertThat(woken.body()).contains("\"key\":\"k\"");
+  }
+
+  /** {@code n} fetches of distinct members sent at once, each waiting up to {@code waitMillis}. */
+  private List<CompletableFuture<HttpResponse<String>>> fetchesAtOnce(
+      String subscription, int n, int waitMillis) {
+    HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      polls.add(
+          client.sendAsync(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          base
+                              + "/v1/subscriptions/"
+                              + enc(subscription)
+                              + "/members/m"
+                              + i
+                              + "/fetch"))
+                  .header("Authorization", "Bearer " + A_CONSUMER)
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"waitMillis\":" + waitMillis + "}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
+    }
+    return polls;
   }
 
   static final String EXACT =

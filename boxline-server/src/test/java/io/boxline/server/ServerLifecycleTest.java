@@ -391,6 +391,56 @@ class ServerLifecycleTest {
   }
 
   /**
+   * A member waiting on server B is woken by an event that server A's sequencer placed: B hears it
+   * through the database (NOTIFY), not at the member's next check-in, which here is 10 s away.
+   */
+  @Test
+  void aMemberWaitingOnOneServerIsWokenByAnEventSequencedOnAnother() throws Exception {
+    String schema = Databases.uniqueName("bx_wake_");
+    Path cfg =
+        config(
+            postgresConfig(schema)
+                + "subscriptions:\n  - {name: watch, topics: [app/orders], groupPolicy:"
+                + " {minCheckInInterval: 10s}}\n");
+    try (ServerProcess a = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
+      Api apiA = new Api(a.awaitReady(Duration.ofSeconds(90)), TOKEN);
+      ServerApiTest.await("server A leads the sequencer", () -> a.log().contains("now leading"));
+      try (ServerProcess b = ServerProcess.start(Map.of(), "--config", cfg.toString())) {
+        Api apiB = new Api(b.awaitReady(Duration.ofSeconds(90)), TOKEN);
+        String fetch = "/v1/subscriptions/watch/members/m1/fetch";
+        assertThat(apiB.post(fetch, "{\"waitMillis\":0}").status()).isEqualTo(200);
+        java.util.concurrent.CompletableFuture<Api.Reply> waiting =
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> apiB.post(fetch, "{\"waitMillis\":25000}"));
+        ServerApiTest.await(
+            "the poll on B waits",
+            () ->
+                apiB.get("/metrics")
+                    .body()
+                    .lines()
+                    .anyMatch(
+                        l -> l.startsWith("boxline_http_fetches_waiting ") && l.endsWith(" 1.0")));
+        long t0 = System.nanoTime();
+        assertThat(
+                apiA.post(
+                        "/v1/topics/" + enc("app/orders") + "/events",
+                        "{\"key\":\"k\",\"type\":\"T\",\"payload\":{\"n\":1}}")
+                    .status())
+            .isEqualTo(200);
+        Api.Reply got = waiting.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(got.json().get("events")).as(got.toString()).hasSize(1);
+        assertThat(took)
+            .as("woken through the database, not at the check-in")
+            .isLessThan(Duration.ofSeconds(5));
+        assertThat(b.log()).doesNotContain("now leading");
+      }
+    } finally {
+      Databases.dropPostgresSchema(schema);
+    }
+  }
+
+  /**
    * TLS from a PKCS#12 keystore, and a webhook relay declared in the config: events published over
    * HTTPS reach a webhook receiver in this JVM, in order per key, and the lag of every partition
    * shows in the Prometheus output.

@@ -8,10 +8,18 @@ public final class ApiException extends RuntimeException {
   final int status;
   final String code;
 
+  /** For a settle with refused partitions: which, and how many events were settled; else null. */
+  final transient Problems.Refusal refusal;
+
   ApiException(int status, String code, String message) {
+    this(status, code, message, null);
+  }
+
+  ApiException(int status, String code, String message, Problems.Refusal refusal) {
     super(message, null, false, false);
     this.status = status;
     this.code = code;
+    this.refusal = refusal;
   }
 
   static ApiException badRequest(String message) {

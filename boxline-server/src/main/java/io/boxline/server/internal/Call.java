@@ -58,6 +58,13 @@ final class Call {
   final byte[] bodyBytes;
   private boolean answered;
   private OutputStream stream;
+  private Later later;
+
+  /**
+   * A handler's step that waits without a thread: once {@code when} completes, {@code next} runs on
+   * a worker with this call (see {@link #later}).
+   */
+  record Later(java.util.concurrent.CompletionStage<?> when, Router.RouteHandler next) {}
 
   Call(
       Request request,
@@ -204,6 +211,25 @@ final class Call {
 
   boolean answered() {
     return answered;
+  }
+
+  /**
+   * Answers later: the handler returns without an answer, and {@code next} runs on a worker once
+   * {@code when} completes (normally or not), holding no thread meanwhile. {@code next} answers, or
+   * waits again the same way.
+   */
+  void later(java.util.concurrent.CompletionStage<?> when, Router.RouteHandler next) {
+    if (answered || later != null) {
+      throw new IllegalStateException("a call answers, or waits once at a time");
+    }
+    later = new Later(when, next);
+  }
+
+  /** The wait the handler asked for, now taken (null when it answered). */
+  Later takeLater() {
+    Later l = later;
+    later = null;
+    return l;
   }
 
   void send(int status, String contentType, byte[] bytes) {

@@ -13,7 +13,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -23,16 +25,13 @@ import java.util.regex.Pattern;
  */
 final class ConsumeApi {
   static final int MAX_WAIT_MILLIS = 30_000;
-  private static final long POLL_MILLIS = 250;
   private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
   private final Boxline boxline;
-  private final TailWakeups wakeups;
   private final java.util.function.BooleanSupplier running;
 
-  ConsumeApi(Boxline boxline, TailWakeups wakeups, java.util.function.BooleanSupplier running) {
+  ConsumeApi(Boxline boxline, java.util.function.BooleanSupplier running) {
     this.boxline = boxline;
-    this.wakeups = wakeups;
     this.running = running;
   }
 
@@ -47,12 +46,59 @@ final class ConsumeApi {
   private static final Set<String> SETTLEMENT_FIELDS =
       Set.of("ackId", "outcome", "retryIn", "reason");
 
+  /** Long polls waiting between two fetches on this instance (they hold no thread). */
+  private final java.util.concurrent.atomic.AtomicInteger waiting =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Ends every wait now (the server stops): each poll fetches once more and answers. */
+  void wakeAll() {
+    polls.values().forEach(set -> set.forEach(Poll::wake));
+  }
+
+  /** How many long polls wait between two fetches, for the gauge. */
+  int waiting() {
+    return waiting.get();
+  }
+
   /** Long polls in flight on this instance, by subscription and member, so a leave ends them. */
   private final Map<String, Set<Poll>> polls = new ConcurrentHashMap<>();
 
-  /** One long poll: cancelled when its member leaves. */
+  /** One long poll: what it fetches, until when; cancelled when its member leaves. */
   private static final class Poll {
+    final SubscriptionInfo subscription;
+    final String member;
+    final double weight;
+    final int max;
+    final boolean raw;
+    final long deadline;
+    final String key;
     volatile boolean left;
+
+    /** What the poll waits on between two fetches; completing it ends the wait. */
+    volatile CompletableFuture<Void> waitingOn;
+
+    void wake() {
+      CompletableFuture<Void> w = waitingOn;
+      if (w != null) {
+        w.complete(null);
+      }
+    }
+
+    Poll(
+        SubscriptionInfo subscription,
+        String member,
+        double weight,
+        int max,
+        boolean raw,
+        long deadline) {
+      this.key = subscription.name() + "\n" + member;
+      this.subscription = subscription;
+      this.member = member;
+      this.weight = weight;
+      this.max = max;
+      this.raw = raw;
+      this.deadline = deadline;
+    }
   }
 
   private SubscriptionInfo subscription(Call c) {
@@ -72,7 +118,13 @@ final class ConsumeApi {
     return c.caller.memberId(given);
   }
 
-  private void fetch(Call c) throws InterruptedException {
+  /**
+   * A long poll that holds no thread while it waits: each step fetches (which checks the member in)
+   * and answers when there are events, the wait is over or the server stops; otherwise it waits
+   * until a log of the subscription's topics grows (here or, through the database's signal, on
+   * another instance) or the member is due to check in, and fetches again.
+   */
+  private void fetch(Call c) {
     SubscriptionInfo s = subscription(c);
     String member = member(c);
     JsonNode body = c.bodyOrEmpty();
@@ -85,51 +137,85 @@ final class ConsumeApi {
           "waitMillis must be between 0 and " + MAX_WAIT_MILLIS + ", got " + waitMillis);
     }
     boolean raw = Payloads.base64(AdminApi.text(body, "payload", false));
-    RemoteConsumers members = boxline.remoteConsumers();
-    long deadline = System.nanoTime() + Duration.ofMillis(waitMillis).toNanos();
-    String pollKey = s.name() + "\n" + member;
-    Poll poll = new Poll();
-    polls.computeIfAbsent(pollKey, k -> ConcurrentHashMap.newKeySet()).add(poll);
-    RemoteConsumers.Batch batch;
+    Poll poll = new Poll(s, member, weight, max, raw, System.nanoTime() + waitMillis * 1_000_000L);
+    polls.computeIfAbsent(poll.key, k -> ConcurrentHashMap.newKeySet()).add(poll);
+    step(c, poll);
+  }
+
+  /**
+   * One fetch of a long poll; answers, or waits without a thread and comes back. The wait is taken
+   * before the fetch, so an event that arrives during the fetch ends it at once.
+   */
+  private void step(Call c, Poll poll) {
     try {
-      while (true) {
-        long seen = wakeups.generation();
-        batch = Call.valid(() -> members.fetch(s.name(), member, weight, max));
-        if (poll.left) {
-          // The member left while this poll ran: it stays out, and what was read goes back.
-          members.leave(s.name(), member);
-          batch = new RemoteConsumers.Batch(List.of(), List.of(), batch.checkInWithin());
-          break;
-        }
-        long left = (deadline - System.nanoTime()) / 1_000_000;
-        if (!batch.deliveries().isEmpty() || left <= 0 || !running.getAsBoolean()) {
-          break;
-        }
-        wakeups.await(seen, Math.min(left, POLL_MILLIS));
-        if (poll.left) {
-          batch = new RemoteConsumers.Batch(List.of(), List.of(), batch.checkInWithin());
-          break;
-        }
+      RemoteConsumers members = boxline.remoteConsumers();
+      String name = poll.subscription.name();
+      long left = (poll.deadline - System.nanoTime()) / 1_000_000;
+      CompletableFuture<Void> woken =
+          left > 0 ? members.awaitEvents(name, Duration.ofMillis(left)) : null;
+      RemoteConsumers.Batch batch =
+          Call.valid(() -> members.fetch(name, poll.member, poll.weight, poll.max));
+      if (poll.left) {
+        // The member left while this poll ran: it stays out, and what was read goes back.
+        members.leave(name, poll.member);
+        batch = new RemoteConsumers.Batch(List.of(), List.of(), batch.checkInWithin());
       }
-    } finally {
-      polls.computeIfPresent(
-          pollKey,
-          (k, set) -> {
-            set.remove(poll);
-            return set.isEmpty() ? null : set;
+      if (woken == null || poll.left || !batch.deliveries().isEmpty() || !running.getAsBoolean()) {
+        if (woken != null) {
+          woken.cancel(false);
+        }
+        answer(c, poll, batch);
+        return;
+      }
+      // Fetch again when events come, or when the member must check in again (a fetch is its
+      // check-in), or at the end of the wait.
+      woken.completeOnTimeout(
+          null, Math.min(left, batch.checkInWithin().toMillis()), TimeUnit.MILLISECONDS);
+      Duration checkIn = batch.checkInWithin();
+      waiting.incrementAndGet();
+      poll.waitingOn = woken;
+      if (poll.left || !running.getAsBoolean()) {
+        woken.complete(null); // a leave or a stop that came during the fetch
+      }
+      c.later(
+          woken,
+          next -> {
+            waiting.decrementAndGet();
+            if (poll.left) {
+              answer(next, poll, new RemoteConsumers.Batch(List.of(), List.of(), checkIn));
+            } else {
+              step(next, poll);
+            }
           });
+    } catch (RuntimeException e) {
+      forget(poll);
+      throw e;
     }
+  }
+
+  private void forget(Poll poll) {
+    polls.computeIfPresent(
+        poll.key,
+        (k, set) -> {
+          set.remove(poll);
+          return set.isEmpty() ? null : set;
+        });
+  }
+
+  private void answer(Call c, Poll poll, RemoteConsumers.Batch batch) {
+    forget(poll);
+    SubscriptionInfo s = poll.subscription;
     byte[] key = c.caller.ackKey();
     List<Object> events = new ArrayList<>();
     for (RemoteConsumers.Delivery d : batch.deliveries()) {
       events.add(
           Views.of(
               "ackId",
-              AckIds.seal(key, s.name(), member, d.ackId()),
+              AckIds.seal(key, s.name(), poll.member, d.ackId()),
               "attempt",
               d.attempt(),
               "event",
-              Views.event(d.event(), raw)));
+              Views.event(d.event(), poll.raw)));
     }
     List<Object> partitions = new ArrayList<>();
     batch
@@ -221,7 +307,11 @@ final class ConsumeApi {
     }
     Set<Poll> inFlight = polls.get(s.name() + "\n" + member);
     if (inFlight != null) {
-      inFlight.forEach(p -> p.left = true);
+      inFlight.forEach(
+          p -> {
+            p.left = true;
+            p.wake();
+          });
     }
     Call.valid(
         () -> {

@@ -24,13 +24,39 @@ public final class DevPostgres implements Closeable {
           + " database.url in a config and run without --dev";
 
   private final Closeable postgres;
+  private final java.util.concurrent.atomic.AtomicBoolean hookDisarmed;
   final String jdbcUrl;
   final int port;
 
-  private DevPostgres(Closeable postgres, String jdbcUrl, int port) {
+  private DevPostgres(
+      Closeable postgres,
+      java.util.concurrent.atomic.AtomicBoolean hookDisarmed,
+      String jdbcUrl,
+      int port) {
     this.postgres = postgres;
+    this.hookDisarmed = hookDisarmed;
     this.jdbcUrl = jdbcUrl;
     this.port = port;
+  }
+
+  /**
+   * The library stops its PostgreSQL in a JVM shutdown hook of its own, which would run beside the
+   * server's hook and stop the database while Boxline still drains (stack traces at every stop).
+   * Its {@code close} does nothing once its {@code closed} flag is set: set it now, so that only
+   * {@link #close}, run by the server after Boxline has stopped, stops the database. Null when the
+   * library has no such flag (its hook then stays as it is).
+   */
+  private static java.util.concurrent.atomic.AtomicBoolean disarmHook(Object pg) {
+    try {
+      java.lang.reflect.Field f = pg.getClass().getDeclaredField("closed");
+      f.setAccessible(true);
+      java.util.concurrent.atomic.AtomicBoolean closed =
+          (java.util.concurrent.atomic.AtomicBoolean) f.get(pg);
+      closed.set(true);
+      return closed;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
   }
 
   /** Whether the embedded PostgreSQL is on the classpath (looked up without loading it). */
@@ -57,7 +83,7 @@ public final class DevPostgres implements Closeable {
               type.getMethod("getJdbcUrl", String.class, String.class)
                   .invoke(pg, "postgres", "postgres");
       int port = (Integer) type.getMethod("getPort").invoke(pg);
-      return new DevPostgres((Closeable) pg, url, port);
+      return new DevPostgres((Closeable) pg, disarmHook(pg), url, port);
     } catch (InvocationTargetException e) {
       Throwable cause = e.getCause();
       if (cause instanceof IOException) {
@@ -79,6 +105,9 @@ public final class DevPostgres implements Closeable {
 
   @Override
   public void close() throws IOException {
+    if (hookDisarmed != null) {
+      hookDisarmed.set(false); // armed again for this one close
+    }
     postgres.close();
   }
 }

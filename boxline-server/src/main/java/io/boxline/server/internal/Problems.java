@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -16,9 +17,28 @@ import java.util.TreeSet;
 final class Problems {
   private Problems() {}
 
-  /** The body of every error answer. */
+  /**
+   * The body of every error answer; {@code settled} and {@code refused} only in a settle's 409 that
+   * refused some partitions (the others were settled).
+   */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  record Problem(int status, String error, String message, String correlationId) {}
+  record Problem(
+      int status,
+      String error,
+      String message,
+      String correlationId,
+      Integer settled,
+      List<PartitionRef> refused) {
+    Problem(int status, String error, String message, String correlationId) {
+      this(status, error, message, correlationId, null, null);
+    }
+  }
+
+  /** A partition named in an answer. */
+  record PartitionRef(String topic, int partition) {}
+
+  /** The partitions a settle refused, and the events of the others it settled. */
+  record Refusal(int settled, List<PartitionRef> refused) {}
 
   /** A value from the request, shortened and with control characters replaced, for a message. */
   static String quote(String s) {

@@ -216,13 +216,31 @@ final class Router extends Handler.Abstract.NonBlocking {
 
   /** Authenticates, runs the handler and answers; on a worker thread (or inline). */
   private void run(Exchange x, Route route, Map<String, String> params, byte[] body) {
-    Call call = null;
+    Call call;
     try {
       Auth.Caller caller =
           route.open() ? null : auth.authenticate(x.request.getHeaders().get("Authorization"));
       x.callerName = caller == null ? "-" : caller.name;
       call = new Call(x.request, x.response, x.callback, params, caller, body);
-      route.handler().handle(call);
+    } catch (Throwable e) {
+      x.fail(e);
+      return;
+    }
+    step(x, route, call, route.handler());
+  }
+
+  /**
+   * Runs one step of a call's handler and answers; a step that asked to wait ({@link Call#later})
+   * holds no thread: the next step is handed to a worker once the wait is over.
+   */
+  private void step(Exchange x, Route route, Call call, RouteHandler handler) {
+    try {
+      handler.handle(call);
+      Call.Later later = call.takeLater();
+      if (later != null) {
+        later.when().whenComplete((v, e) -> resume(x, route, call, later.next()));
+        return;
+      }
       if (call.answered()) {
         call.finishStream();
         x.status = x.response.getStatus();
@@ -231,7 +249,7 @@ final class Router extends Handler.Abstract.NonBlocking {
         throw new IllegalStateException("the handler of " + route.pattern() + " gave no answer");
       }
     } catch (Throwable e) {
-      if (call != null && call.answered()) {
+      if (call.answered()) {
         // A stream that failed half-way: end it; the client sees the connection close.
         LOG.log(Level.DEBUG, "http " + x.method + " " + route.pattern() + " ended early", e);
         call.finishStream();
@@ -239,6 +257,20 @@ final class Router extends Handler.Abstract.NonBlocking {
         return;
       }
       x.fail(e);
+    }
+  }
+
+  private void resume(Exchange x, Route route, Call call, RouteHandler next) {
+    try {
+      workers.execute(() -> step(x, route, call, next));
+    } catch (RejectedExecutionException full) {
+      x.response.getHeaders().put("Retry-After", "1");
+      x.fail(
+          new ApiException(
+              503,
+              "overloaded",
+              "the server is answering as many requests as it can (http.threads); retry after a"
+                  + " second"));
     }
   }
 
@@ -295,7 +327,15 @@ final class Router extends Handler.Abstract.NonBlocking {
       try {
         bytes =
             Call.JSON.writeValueAsBytes(
-                new Problems.Problem(api.status, api.code, api.getMessage(), correlation));
+                api.refusal == null
+                    ? new Problems.Problem(api.status, api.code, api.getMessage(), correlation)
+                    : new Problems.Problem(
+                        api.status,
+                        api.code,
+                        api.getMessage(),
+                        correlation,
+                        api.refusal.settled(),
+                        api.refusal.refused()));
       } catch (Exception never) {
         bytes = "{\"status\":500,\"error\":\"internal\"}".getBytes(StandardCharsets.UTF_8);
       }
@@ -347,6 +387,17 @@ final class Router extends Handler.Abstract.NonBlocking {
     }
     if (e instanceof NotFoundException) {
       return ApiException.notFound(e.getMessage());
+    }
+    if (e instanceof io.boxline.PartitionsFencedException f) {
+      return new ApiException(
+          409,
+          "conflict",
+          f.getMessage(),
+          new Problems.Refusal(
+              f.settled(),
+              f.refused().stream()
+                  .map(p -> new Problems.PartitionRef(p.topic().toString(), p.partition()))
+                  .toList()));
     }
     if (e instanceof BusySubscriptionException
         || e instanceof FencedException

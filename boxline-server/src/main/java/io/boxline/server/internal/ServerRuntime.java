@@ -6,6 +6,7 @@ import io.boxline.jdbc.JdbcStore;
 import io.boxline.micrometer.BoxlineMetrics;
 import io.boxline.relay.Relay;
 import io.boxline.server.ServerConfig;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -41,6 +42,7 @@ public final class ServerRuntime implements AutoCloseable {
   private final ServerConfig config;
   private Database database;
   private PrometheusMeterRegistry registry;
+  private ConsumeApi consume;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
@@ -196,7 +198,11 @@ public final class ServerRuntime implements AutoCloseable {
       new ConsoleAssets().register(router);
     }
     new ProduceApi(boxline, h.maxStreams(), () -> running, wakeups).register(router);
-    new ConsumeApi(boxline, wakeups, () -> running).register(router);
+    consume = new ConsumeApi(boxline, () -> running);
+    consume.register(router);
+    Gauge.builder("boxline.http.fetches.waiting", consume, ConsumeApi::waiting)
+        .description("long-poll fetches waiting for events, holding no thread")
+        .register(registry);
     registerOps(router);
     jetty.setHandler(router);
     jetty.setStopTimeout(0);
@@ -295,6 +301,9 @@ public final class ServerRuntime implements AutoCloseable {
     Duration timeout = config.http().shutdownTimeout();
     long deadline = System.nanoTime() + timeout.toNanos();
     running = false;
+    if (consume != null) {
+      consume.wakeAll(); // waiting long polls answer now with what they have
+    }
     if (router != null) {
       // Requests still arriving on open connections get 503; tail streams see running = false.
       router.closing();

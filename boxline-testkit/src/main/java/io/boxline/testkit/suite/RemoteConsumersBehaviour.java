@@ -16,6 +16,7 @@ import io.boxline.Event;
 import io.boxline.FencedException;
 import io.boxline.MemberPolicy;
 import io.boxline.OutgoingEvent;
+import io.boxline.PartitionLag;
 import io.boxline.RemoteConsumers;
 import io.boxline.RemoteConsumers.Delivery;
 import io.boxline.RemoteConsumers.Outcome;
@@ -194,6 +195,60 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     assertThatThrownBy(() -> members.fetch("remote-fence", "not ok", 1, 10))
         .isInstanceOf(ValidationException.class)
         .hasMessageContaining("member id");
+  }
+
+  /**
+   * A settle of two partitions after one of them moved to another member: that one is refused and
+   * named, and the other is settled, not held back by it.
+   */
+  @Test
+  void aSettleRefusesOnlyThePartitionsTheMemberLostAndSettlesTheRest() {
+    TopicName t = topic(boxline, "acme/remote/partly", 4);
+    subscribe(boxline, "remote-partly", t);
+    for (int i = 0; i < 16; i++) {
+      publish(t, "k" + i, Integer.toString(i));
+    }
+    SuiteSupport.awaitSequenced(boxline, "remote-partly", 16);
+    RemoteConsumers members = boxline.remoteConsumers();
+    List<Delivery> first = fetchUntil(members, "remote-partly", 16);
+    Map<Integer, Long> fetched = new HashMap<>();
+    first.forEach(d -> fetched.merge(d.event().partition(), 1L, Long::sum));
+    assertThat(fetched).as("the sixteen keys land on every partition").hasSize(4);
+    Set<Integer> toR2 = new HashSet<>();
+    Await.until(
+        WAIT,
+        "r2 takes partitions from r1",
+        () -> {
+          members.fetch("remote-partly", "r1", 1, 100); // gives up r1's share beyond its own
+          members
+              .fetch("remote-partly", "r2", 1, 100)
+              .deliveries()
+              .forEach(d -> toR2.add(d.event().partition()));
+          return !toR2.isEmpty();
+        });
+    List<Settlement> all = new ArrayList<>();
+    first.forEach(d -> all.add(Settlement.done(d.ackId())));
+    Throwable thrown =
+        org.assertj.core.api.Assertions.catchThrowable(
+            () -> members.settle("remote-partly", "r1", all));
+    assertThat(thrown)
+        .as("r1 lost some partitions")
+        .isInstanceOf(io.boxline.PartitionsFencedException.class);
+    io.boxline.PartitionsFencedException refusal = (io.boxline.PartitionsFencedException) thrown;
+    Set<Integer> refused = new HashSet<>();
+    refusal.refused().forEach(p -> refused.add(p.partition()));
+    assertThat(refusal.refused()).allSatisfy(p -> assertThat(p.topic()).isEqualTo(t));
+    assertThat(refused).containsAll(toR2).hasSizeLessThan(4);
+    long kept = 0;
+    for (PartitionLag l : boxline.admin().lag("remote-partly")) {
+      long expected = refused.contains(l.partition()) ? 0 : fetched.get(l.partition());
+      kept += expected;
+      assertThat(l.position()).as("partition %d", l.partition()).isEqualTo(expected);
+    }
+    assertThat(refusal.settled()).isEqualTo((int) kept);
+    assertThat(refusal.getMessage())
+        .contains("fetch again")
+        .contains(kept + " events of the other partitions were settled");
   }
 
   /**
