@@ -117,6 +117,15 @@ final class JdbcSql {
     }
   }
 
+  /** Runs {@code work} on a pooled connection in auto-commit mode. */
+  <T> T on(String name, Work<T> work) {
+    try (Connection c = connect()) {
+      return work.run(c);
+    } catch (SQLException e) {
+      throw fail(name, e);
+    }
+  }
+
   /** Runs {@code work} in a transaction on a pooled connection; rolls back on any failure. */
   <T> T tx(String name, Work<T> work) {
     try (Connection c = connect()) {

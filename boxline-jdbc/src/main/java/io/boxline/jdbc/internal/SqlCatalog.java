@@ -126,11 +126,7 @@ final class SqlCatalog {
   }
 
   Optional<TopicInfo> findTopic(TopicName topic) {
-    try (Connection c = db.connect()) {
-      return topicByName(c, topic);
-    } catch (SQLException e) {
-      throw db.fail("topic_by_name", e);
-    }
+    return db.on("topic_by_name", c -> topicByName(c, topic));
   }
 
   Optional<TopicInfo> findTopic(long topicId) {
@@ -293,11 +289,7 @@ final class SqlCatalog {
   }
 
   Optional<SubscriptionInfo> findSubscription(String name) {
-    try (Connection c = db.connect()) {
-      return subscription(c, name);
-    } catch (SQLException e) {
-      throw db.fail("subscription_by_name", e);
-    }
+    return db.on("subscription_by_name", c -> subscription(c, name));
   }
 
   List<PartitionLag> lag(long subscriptionId) {

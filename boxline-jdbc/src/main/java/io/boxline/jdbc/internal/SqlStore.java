@@ -389,11 +389,7 @@ public final class SqlStore implements Store {
 
   @Override
   public void inboxRecord(long subscriptionId, String key) {
-    try (Connection c = db.connect()) {
-      parking.inboxClaim(c, subscriptionId, key);
-    } catch (SQLException e) {
-      throw fail("inbox_claim", e);
-    }
+    db.on("inbox_claim", c -> parking.inboxClaim(c, subscriptionId, key));
   }
 
   @Override
