@@ -17,7 +17,6 @@ import io.boxline.Event;
 import io.boxline.EventTypes;
 import io.boxline.NotFoundException;
 import io.boxline.PartitionLag;
-import io.boxline.RetryPolicy;
 import io.boxline.StartPosition;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicName;
@@ -332,7 +331,7 @@ public abstract class DeliveryBehaviour extends DatabaseSuite {
     Consumer c =
         boxline
             .consumer("s")
-            .retryPolicy(deadLetterAtOnce())
+            .retryPolicy(SuiteSupport.deadLetterAtOnce())
             .handler(
                 e -> {
                   if (body(e).equals("k-2") && broken.get()) {
@@ -341,7 +340,7 @@ public abstract class DeliveryBehaviour extends DatabaseSuite {
                   handled.record(e);
                 })
             .start();
-    awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
+    SuiteSupport.awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
     c.close();
 
     boxline.admin().rewind("s", StartPosition.earliest());
@@ -456,22 +455,5 @@ public abstract class DeliveryBehaviour extends DatabaseSuite {
     assertThat(c2.stop(Duration.ofSeconds(5))).isTrue();
     assertThat(SuiteSupport.totalPosition(boxline.admin().lag("s"))).isEqualTo(10);
     c2.close(); // safe twice
-  }
-
-  /** Of events k-0 … k-4 on subscription "s": k-2 became a dead letter, the others were handled. */
-  private static void awaitK2DeadLetteredAndTheOthersHandled(Boxline boxline, Recorder handled) {
-    Await.until(
-        WAIT,
-        "k-2 dead-lettered",
-        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
-    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
-    SuiteSupport.awaitCaughtUp(boxline, "s");
-  }
-
-  /** One attempt, then a dead letter. */
-  private static RetryPolicy deadLetterAtOnce() {
-    return RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
-        .inPlaceAttempts(1)
-        .maxAttempts(1);
   }
 }

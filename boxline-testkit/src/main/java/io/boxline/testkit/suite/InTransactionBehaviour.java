@@ -10,19 +10,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.Boxline;
-import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
 import io.boxline.EventTypes;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
-import io.boxline.RetryPolicy;
 import io.boxline.Sequencing;
 import io.boxline.TopicName;
 import io.boxline.TransactionWork;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.suite.SuiteSupport.Recorder;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -403,7 +400,7 @@ public abstract class InTransactionBehaviour extends DatabaseSuite {
     Recorder handled = new Recorder();
     boxline
         .consumer("s")
-        .retryPolicy(deadLetterAtOnce())
+        .retryPolicy(SuiteSupport.deadLetterAtOnce())
         .handler(
             e -> {
               if (body(e).equals("k-2")) {
@@ -413,7 +410,7 @@ public abstract class InTransactionBehaviour extends DatabaseSuite {
             })
         .start();
     publish(boxline, t, "k", 5);
-    awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
+    SuiteSupport.awaitK2DeadLetteredAndTheOthersHandled(boxline, handled);
     assertThat(handled.all)
         .extracting(SuiteSupport::body)
         .containsExactly("k-0", "k-1", "k-3", "k-4");
@@ -452,22 +449,5 @@ public abstract class InTransactionBehaviour extends DatabaseSuite {
     // The producer's instance told the other one: it had no sequencer to do it.
     assertThat(producer.stats().announcements()).isPositive();
     assertThat(producer.stats().eventsSequenced()).isZero();
-  }
-
-  /** Of events k-0 … k-4 on subscription "s": k-2 became a dead letter, the others were handled. */
-  private static void awaitK2DeadLetteredAndTheOthersHandled(Boxline boxline, Recorder handled) {
-    Await.until(
-        WAIT,
-        "k-2 dead-lettered",
-        () -> boxline.deadLetters().list(DeadLetterQuery.of("s")).size() == 1);
-    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
-    SuiteSupport.awaitCaughtUp(boxline, "s");
-  }
-
-  /** One attempt, then a dead letter. */
-  private static RetryPolicy deadLetterAtOnce() {
-    return RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
-        .inPlaceAttempts(1)
-        .maxAttempts(1);
   }
 }

@@ -238,4 +238,21 @@ public final class SuiteSupport {
   public static NamespacePath ns(String path) {
     return NamespacePath.of(path);
   }
+
+  /** Of events k-0 … k-4 on subscription "s": k-2 became a dead letter, the others were handled. */
+  static void awaitK2DeadLetteredAndTheOthersHandled(Boxline boxline, Recorder handled) {
+    Await.until(
+        WAIT,
+        "k-2 dead-lettered",
+        () -> boxline.deadLetters().list(io.boxline.DeadLetterQuery.of("s")).size() == 1);
+    Await.until(WAIT, "the other 4 handled", () -> handled.size() >= 4);
+    awaitCaughtUp(boxline, "s");
+  }
+
+  /** One attempt, then a dead letter. */
+  static io.boxline.RetryPolicy deadLetterAtOnce() {
+    return io.boxline.RetryPolicy.exponential(Duration.ofMillis(10), Duration.ofMillis(20))
+        .inPlaceAttempts(1)
+        .maxAttempts(1);
+  }
 }
