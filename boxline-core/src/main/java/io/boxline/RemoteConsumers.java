@@ -59,6 +59,15 @@ public interface RemoteConsumers {
    */
   java.util.concurrent.CompletableFuture<Void> awaitEvents(String subscription, Duration timeout);
 
+  /**
+   * Completes when the log of {@code topic} grows, in this process or (as for {@link #awaitEvents})
+   * in another the store hears; or after {@code timeout}. Holds no thread. For following a topic (a
+   * tail) without reading its heads on a timer.
+   *
+   * @throws NotFoundException when the topic does not exist
+   */
+  java.util.concurrent.CompletableFuture<Void> awaitAppend(TopicName topic, Duration timeout);
+
   /** Leaves the group at once: its partitions are free for the others. */
   void leave(String subscription, String member);
 

@@ -122,6 +122,12 @@ final class RemoteMembers implements RemoteConsumers {
   }
 
   @Override
+  public java.util.concurrent.CompletableFuture<Void> awaitAppend(
+      io.boxline.TopicName topic, Duration timeout) {
+    return waiters.await(Set.of(topics.get(topic).id()), timeout);
+  }
+
+  @Override
   public Batch fetch(String subscriptionName, String memberId, double weight, int maxEvents) {
     String me = member(memberId);
     if (!(weight > 0 && weight <= 1000)) {

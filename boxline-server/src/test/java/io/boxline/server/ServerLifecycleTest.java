@@ -434,6 +434,46 @@ class ServerLifecycleTest {
             .as("woken through the database, not at the check-in")
             .isLessThan(Duration.ofSeconds(5));
         assertThat(b.log()).doesNotContain("now leading");
+
+        // A tail on B is woken the same way; idle, it would look at the topic only every 5 s.
+        java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+        java.util.concurrent.BlockingQueue<String> lines =
+            new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.CompletableFuture<?> tail =
+            client
+                .sendAsync(
+                    java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(
+                                apiB.base
+                                    + "/v1/topics/"
+                                    + enc("app/orders")
+                                    + "/tail?from=latest"))
+                        .header("Authorization", "Bearer " + TOKEN)
+                        .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofLines())
+                .thenAccept(r -> r.body().forEach(lines::add));
+        try {
+          assertThat(lines.poll(30, java.util.concurrent.TimeUnit.SECONDS))
+              .as("the stream has begun")
+              .startsWith("retry:");
+          long t1 = System.nanoTime();
+          assertThat(
+                  apiA.post(
+                          "/v1/topics/" + enc("app/orders") + "/events",
+                          "{\"key\":\"tail-k\",\"type\":\"T\",\"payload\":{\"n\":2}}")
+                      .status())
+              .isEqualTo(200);
+          String line;
+          do {
+            line = lines.poll(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(line).as("the tail on B shows the event").isNotNull();
+          } while (!line.contains("tail-k"));
+          assertThat(Duration.ofNanos(System.nanoTime() - t1))
+              .as("the tail woken through the database, not by its 5-s look")
+              .isLessThan(Duration.ofSeconds(2));
+        } finally {
+          tail.cancel(true);
+        }
       }
     } finally {
       Databases.dropPostgresSchema(schema);

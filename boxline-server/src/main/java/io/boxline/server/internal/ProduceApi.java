@@ -12,6 +12,7 @@ import io.boxline.server.internal.Auth.Action;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -41,19 +43,27 @@ final class ProduceApi {
           "headers",
           "idempotencyKey",
           "deliverAt");
-  private static final long IDLE_POLL_MILLIS = 200;
+
+  /**
+   * The longest a tail waits without looking at its topic: it is woken when the topic's log grows
+   * (here or, through the database's signal, on another server), so this only bounds a lost signal.
+   */
+  private static final long IDLE_MILLIS = 5_000;
+
   private static final long KEEPALIVE_MILLIS = 15_000;
 
   private final Boxline boxline;
   private final Semaphore streams;
   private final BooleanSupplier running;
-  private final TailWakeups wakeups;
 
-  ProduceApi(Boxline boxline, int maxStreams, BooleanSupplier running, TailWakeups wakeups) {
+  /** What each open tail waits on between two looks at its topic; completing one wakes it. */
+  private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> waits =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  ProduceApi(Boxline boxline, int maxStreams, BooleanSupplier running) {
     this.boxline = boxline;
     this.streams = new Semaphore(maxStreams);
     this.running = running;
-    this.wakeups = wakeups;
   }
 
   void register(Router r) {
@@ -253,7 +263,9 @@ final class ProduceApi {
       out.flush();
       long lastWrite = System.nanoTime();
       while (running.getAsBoolean()) {
-        long seen = wakeups.generation();
+        // Taken before the heads are read: an event placed meanwhile ends the wait at once.
+        java.util.concurrent.CompletableFuture<Void> woken =
+            boxline.remoteConsumers().awaitAppend(topic, Duration.ofMillis(IDLE_MILLIS));
         List<Long> heads = boxline.admin().topicState(topic).heads();
         boolean sent = false;
         for (int p = 0; p < positions.length; p++) {
@@ -287,6 +299,7 @@ final class ProduceApi {
           }
         }
         if (sent) {
+          woken.cancel(false);
           out.flush();
           lastWrite = System.nanoTime();
           continue;
@@ -296,7 +309,17 @@ final class ProduceApi {
           out.flush();
           lastWrite = System.nanoTime();
         }
-        wakeups.await(seen, IDLE_POLL_MILLIS);
+        waits.add(woken);
+        if (!running.getAsBoolean()) {
+          woken.complete(null); // a stop that came meanwhile
+        }
+        try {
+          woken.join();
+        } catch (java.util.concurrent.CancellationException | CompletionException e) {
+          // ended for a stop: the loop checks running
+        } finally {
+          waits.remove(woken);
+        }
       }
     } catch (IOException closedByClient) {
       // The client went away: the stream ends.
@@ -338,5 +361,10 @@ final class ProduceApi {
                 + (positions.length - 1));
       }
     }
+  }
+
+  /** Wakes every open tail (the server stops): each sees that and ends its stream. */
+  void wakeAll() {
+    waits.forEach(w -> w.complete(null));
   }
 }

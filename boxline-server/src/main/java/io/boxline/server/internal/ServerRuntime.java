@@ -43,6 +43,7 @@ public final class ServerRuntime implements AutoCloseable {
   private Database database;
   private PrometheusMeterRegistry registry;
   private ConsumeApi consume;
+  private ProduceApi produce;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
@@ -50,7 +51,6 @@ public final class ServerRuntime implements AutoCloseable {
   private ThreadPoolExecutor executor;
   private Router router;
   private Auth auth;
-  private final TailWakeups wakeups = new TailWakeups();
   private volatile boolean running;
   private boolean closed;
 
@@ -82,7 +82,6 @@ public final class ServerRuntime implements AutoCloseable {
             .store(
                 JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build())
             .observer(metrics)
-            .observer(wakeups)
             .migrate(config.database().migrate());
     for (ServerConfig.Subscription s : config.subscriptions()) {
       builder.memberPolicy(s.name(), s.members());
@@ -197,7 +196,8 @@ public final class ServerRuntime implements AutoCloseable {
     if (h.console()) {
       new ConsoleAssets().register(router);
     }
-    new ProduceApi(boxline, h.maxStreams(), () -> running, wakeups).register(router);
+    produce = new ProduceApi(boxline, h.maxStreams(), () -> running);
+    produce.register(router);
     consume = new ConsumeApi(boxline, () -> running);
     consume.register(router);
     Gauge.builder("boxline.http.fetches.waiting", consume, ConsumeApi::waiting)
@@ -303,6 +303,9 @@ public final class ServerRuntime implements AutoCloseable {
     running = false;
     if (consume != null) {
       consume.wakeAll(); // waiting long polls answer now with what they have
+    }
+    if (produce != null) {
+      produce.wakeAll(); // tail streams end now
     }
     if (router != null) {
       // Requests still arriving on open connections get 503; tail streams see running = false.
