@@ -68,6 +68,16 @@ public interface RemoteConsumers {
    */
   java.util.concurrent.CompletableFuture<Void> awaitAppend(TopicName topic, Duration timeout);
 
+  /**
+   * Completes when the log of any of {@code topics} grows (as {@link #awaitAppend(TopicName,
+   * Duration)}), or after {@code timeout}. A server that already knows a subscription's topics
+   * waits with this instead of {@link #awaitEvents}, which looks the subscription up.
+   *
+   * @throws NotFoundException when a topic does not exist
+   */
+  java.util.concurrent.CompletableFuture<Void> awaitAppend(
+      java.util.Collection<TopicName> topics, Duration timeout);
+
   /** Leaves the group at once: its partitions are free for the others. */
   void leave(String subscription, String member);
 

@@ -128,6 +128,14 @@ final class RemoteMembers implements RemoteConsumers {
   }
 
   @Override
+  public java.util.concurrent.CompletableFuture<Void> awaitAppend(
+      java.util.Collection<io.boxline.TopicName> names, Duration timeout) {
+    Set<Long> ids = new HashSet<>();
+    names.forEach(t -> ids.add(topics.get(t).id()));
+    return waiters.await(ids, timeout);
+  }
+
+  @Override
   public Batch fetch(String subscriptionName, String memberId, double weight, int maxEvents) {
     String me = member(memberId);
     if (!(weight > 0 && weight <= 1000)) {

@@ -902,4 +902,47 @@ class ServerApiTest {
     assertThat(api.get(bSub).status()).isEqualTo(200);
     assertThat(api.get("/v1/subscriptions/steal").status()).isEqualTo(404);
   }
+
+  /**
+   * A member whose connection closes in a long poll (its process killed) stops being checked in: it
+   * leaves the group at its deadline (3 × 2 s), not when its 30-s wait would have ended.
+   */
+  @Test
+  void aMemberWhoseConnectionClosesInALongPollLeavesAtItsDeadline() throws Exception {
+    assertThat(
+            api.post("/v1/subscriptions", "{\"name\":\"a-gone\",\"topics\":[\"tenant-a/orders\"]}")
+                .status())
+        .isEqualTo(201);
+    URI base = URI.create(api.base);
+    String body = "{\"waitMillis\":30000}";
+    long closedAt;
+    try (java.net.Socket s = new java.net.Socket(base.getHost(), base.getPort())) {
+      s.getOutputStream()
+          .write(
+              ("POST /v1/subscriptions/a-gone/members/doomed/fetch HTTP/1.1\r\n"
+                      + "Host: x\r\nAuthorization: Bearer "
+                      + A_CONSUMER
+                      + "\r\nContent-Type: application/json\r\nContent-Length: "
+                      + body.length()
+                      + "\r\n\r\n"
+                      + body)
+                  .getBytes(StandardCharsets.UTF_8));
+      s.getOutputStream().flush();
+      await(
+          "the member in the group",
+          () ->
+              api.get("/v1/subscriptions/a-gone/group")
+                  .json()
+                  .get("members")
+                  .findValuesAsText("id")
+                  .contains("a-consumer:doomed"));
+      closedAt = System.nanoTime();
+    }
+    await(
+        "the member gone",
+        () -> api.get("/v1/subscriptions/a-gone/group").json().get("members").isEmpty());
+    double seconds = (System.nanoTime() - closedAt) / 1e9;
+    assertThat(seconds).as("left after its deadline, not after waitMillis").isLessThan(15);
+    assertThat(api.delete("/v1/subscriptions/a-gone?force=true").status()).isEqualTo(200);
+  }
 }

@@ -209,6 +209,37 @@ final class Call {
     send(status, "application/json", bytes);
   }
 
+  /**
+   * Whether the client has closed its HTTP/1 connection while its request waits. Jetty does not
+   * read an HTTP/1 connection while a request is being answered, so a client killed during a long
+   * poll goes unnoticed until the answer is written; this reads the connection once, without
+   * blocking, to find out. Bytes a client sent meanwhile (a pipelined request) cannot be put back:
+   * the connection is then closed after this answer, which such a client sees as a closed
+   * connection before its next answer. HTTP/2 streams are always read by Jetty (a failure listener
+   * hears their end), so they are not probed.
+   */
+  boolean peerClosed() {
+    var meta = request.getConnectionMetaData();
+    if (meta.getHttpVersion() != org.eclipse.jetty.http.HttpVersion.HTTP_1_1
+        && meta.getHttpVersion() != org.eclipse.jetty.http.HttpVersion.HTTP_1_0) {
+      return false;
+    }
+    org.eclipse.jetty.io.EndPoint ep = meta.getConnection().getEndPoint();
+    if (!ep.isOpen() || ep.isInputShutdown()) {
+      return true;
+    }
+    try {
+      ByteBuffer probe = org.eclipse.jetty.util.BufferUtil.allocate(1);
+      int n = ep.fill(probe);
+      if (n > 0) {
+        response.getHeaders().put("Connection", "close");
+      }
+      return n < 0;
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
   boolean answered() {
     return answered;
   }

@@ -74,6 +74,9 @@ final class ConsumeApi {
     final String key;
     volatile boolean left;
 
+    /** The client's connection failed or closed: the poll ends without checking in again. */
+    volatile boolean gone;
+
     /** What the poll waits on between two fetches; completing it ends the wait. */
     volatile CompletableFuture<Void> waitingOn;
 
@@ -139,6 +142,14 @@ final class ConsumeApi {
     boolean raw = Payloads.base64(AdminApi.text(body, "payload", false));
     Poll poll = new Poll(s, member, weight, max, raw, System.nanoTime() + waitMillis * 1_000_000L);
     polls.computeIfAbsent(poll.key, k -> ConcurrentHashMap.newKeySet()).add(poll);
+    // A client that dies in a long poll (killed, its connection cut) closes its connection: the
+    // poll stops checking the member in, so it leaves the group at its deadline, not at the end of
+    // waitMillis. HTTP/2 reports it here; an HTTP/1 connection is probed before each check-in.
+    c.request.addFailureListener(
+        failure -> {
+          poll.gone = true;
+          poll.wake();
+        });
     step(c, poll);
   }
 
@@ -152,7 +163,9 @@ final class ConsumeApi {
       String name = poll.subscription.name();
       long left = (poll.deadline - System.nanoTime()) / 1_000_000;
       CompletableFuture<Void> woken =
-          left > 0 ? members.awaitEvents(name, Duration.ofMillis(left)) : null;
+          left > 0
+              ? members.awaitAppend(poll.subscription.topics(), Duration.ofMillis(left))
+              : null;
       RemoteConsumers.Batch batch =
           Call.valid(() -> members.fetch(name, poll.member, poll.weight, poll.max));
       if (poll.left) {
@@ -174,14 +187,17 @@ final class ConsumeApi {
       Duration checkIn = batch.checkInWithin();
       waiting.incrementAndGet();
       poll.waitingOn = woken;
-      if (poll.left || !running.getAsBoolean()) {
-        woken.complete(null); // a leave or a stop that came during the fetch
+      if (poll.left || poll.gone || !running.getAsBoolean()) {
+        woken.complete(null); // a leave, a closed connection or a stop that came during the fetch
       }
       c.later(
           woken,
           next -> {
             waiting.decrementAndGet();
-            if (poll.left) {
+            if (!poll.gone && next.peerClosed()) {
+              poll.gone = true;
+            }
+            if (poll.left || poll.gone) {
               answer(next, poll, new RemoteConsumers.Batch(List.of(), List.of(), checkIn));
             } else {
               step(next, poll);
