@@ -106,10 +106,7 @@ class ConfigReaderTest {
         "database.schema",
         "not a valid identifier",
         "a-z 0-9 _");
-    refused(
-        TOKEN + "http: {threads: 8, maxStreams: 7}\n",
-        "http.maxStreams",
-        "at most threads - 2 (6)");
+    refused(TOKEN + "http: {maxStreams: 0}\n", "http.maxStreams");
     refused("auth: {disabled: true}\n" + TOKEN, "auth.disabled", "while tokens are declared");
     refused("http: [1, 2]\n" + TOKEN, "http", "mapping");
     refused("topics: {name: x}\n" + TOKEN, "topics", "must be a list");

@@ -435,7 +435,7 @@ class ServerLifecycleTest {
             .isLessThan(Duration.ofSeconds(5));
         assertThat(b.log()).doesNotContain("now leading");
 
-        // A tail on B is woken the same way; idle, it would look at the topic only every 5 s.
+        // A tail on B is woken the same way; idle, it would look at the topic only once a minute.
         java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
         java.util.concurrent.BlockingQueue<String> lines =
             new java.util.concurrent.LinkedBlockingQueue<>();

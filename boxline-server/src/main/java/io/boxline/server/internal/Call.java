@@ -250,8 +250,8 @@ final class Call {
    * waits again the same way.
    */
   void later(java.util.concurrent.CompletionStage<?> when, Router.RouteHandler next) {
-    if (answered || later != null) {
-      throw new IllegalStateException("a call answers, or waits once at a time");
+    if ((answered && stream == null) || later != null) {
+      throw new IllegalStateException("a call answers (or streams), or waits once at a time");
     }
     later = new Later(when, next);
   }

@@ -274,18 +274,8 @@ public final class ConfigReader {
           .error("cannot read " + keystore.get() + "; give the path of a PKCS#12 file");
     }
     int threads = n.integer("threads", 32, 4, 1024);
-    int maxStreams = n.integer("maxStreams", 16, 1, 1024);
-    if (maxStreams > threads - 2) {
-      throw n.get("maxStreams")
-          .error(
-              "is "
-                  + maxStreams
-                  + " but only "
-                  + threads
-                  + " threads serve requests and each stream holds one; keep it at most threads - 2 ("
-                  + (threads - 2)
-                  + ") so health checks and other calls still get through");
-    }
+    // A waiting tail holds no thread, only its connection and a few hundred bytes.
+    int maxStreams = n.integer("maxStreams", 1000, 1, 100_000);
     return new ServerConfig.Http(
         n.text("host", "127.0.0.1"),
         n.integer("port", 8080, 0, 65_535),

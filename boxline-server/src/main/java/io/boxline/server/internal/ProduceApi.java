@@ -21,7 +21,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -48,7 +49,7 @@ final class ProduceApi {
    * The longest a tail waits without looking at its topic: it is woken when the topic's log grows
    * (here or, through the database's signal, on another server), so this only bounds a lost signal.
    */
-  private static final long IDLE_MILLIS = 5_000;
+  private static final long LOOK_MILLIS = 60_000;
 
   private static final long KEEPALIVE_MILLIS = 15_000;
 
@@ -57,8 +58,7 @@ final class ProduceApi {
   private final BooleanSupplier running;
 
   /** What each open tail waits on between two looks at its topic; completing one wakes it. */
-  private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> waits =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<CompletableFuture<Void>> waits = ConcurrentHashMap.newKeySet();
 
   ProduceApi(Boxline boxline, int maxStreams, BooleanSupplier running) {
     this.boxline = boxline;
@@ -257,77 +257,151 @@ final class ProduceApi {
           "too_many_streams",
           "this server already serves http.maxStreams tail streams; retry later or raise it");
     }
-    try {
-      OutputStream out = c.stream("text/event-stream");
-      out.write(("retry: 1000\n\n").getBytes(StandardCharsets.UTF_8));
-      out.flush();
-      long lastWrite = System.nanoTime();
-      while (running.getAsBoolean()) {
-        // Taken before the heads are read: an event placed meanwhile ends the wait at once.
-        java.util.concurrent.CompletableFuture<Void> woken =
-            boxline.remoteConsumers().awaitAppend(topic, Duration.ofMillis(IDLE_MILLIS));
-        List<Long> heads = boxline.admin().topicState(topic).heads();
-        boolean sent = false;
-        for (int p = 0; p < positions.length; p++) {
-          while (heads.get(p) > positions[p]) {
-            List<Event> events =
-                boxline.admin().events(new EventQuery(topic, p, positions[p], key, null, 500));
-            if (events.isEmpty()) {
-              positions[p] = heads.get(p);
-              break;
-            }
-            for (Event e : events) {
-              positions[p] = e.sequence();
-              if (type != null && !type.equals(e.type())) {
-                continue;
-              }
-              // A payload keeps its line breaks; each line is one data line, as SSE has it.
-              String data =
-                  Call.JSON
-                      .writeValueAsString(Views.event(e, raw))
-                      .replace("\r\n", "\n")
-                      .replace('\r', '\n')
-                      .replace("\n", "\ndata: ");
-              out.write(
-                  ("id: " + formatPositions(positions) + "\nevent: event\ndata: " + data + "\n\n")
-                      .getBytes(StandardCharsets.UTF_8));
-              sent = true;
-            }
-            if (events.size() < 500 && key != null) {
-              positions[p] = Math.max(positions[p], heads.get(p));
-            }
+    Tail t = new Tail(topic, positions, key, type, raw);
+    org.eclipse.jetty.server.Request.addCompletionListener(
+        c.request,
+        failure -> {
+          t.ended = true;
+          streams.release();
+          CompletableFuture<Void> w = t.woken;
+          if (w != null) {
+            waits.remove(w);
+            w.cancel(false);
           }
+        });
+    try {
+      t.out = c.stream("text/event-stream");
+      t.out.write(("retry: 1000\n\n").getBytes(StandardCharsets.UTF_8));
+      t.out.flush();
+    } catch (IOException closedByClient) {
+      return;
+    }
+    t.lastWrite = System.nanoTime();
+    t.look = true;
+    pump(c, t);
+  }
+
+  /** One open tail stream: where it stands and what it waits on. */
+  private static final class Tail {
+    final TopicName topic;
+    final long[] positions;
+    final String key;
+    final String type;
+    final boolean raw;
+    OutputStream out;
+    long lastWrite;
+
+    /** Whether the next step reads the topic's heads (woken by an append, or the first step). */
+    boolean look;
+
+    /** Completes when the topic's log grows (or after {@link #LOOK_MILLIS}); kept across steps. */
+    volatile CompletableFuture<Void> woken;
+
+    volatile boolean ended;
+
+    Tail(TopicName topic, long[] positions, String key, String type, boolean raw) {
+      this.topic = topic;
+      this.positions = positions;
+      this.key = key;
+      this.type = type;
+      this.raw = raw;
+    }
+  }
+
+  /**
+   * One step of a tail: sends what the topic's log holds past the stream's positions when it was
+   * woken by an append, a keep-alive when the stream was quiet for {@link #KEEPALIVE_MILLIS}, then
+   * waits (holding no thread) for the next append or keep-alive. A quiet tail reads nothing from
+   * the database but a look every {@link #LOOK_MILLIS}, which only bounds a lost signal.
+   */
+  private void pump(Call c, Tail t) throws Exception {
+    try {
+      while (running.getAsBoolean() && !t.ended) {
+        if (t.woken == null) {
+          // Taken before the heads are read: an event placed meanwhile ends the wait at once.
+          t.woken = boxline.remoteConsumers().awaitAppend(t.topic, Duration.ofMillis(LOOK_MILLIS));
+          waits.add(t.woken);
+        }
+        boolean sent = false;
+        if (t.look) {
+          t.look = false;
+          sent = sendNew(t);
         }
         if (sent) {
-          woken.cancel(false);
-          out.flush();
-          lastWrite = System.nanoTime();
+          t.out.flush();
+          t.lastWrite = System.nanoTime();
           continue;
         }
-        if (System.nanoTime() - lastWrite > TimeUnit.MILLISECONDS.toNanos(KEEPALIVE_MILLIS)) {
-          out.write(": keep-alive\n\n".getBytes(StandardCharsets.UTF_8));
-          out.flush();
-          lastWrite = System.nanoTime();
+        long quiet = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t.lastWrite);
+        if (quiet >= KEEPALIVE_MILLIS) {
+          t.out.write(": keep-alive\n\n".getBytes(StandardCharsets.UTF_8));
+          t.out.flush();
+          t.lastWrite = System.nanoTime();
+          quiet = 0;
         }
-        waits.add(woken);
+        CompletableFuture<Void> woken = t.woken;
         if (!running.getAsBoolean()) {
           woken.complete(null); // a stop that came meanwhile
         }
-        try {
-          woken.join();
-        } catch (java.util.concurrent.CancellationException | CompletionException e) {
-          // ended for a stop: the loop checks running
-        } finally {
-          waits.remove(woken);
-        }
+        CompletableFuture<Boolean> step =
+            woken
+                .handle((v, e) -> true)
+                .completeOnTimeout(false, KEEPALIVE_MILLIS - quiet, TimeUnit.MILLISECONDS);
+        c.later(
+            step,
+            next -> {
+              if (step.getNow(false)) {
+                waits.remove(woken);
+                t.woken = null;
+                t.look = true;
+              }
+              pump(next, t);
+            });
+        return;
       }
     } catch (IOException closedByClient) {
       // The client went away: the stream ends.
     } catch (io.boxline.NotFoundException topicDeleted) {
       // The topic was deleted while followed: the stream ends; a reconnect gets 404.
-    } finally {
-      streams.release();
     }
+  }
+
+  /** Writes the events past the tail's positions; true when it wrote any. */
+  private boolean sendNew(Tail t) throws IOException {
+    List<Long> heads = boxline.admin().topicState(t.topic).heads();
+    long[] positions = t.positions;
+    boolean sent = false;
+    for (int p = 0; p < positions.length; p++) {
+      while (heads.get(p) > positions[p]) {
+        List<Event> events =
+            boxline.admin().events(new EventQuery(t.topic, p, positions[p], t.key, null, 500));
+        if (events.isEmpty()) {
+          positions[p] = heads.get(p);
+          break;
+        }
+        for (Event e : events) {
+          positions[p] = e.sequence();
+          if (t.type != null && !t.type.equals(e.type())) {
+            continue;
+          }
+          // A payload keeps its line breaks; each line is one data line, as SSE has it.
+          String data =
+              Call.JSON
+                  .writeValueAsString(Views.event(e, t.raw))
+                  .replace("\r\n", "\n")
+                  .replace('\r', '\n')
+                  .replace("\n", "\ndata: ");
+          t.out.write(
+              ("id: " + formatPositions(positions) + "\nevent: event\ndata: " + data + "\n\n")
+                  .getBytes(StandardCharsets.UTF_8));
+          sent = true;
+        }
+        if (events.size() < 500 && t.key != null) {
+          positions[p] = Math.max(positions[p], heads.get(p));
+        }
+      }
+    }
+    return sent;
   }
 
   static String formatPositions(long[] positions) {
