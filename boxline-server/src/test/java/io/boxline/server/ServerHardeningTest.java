@@ -232,6 +232,9 @@ class ServerHardeningTest {
                 "{\"type\":\"T\",\"key\":\"k\",\"payload\":" + EXACT + "}");
     assertThat(published.status()).as(published.toString()).isEqualTo(200);
     String events = "/v1/topics/" + enc("ta/exact") + "/partitions/0/events";
+    // The sequencer places the event in the log after the publish committed.
+    ServerApiTest.await(
+        "the event in the log", () -> !api.get(events).json().get("events").isEmpty());
     // The stored bytes, as base64.
     JsonNode raw = api.get(events + "?payload=base64").json().get("events").get(0);
     assertThat(

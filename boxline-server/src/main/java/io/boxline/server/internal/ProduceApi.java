@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -55,13 +56,15 @@ final class ProduceApi {
 
   private final Boxline boxline;
   private final Semaphore streams;
+  private final GroupCommit commits;
   private final BooleanSupplier running;
 
   /** What each open tail waits on between two looks at its topic; completing one wakes it. */
   private final Set<CompletableFuture<Void>> waits = ConcurrentHashMap.newKeySet();
 
-  ProduceApi(Boxline boxline, int maxStreams, BooleanSupplier running) {
+  ProduceApi(Boxline boxline, GroupCommit commits, int maxStreams, BooleanSupplier running) {
     this.boxline = boxline;
+    this.commits = commits;
     this.streams = new Semaphore(maxStreams);
     this.running = running;
   }
@@ -117,8 +120,25 @@ final class ProduceApi {
     for (int i = 0; i < items.size(); i++) {
       events.add(event(topic, items.get(i), payloads.get(i), batch ? "events[" + i + "]: " : ""));
     }
-    List<PublishResult> results =
-        boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
+    // Committed with other requests' events in a shared transaction; the worker is free meanwhile.
+    CompletableFuture<List<PublishResult>> committed = commits.submit(events);
+    c.later(committed, next -> published(next, topic, committed));
+  }
+
+  private static void published(
+      Call c, TopicName topic, CompletableFuture<List<PublishResult>> committed) throws Exception {
+    List<PublishResult> results;
+    try {
+      results = committed.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof Exception cause) {
+        throw cause;
+      }
+      if (e.getCause() instanceof Error error) {
+        throw error;
+      }
+      throw e;
+    }
     List<Object> out = new ArrayList<>();
     for (PublishResult r : results) {
       out.add(

@@ -6,6 +6,7 @@ import io.boxline.jdbc.JdbcStore;
 import io.boxline.micrometer.BoxlineMetrics;
 import io.boxline.relay.Relay;
 import io.boxline.server.ServerConfig;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -44,6 +45,7 @@ public final class ServerRuntime implements AutoCloseable {
   private PrometheusMeterRegistry registry;
   private ConsumeApi consume;
   private ProduceApi produce;
+  private GroupCommit commits;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
@@ -196,7 +198,20 @@ public final class ServerRuntime implements AutoCloseable {
     if (h.console()) {
       new ConsoleAssets().register(router);
     }
-    produce = new ProduceApi(boxline, h.maxStreams(), () -> running);
+    // As many transactions at once as the pool can hold beside the other requests' work.
+    commits =
+        new GroupCommit(
+            boxline, Math.max(1, Math.min(4, config.database().poolSize() / 2)), h.threads() * 8);
+    Gauge.builder("boxline.http.publish.queued", commits, GroupCommit::queued)
+        .description("publish requests waiting for a shared transaction")
+        .register(registry);
+    FunctionCounter.builder("boxline.http.publish.transactions", commits, GroupCommit::transactions)
+        .description("transactions that committed HTTP publish requests")
+        .register(registry);
+    FunctionCounter.builder("boxline.http.publish.requests", commits, GroupCommit::requests)
+        .description("HTTP publish requests committed in those transactions")
+        .register(registry);
+    produce = new ProduceApi(boxline, commits, h.maxStreams(), () -> running);
     produce.register(router);
     consume = new ConsumeApi(boxline, () -> running);
     consume.register(router);
@@ -326,6 +341,9 @@ public final class ServerRuntime implements AutoCloseable {
                 + timeout
                 + "; closing their connections");
       }
+    }
+    if (commits != null) {
+      commits.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
     if (jetty != null) {
       try {
