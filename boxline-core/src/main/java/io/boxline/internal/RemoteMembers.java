@@ -68,6 +68,9 @@ final class RemoteMembers implements RemoteConsumers {
   private final Function<String, MemberPolicy> policies;
   private final EventWaiters waiters;
 
+  /** Each group's size as this process's last fetch saw it, for the deadline it writes. */
+  private final Map<String, Integer> groupSizes = new ConcurrentHashMap<>();
+
   /** The failure policy of each subscription's remote members, made on first use. */
   private final Map<String, FailurePolicy> failures = new ConcurrentHashMap<>();
 
@@ -147,13 +150,20 @@ final class RemoteMembers implements RemoteConsumers {
     SubscriptionInfo sub = subscription(subscriptionName);
     String group = sub.name();
     GroupPolicy policy = coordination.policy(group);
-    Duration interval = policy.minCheckInInterval();
-    Duration ttl = Duration.ofMillis((long) (interval.toMillis() * policy.deadlineMultiplier()));
+    // As for a Java member, the check-in interval grows with the group (checkInRate), so a large
+    // group of waiting members costs about checkInRate fetches per second. The deadline written
+    // now follows the group's size as last seen here; the interval given back is never longer
+    // than the one that deadline was made for.
+    int seen = groupSizes.getOrDefault(group, 1);
+    Duration ttl = policy.deadline(seen);
     GroupView view = coordination.checkIn(group, me, weight, ttl);
     List<Member> members = new ArrayList<>(view.members());
     if (members.stream().noneMatch(m -> m.id().equals(me))) {
       members.add(new Member(me, weight));
     }
+    groupSizes.put(group, members.size());
+    Duration interval =
+        policy.checkInInterval(Math.min(seen, Math.max(1, members.size())));
     refuseWhenFull(group, me, policy, members, view);
     Set<String> live = new HashSet<>();
     members.forEach(m -> live.add(m.id()));

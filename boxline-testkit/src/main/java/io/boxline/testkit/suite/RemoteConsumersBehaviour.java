@@ -198,6 +198,38 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
   }
 
   /**
+   * A remote member's check-in interval grows with its group as a Java consumer's does (members /
+   * checkInRate), so a large group of waiting members costs about checkInRate fetches a second.
+   */
+  @Test
+  void aRemoteMembersCheckInIntervalGrowsWithItsGroup() {
+    TopicName t = topic(boxline, "acme/remote/size", 2);
+    subscribe(boxline, "remote-size", t);
+    boxline
+        .admin()
+        .setGroupPolicy(
+            "remote-size",
+            io.boxline.GroupPolicy.DEFAULT
+                .withCheckInRate(1)
+                .withMinCheckInInterval(Duration.ofMillis(500)));
+    RemoteConsumers members = boxline.remoteConsumers();
+    Duration alone = members.fetch("remote-size", "m0", 1, 10).checkInWithin();
+    assertThat(alone).isEqualTo(Duration.ofMillis(1000)); // 1 member / 1 per second
+    for (int i = 1; i < 5; i++) {
+      members.fetch("remote-size", "m" + i, 1, 10);
+    }
+    // Five members checking in once a second in all: each every 5 s.
+    assertThat(members.fetch("remote-size", "m0", 1, 10).checkInWithin())
+        .isEqualTo(Duration.ofSeconds(5));
+    // The group shrinks: the next fetch gives the shorter interval again.
+    for (int i = 1; i < 5; i++) {
+      members.leave("remote-size", "m" + i);
+    }
+    assertThat(members.fetch("remote-size", "m0", 1, 10).checkInWithin())
+        .isEqualTo(Duration.ofMillis(1000));
+  }
+
+  /**
    * A settle of two partitions after one of them moved to another member: that one is refused and
    * named, and the other is settled, not held back by it.
    */
