@@ -46,6 +46,7 @@ public final class ServerRuntime implements AutoCloseable {
   private ConsumeApi consume;
   private ProduceApi produce;
   private GroupCommit commits;
+  private io.micrometer.core.instrument.binder.jvm.JvmGcMetrics jvmGc;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
@@ -78,6 +79,11 @@ public final class ServerRuntime implements AutoCloseable {
   private void startAll() throws Exception {
     database = new Database(config.database());
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // The process's own health beside Boxline's: heap, threads, garbage collection.
+    new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
+    new io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics().bindTo(registry);
+    jvmGc = new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics();
+    jvmGc.bindTo(registry);
     BoxlineMetrics metrics = BoxlineMetrics.builder(registry).partitionGauges(true).build();
     Boxline.Builder builder =
         Boxline.builder()
@@ -368,6 +374,9 @@ public final class ServerRuntime implements AutoCloseable {
     }
     if (boxline != null) {
       step("Boxline", boxline::close, failures);
+    }
+    if (jvmGc != null) {
+      step("the GC metrics", jvmGc::close, failures);
     }
     if (registry != null) {
       step("the metrics registry", registry::close, failures);
