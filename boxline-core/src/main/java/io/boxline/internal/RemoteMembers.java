@@ -220,9 +220,11 @@ final class RemoteMembers implements RemoteConsumers {
     // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
     // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
     FailurePolicy failurePolicy = failures(sub);
+    // A member that holds no partition (most of a large group) reads no more than this.
     boolean nothingParked =
-        !failurePolicy.deadLetterBlocksKey()
-            && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
+        mine.isEmpty()
+            || (!failurePolicy.deadLetterBlocksKey()
+                && store.retrying(sub.id(), sub.name(), null, 1).isEmpty());
     // Start at a different partition each fetch, so a deep backlog in the first partitions does not
     // starve the later ones of a member whose batches fill up early.
     List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(mine.entrySet());
