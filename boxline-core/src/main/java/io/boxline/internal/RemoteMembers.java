@@ -162,8 +162,7 @@ final class RemoteMembers implements RemoteConsumers {
       members.add(new Member(me, weight));
     }
     groupSizes.put(group, members.size());
-    Duration interval =
-        policy.checkInInterval(Math.min(seen, Math.max(1, members.size())));
+    Duration interval = policy.checkInInterval(Math.min(seen, Math.max(1, members.size())));
     refuseWhenFull(group, me, policy, members, view);
     Set<String> live = new HashSet<>();
     members.forEach(m -> live.add(m.id()));
