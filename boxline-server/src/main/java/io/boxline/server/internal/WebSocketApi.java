@@ -161,8 +161,8 @@ final class WebSocketApi {
 
   /** Checks everything before the upgrade, so a refusal is an ordinary HTTP error. */
   private void tail(Call c) {
-    requireUpgrade(c);
     Auth.Caller caller = caller(c);
+    requireUpgrade(c);
     TopicName topic = c.topic();
     AdminApi.requireReadEvents(caller, topic);
     TopicInfo info =
@@ -333,8 +333,8 @@ final class WebSocketApi {
   // ---- group member ----
 
   private void member(Call c) {
-    requireUpgrade(c);
     Auth.Caller caller = caller(c);
+    requireUpgrade(c);
     caller.require(Action.CONSUME);
     SubscriptionInfo s =
         AdminApi.visibleSubscription(boxline.admin(), caller, c.param("subscription"));
