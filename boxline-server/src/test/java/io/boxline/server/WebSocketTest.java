@@ -48,7 +48,7 @@ class WebSocketTest {
     schema = Databases.uniqueName("bx_ws_");
     Databases.postgres().close();
     yaml =
-        "http: {port: 0, shutdownTimeout: 10s}\n"
+        "http: {port: 0, shutdownTimeout: 10s, maxStreams: 3}\n"
             + Databases.postgresYaml(schema)
             + "tokens:\n"
             + ServerApiTest.token("all", ADMIN, "admin", "'*'")
@@ -280,6 +280,33 @@ class WebSocketTest {
     Api.Reply plain = api.get("/v1/ws/topics/" + enc("tenant-a/orders") + "/tail");
     assertThat(plain.status()).as(plain.toString()).isEqualTo(426);
     assertThat(plain.json().get("error").asText()).isEqualTo("upgrade_required");
+  }
+
+  /** WebSocket tails count against http.maxStreams: one more is refused before the upgrade. */
+  @Test
+  void aTailBeyondMaxStreamsGets503() throws Exception {
+    String uri = ws(tailPath("tenant-a/orders", ""));
+    List<Socket> open = new ArrayList<>();
+    int status = 101;
+    while (status == 101) {
+      assertThat(open).as("http.maxStreams is 3").hasSizeLessThanOrEqualTo(3);
+      try {
+        open.add(Socket.open(uri, A_CONSUMER));
+      } catch (CompletionException e) {
+        status = ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode();
+      }
+    }
+    assertThat(status).isEqualTo(503);
+    assertThat(open).isNotEmpty();
+    open.remove(0).close();
+    await(
+        "a free stream after a close",
+        () -> {
+          int s = Socket.refused(uri, A_CONSUMER, false);
+          assertThat(s).isIn(101, 503);
+          return s == 101;
+        });
+    open.forEach(Socket::close);
   }
 
   @Test
