@@ -159,12 +159,15 @@ final class WebSocketApi {
 
   // ---- tail ----
 
-  /** Checks everything before the upgrade, so a refusal is an ordinary HTTP error. */
+  /**
+   * Checks everything before the upgrade, so a refusal is an ordinary HTTP error; the token's scope
+   * before whether it is an upgrade at all, so a plain request of another tenant gets 403.
+   */
   private void tail(Call c) {
     Auth.Caller caller = caller(c);
-    requireUpgrade(c);
     TopicName topic = c.topic();
     AdminApi.requireReadEvents(caller, topic);
+    requireUpgrade(c);
     TopicInfo info =
         boxline
             .admin()
@@ -334,11 +337,11 @@ final class WebSocketApi {
 
   private void member(Call c) {
     Auth.Caller caller = caller(c);
-    requireUpgrade(c);
     caller.require(Action.CONSUME);
     SubscriptionInfo s =
         AdminApi.visibleSubscription(boxline.admin(), caller, c.param("subscription"));
     String member = MemberWire.memberId(caller, c.param("member"));
+    requireUpgrade(c);
     upgrade(c, new Member(caller, s, member));
   }
 
