@@ -867,6 +867,12 @@ class ServerApiTest {
     calls.put(
         "DELETE /v1/subscriptions/{subscription}/members/{member}",
         new String[] {bSub + "/members/m", null});
+    calls.put(
+        "GET /v1/ws/topics/{topic}/tail",
+        new String[] {B_ORDERS.replace("/v1/", "/v1/ws/") + "/tail", null});
+    calls.put(
+        "GET /v1/ws/subscriptions/{subscription}/members/{member}",
+        new String[] {bSub.replace("/v1/", "/v1/ws/") + "/members/m", null});
     calls.put("GET /v1/outbox", new String[] {"/v1/outbox", null});
     calls.put("PUT /v1/group-policy", new String[] {"/v1/group-policy", "{}"});
     Set<String> listsAndSelf =

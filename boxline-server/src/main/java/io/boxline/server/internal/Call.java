@@ -280,6 +280,18 @@ final class Call {
     }
   }
 
+  /**
+   * Upgrades the exchange to a WebSocket whose endpoint {@code creator} makes; false (and nothing
+   * answered) when the request is not a WebSocket upgrade.
+   */
+  boolean upgrade(
+      org.eclipse.jetty.websocket.server.ServerWebSocketContainer container,
+      org.eclipse.jetty.websocket.server.WebSocketCreator creator) {
+    boolean upgraded = container.upgrade(creator, request, response, callback);
+    answered = upgraded;
+    return upgraded;
+  }
+
   /** 304: the client's copy is current. */
   void notModified() {
     send(304, null, null);

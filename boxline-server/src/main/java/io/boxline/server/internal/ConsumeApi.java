@@ -3,20 +3,16 @@ package io.boxline.server.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
 import io.boxline.RemoteConsumers;
-import io.boxline.RemoteConsumers.Outcome;
 import io.boxline.RemoteConsumers.Settlement;
 import io.boxline.SubscriptionInfo;
 import io.boxline.server.internal.Auth.Action;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 /**
  * Consuming as a member of a subscription's group over HTTP: fetch (long-poll), settle, leave.
@@ -25,7 +21,6 @@ import java.util.regex.Pattern;
  */
 final class ConsumeApi {
   static final int MAX_WAIT_MILLIS = 30_000;
-  private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
   private final Boxline boxline;
   private final java.util.function.BooleanSupplier running;
@@ -43,8 +38,6 @@ final class ConsumeApi {
 
   private static final Set<String> FETCH_FIELDS = Set.of("weight", "max", "waitMillis", "payload");
   private static final Set<String> SETTLE_FIELDS = Set.of("settle");
-  private static final Set<String> SETTLEMENT_FIELDS =
-      Set.of("ackId", "outcome", "retryIn", "reason");
 
   /** Long polls waiting between two fetches on this instance (they hold no thread). */
   private final java.util.concurrent.atomic.AtomicInteger waiting =
@@ -111,14 +104,7 @@ final class ConsumeApi {
 
   /** The member of the path as the group knows it: bound to the calling token. */
   private static String member(Call c) {
-    String given = c.param("member");
-    if (given == null || !MEMBER.matcher(given).matches()) {
-      throw ApiException.badRequest(
-          "member id '"
-              + Problems.quote(given)
-              + "' must be 1 to 100 characters from A-Z a-z 0-9 . _ : -, e.g. \"worker-1\"");
-    }
-    return c.caller.memberId(given);
+    return MemberWire.memberId(c.caller, c.param("member"));
   }
 
   /**
@@ -132,7 +118,7 @@ final class ConsumeApi {
     String member = member(c);
     JsonNode body = c.bodyOrEmpty();
     Problems.onlyFields(body, "", FETCH_FIELDS);
-    double weight = body.path("weight").isMissingNode() ? 1.0 : number(body, "weight");
+    double weight = body.path("weight").isMissingNode() ? 1.0 : MemberWire.number(body, "weight");
     int max = AdminApi.integer(body, "max", 100);
     int waitMillis = AdminApi.integer(body, "waitMillis", 0);
     if (waitMillis < 0 || waitMillis > MAX_WAIT_MILLIS) {
@@ -220,32 +206,10 @@ final class ConsumeApi {
 
   private void answer(Call c, Poll poll, RemoteConsumers.Batch batch) {
     forget(poll);
-    SubscriptionInfo s = poll.subscription;
-    byte[] key = c.caller.ackKey();
-    List<Object> events = new ArrayList<>();
-    for (RemoteConsumers.Delivery d : batch.deliveries()) {
-      events.add(
-          Views.of(
-              "ackId",
-              AckIds.seal(key, s.name(), poll.member, d.ackId()),
-              "attempt",
-              d.attempt(),
-              "event",
-              Views.event(d.event(), poll.raw)));
-    }
-    List<Object> partitions = new ArrayList<>();
-    batch
-        .partitions()
-        .forEach(
-            p ->
-                partitions.add(
-                    Views.of("topic", p.topic().toString(), "partition", p.partition())));
     c.json(
         200,
-        Views.of(
-            "events", events,
-            "partitions", partitions,
-            "checkInWithinMillis", batch.checkInWithin().toMillis()));
+        MemberWire.batch(
+            c.caller.ackKey(), poll.subscription.name(), poll.member, batch, poll.raw));
   }
 
   private void settle(Call c) {
@@ -253,64 +217,8 @@ final class ConsumeApi {
     String member = member(c);
     JsonNode body = c.body();
     Problems.onlyFields(body, "", SETTLE_FIELDS);
-    JsonNode list = body.get("settle");
-    if (list == null || !list.isArray() || list.isEmpty()) {
-      throw ApiException.badRequest(
-          "the body is {\"settle\": [{\"ackId\": \"...\", \"outcome\": \"done\"}, ...]}; outcome is done, retry or dead");
-    }
-    if (list.size() > 10_000) {
-      throw new ApiException(413, "too_large", "settle at most 10000 events per request");
-    }
-    byte[] key = c.caller.ackKey();
-    List<Settlement> settlements = new ArrayList<>();
-    for (int i = 0; i < list.size(); i++) {
-      JsonNode x = list.get(i);
-      String at = "settle[" + i + "]: ";
-      if (!x.isObject()) {
-        throw ApiException.badRequest(at + "must be an object");
-      }
-      Problems.onlyFields(x, at, SETTLEMENT_FIELDS);
-      String sealed = AdminApi.text(x, "ackId", true);
-      String outcome = AdminApi.text(x, "outcome", false);
-      if (outcome == null) {
-        throw ApiException.badRequest(
-            at + "needs \"outcome\": done, retry or dead (nothing is assumed)");
-      }
-      Outcome o;
-      try {
-        o = Outcome.valueOf(outcome.toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw ApiException.badRequest(
-            at + "outcome must be done, retry or dead, got '" + Problems.quote(outcome) + "'");
-      }
-      String retryIn = AdminApi.text(x, "retryIn", false);
-      if (retryIn != null && o != Outcome.RETRY) {
-        throw ApiException.badRequest(at + "retryIn goes with outcome retry only");
-      }
-      Duration wait = null;
-      if (retryIn != null) {
-        try {
-          wait = ConfigReader.duration(retryIn);
-          if (wait.isNegative()) {
-            throw new IllegalArgumentException();
-          }
-        } catch (RuntimeException e) {
-          throw ApiException.badRequest(
-              at
-                  + "retryIn must be a duration such as 500ms, 30s or 5m, got '"
-                  + Problems.quote(retryIn)
-                  + "'");
-        }
-      }
-      String ackId = AckIds.open(key, s.name(), member, sealed);
-      if (ackId == null) {
-        throw ApiException.badRequest(
-            at
-                + "ackId is not one that fetch gave this member of this subscription; settle only"
-                + " the ack ids of your own fetches");
-      }
-      settlements.add(new Settlement(ackId, o, wait, AdminApi.text(x, "reason", false)));
-    }
+    List<Settlement> settlements =
+        MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
     int n = Call.valid(() -> boxline.remoteConsumers().settle(s.name(), member, settlements));
     c.json(200, Views.of("settled", n));
   }
@@ -335,13 +243,5 @@ final class ConsumeApi {
           return null;
         });
     c.json(200, Views.of("subscription", s.name(), "member", c.param("member"), "left", true));
-  }
-
-  private static double number(JsonNode body, String field) {
-    JsonNode v = body.get(field);
-    if (v == null || !v.isNumber()) {
-      throw ApiException.badRequest("\"" + field + "\" must be a number");
-    }
-    return v.asDouble();
   }
 }

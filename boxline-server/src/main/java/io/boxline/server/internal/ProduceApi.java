@@ -457,6 +457,17 @@ final class ProduceApi {
     }
   }
 
+  /**
+   * Takes one of the {@code http.maxStreams} slots for a WebSocket tail; false when all are taken.
+   */
+  boolean takeStream() {
+    return streams.tryAcquire();
+  }
+
+  void releaseStream() {
+    streams.release();
+  }
+
   /** Wakes every open tail (the server stops): each sees that and ends its stream. */
   void wakeAll() {
     waits.forEach(w -> w.complete(null));

@@ -47,6 +47,7 @@ public final class ServerRuntime implements AutoCloseable {
   private ProduceApi produce;
   private GroupCommit commits;
   private io.micrometer.core.instrument.binder.jvm.JvmGcMetrics jvmGc;
+  private WebSocketApi websockets;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
@@ -221,6 +222,17 @@ public final class ServerRuntime implements AutoCloseable {
     produce.register(router);
     consume = new ConsumeApi(boxline, () -> running);
     consume.register(router);
+    websockets =
+        new WebSocketApi(
+            jetty,
+            boxline,
+            auth,
+            produce,
+            executor,
+            () -> running,
+            h.maxBodyBytes(),
+            h.idleTimeout());
+    websockets.register(router);
     Gauge.builder("boxline.http.fetches.waiting", consume, ConsumeApi::waiting)
         .description("long-poll fetches waiting for events, holding no thread")
         .register(registry);
@@ -327,6 +339,9 @@ public final class ServerRuntime implements AutoCloseable {
     }
     if (produce != null) {
       produce.wakeAll(); // tail streams end now
+    }
+    if (websockets != null) {
+      websockets.closeAll(timeout); // close frames 1001; socket members leave their groups
     }
     if (router != null) {
       // Requests still arriving on open connections get 503; tail streams see running = false.
