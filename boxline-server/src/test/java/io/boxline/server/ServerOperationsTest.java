@@ -345,4 +345,39 @@ class ServerOperationsTest {
     assertThat(new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
         .isEqualTo("2 200");
   }
+
+  /**
+   * {@code log.level: warn} keeps only what needs attention, {@code log.access: false} drops the
+   * access line; {@code log.levels} sets one logger (and those under it) apart.
+   */
+  @Test
+  void levelsAndTheAccessSwitchShapeWhatIsLogged() throws Exception {
+    String quietSchema = Databases.uniqueName("bx_ops_");
+    try (ServerProcess p =
+        ServerProcess.startWithConfig(
+            config(
+                quietSchema,
+                "http: {port: 0}\n"
+                    + "log: {level: warn, access: false, levels: {io.boxline.server: info}}\n"))) {
+      String url = p.awaitReady(Duration.ofSeconds(90));
+      assertThat(send(publish(url, "quiet-req", 1)).statusCode()).isEqualTo(200);
+      assertThat(send(publish(url, "quiet-req-2", 2)).statusCode()).isEqualTo(200);
+      // Read after the stop, when every line the two requests could cause has been written.
+      p.process.toHandle().destroy();
+      p.awaitExit(Duration.ofSeconds(60));
+      assertThat(p.log())
+          .as("io.boxline.server at INFO through log.levels")
+          .contains("level=INFO logger=io.boxline.server msg=\"Boxline server listening on")
+          .contains("level=INFO logger=io.boxline.server msg=\"Boxline server stopped in")
+          .as("no access line")
+          .doesNotContain("quiet-req")
+          .doesNotContain("logger=io.boxline.server.access")
+          .as("the rest at WARN: no INFO line of Jetty, the pool or the engine")
+          .doesNotContain("level=INFO logger=org.eclipse.jetty")
+          .doesNotContain("level=INFO logger=com.zaxxer")
+          .doesNotContain("level=INFO logger=io.boxline.internal");
+    } finally {
+      Databases.dropPostgresSchema(quietSchema);
+    }
+  }
 }
