@@ -3,6 +3,7 @@ package io.boxline.server;
 import io.boxline.Boxline;
 import io.boxline.server.internal.ConfigReader;
 import io.boxline.server.internal.DevPostgres;
+import io.boxline.server.internal.LogSetup;
 import io.boxline.server.internal.ServerRuntime;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -64,13 +65,33 @@ public final class BoxlineServer implements AutoCloseable {
     runtime.close();
   }
 
+  /**
+   * With Logback as SLF4J's backend (the {@code -all} jar, the module's classpath), every line goes
+   * through it in the format of {@code log.format}; otherwise logging is left as it is.
+   */
+  private static void configureLogging(ServerConfig config) {
+    if (!org.slf4j.LoggerFactory.getILoggerFactory()
+        .getClass()
+        .getName()
+        .equals("ch.qos.logback.classic.LoggerContext")) {
+      return;
+    }
+    if (!LogSetup.apply(config.log())) {
+      System.getLogger("io.boxline.server")
+          .log(
+              System.Logger.Level.INFO,
+              "logging is configured by Logback's own file; the config's log settings are not used");
+    }
+  }
+
   public static void main(String[] args) {
     System.exit(run(args, System.out, System.err));
   }
 
   static int run(String[] args, PrintStream out, PrintStream err) {
     if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-      // One line per record, key=value, so logs can be searched and parsed.
+      // Without Logback (an embedding classpath): java.util.logging's lines, one per record,
+      // key=value, so logs can be searched and parsed.
       System.setProperty(
           "java.util.logging.SimpleFormatter.format",
           "%1$tFT%1$tT.%1$tL%1$tz level=%4$s logger=%3$s msg=\"%5$s\"%6$s%n");
@@ -138,6 +159,7 @@ public final class BoxlineServer implements AutoCloseable {
           config.tokens().size());
       return 0;
     }
+    configureLogging(config);
     if (dev && !DevPostgres.available()) {
       err.println("the server could not start: " + DevPostgres.MISSING);
       return 1;

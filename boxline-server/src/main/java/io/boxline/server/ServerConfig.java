@@ -29,6 +29,8 @@ import java.util.Optional;
  * @param subscriptions subscriptions created at start when missing (an existing one must match)
  * @param relays relays this server runs (each a member of its subscription's consumer group)
  * @param defaultGroupPolicy the cluster default group policy, set at start when given
+ * @param log how the server process logs (applied by its {@code main}; an application that embeds
+ *     the server configures its own logging)
  */
 public record ServerConfig(
     String source,
@@ -40,7 +42,8 @@ public record ServerConfig(
     List<Topic> topics,
     List<Subscription> subscriptions,
     List<RelaySpec> relays,
-    Optional<GroupPolicy> defaultGroupPolicy) {
+    Optional<GroupPolicy> defaultGroupPolicy,
+    Log log) {
 
   /**
    * Reads and validates a YAML file; {@code ${NAME}} and {@code ${NAME:-default}} read the
@@ -73,6 +76,10 @@ public record ServerConfig(
    * @param bodyTimeout a request body must arrive in full within this (default 30 s), else 408
    * @param maxConnections open connections at most (default 2048); past it new ones wait in the
    *     accept queue
+   * @param gzip compress answers of 1 KiB or more (JSON, the console's files) for clients that send
+   *     {@code Accept-Encoding: gzip} (default true); tail streams are never compressed
+   * @param h2c also speak HTTP/2 over cleartext on the same port, by prior knowledge or upgrade
+   *     (default false); not with TLS
    */
   public record Http(
       String host,
@@ -87,7 +94,31 @@ public record ServerConfig(
       String keystorePassword,
       Duration idleTimeout,
       Duration bodyTimeout,
-      int maxConnections) {}
+      int maxConnections,
+      boolean gzip,
+      boolean h2c) {}
+
+  /** How log lines are written: {@code text} (one key=value line) or {@code json} (one object). */
+  public enum LogFormat {
+    TEXT,
+    JSON
+  }
+
+  /**
+   * The server process's logging: every line (Boxline, Jetty, the connection pool, the drivers) in
+   * one format on standard error.
+   *
+   * @param format text (default) or json, one object per line
+   * @param level the level of every logger (default INFO): TRACE, DEBUG, INFO, WARN, ERROR or OFF
+   * @param levels levels of single loggers (and the loggers under them), e.g. {@code
+   *     org.eclipse.jetty: WARN}
+   * @param access one line per request at INFO on the logger {@code io.boxline.server.access}
+   *     (default true)
+   */
+  public record Log(LogFormat format, String level, Map<String, String> levels, boolean access) {
+    /** The defaults: text, INFO, the access log on. */
+    public static final Log DEFAULT = new Log(LogFormat.TEXT, "INFO", Map.of(), true);
+  }
 
   /**
    * @param url JDBC URL of PostgreSQL, MariaDB/MySQL or H2; required, except with {@code --dev},

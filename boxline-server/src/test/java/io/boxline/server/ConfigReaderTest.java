@@ -64,6 +64,36 @@ class ConfigReaderTest {
   }
 
   @Test
+  void logAndHttpProtocolSettingsHaveDefaultsAndAreChecked() {
+    ServerConfig d = parse(DATABASE + TOKEN, Map.of());
+    assertThat(d.log()).isEqualTo(ServerConfig.Log.DEFAULT);
+    assertThat(d.log().format()).isEqualTo(ServerConfig.LogFormat.TEXT);
+    assertThat(d.log().access()).isTrue();
+    assertThat(d.http().gzip()).as("gzip on by default").isTrue();
+    assertThat(d.http().h2c()).as("h2c off by default").isFalse();
+    ServerConfig c =
+        parse(
+            DATABASE
+                + TOKEN
+                + "http: {gzip: false, h2c: true}\n"
+                + "log: {format: '${LOG_FORMAT:-text}', level: warning, access: false,"
+                + " levels: {org.eclipse.jetty: debug, com.zaxxer.hikari: 'OFF'}}\n",
+            Map.of("LOG_FORMAT", "JSON"));
+    assertThat(c.log().format()).isEqualTo(ServerConfig.LogFormat.JSON);
+    assertThat(c.log().level()).isEqualTo("WARN");
+    assertThat(c.log().access()).isFalse();
+    assertThat(c.log().levels())
+        .isEqualTo(Map.of("org.eclipse.jetty", "DEBUG", "com.zaxxer.hikari", "OFF"));
+    assertThat(c.http().gzip()).isFalse();
+    assertThat(c.http().h2c()).isTrue();
+    refused(TOKEN + "log: {format: xml}\n", "log.format", "text or json");
+    refused(TOKEN + "log: {level: loud}\n", "log.level", "trace, debug, info, warn, error or off");
+    refused(TOKEN + "log: {levels: {org.eclipse.jetty: loud}}\n", "log.levels", "trace, debug");
+    refused(TOKEN + "log: {acess: false}\n", "log.acess", "did you mean 'access'?");
+    refused(TOKEN + "http: {h2c: maybe}\n", "http.h2c");
+  }
+
+  @Test
   void anUnknownKeyIsNamedWithTheNearestAllowedOne() {
     refused(
         TOKEN + "topics:\n  - {name: acme/orders, partitons: 8}\n",

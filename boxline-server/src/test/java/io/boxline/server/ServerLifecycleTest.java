@@ -134,7 +134,7 @@ class ServerLifecycleTest {
       Api api = new Api(p.awaitReady(Duration.ofSeconds(120)), TOKEN);
       assertThat(p.log())
           .containsPattern(
-              "level=WARNING logger=io\\.boxline\\.server msg=\"DEV MODE \\(--dev\\): starting a"
+              "level=WARN logger=io\\.boxline\\.server msg=\"DEV MODE \\(--dev\\): starting a"
                   + " throwaway embedded PostgreSQL\\. Every topic, event and subscription is THROWN"
                   + " AWAY when the server stops")
           .contains("database: throwaway embedded PostgreSQL on port");

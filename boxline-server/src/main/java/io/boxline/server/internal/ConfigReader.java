@@ -155,8 +155,10 @@ public final class ConfigReader {
         "topics",
         "subscriptions",
         "relays",
-        "groupPolicy");
+        "groupPolicy",
+        "log");
     ServerConfig.Http http = http(root.get("http"));
+    ServerConfig.Log log = log(root.get("log"));
     ServerConfig.Database db = database(root.get("database"));
     ConfigNode auth = root.get("auth");
     auth.only("disabled");
@@ -249,7 +251,45 @@ public final class ConfigReader {
         List.copyOf(topics),
         List.copyOf(subscriptions),
         List.copyOf(relays),
-        policy);
+        policy,
+        log);
+  }
+
+  private static final List<String> LEVELS =
+      List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
+
+  private ServerConfig.Log log(ConfigNode n) {
+    n.only("format", "level", "levels", "access");
+    ServerConfig.LogFormat format =
+        n.has("format")
+            ? n.get("format")
+                .parse(
+                    s -> ServerConfig.LogFormat.valueOf(s.toUpperCase(Locale.ROOT)), "text or json")
+            : ServerConfig.LogFormat.TEXT;
+    String level = n.has("level") ? level(n.get("level")) : "INFO";
+    ConfigNode levels = n.get("levels");
+    levels.object();
+    Map<String, String> byLogger = new LinkedHashMap<>();
+    for (Iterator<String> it = levels.json.fieldNames(); it.hasNext(); ) {
+      String logger = it.next();
+      byLogger.put(logger, level(levels.get(logger)));
+    }
+    return new ServerConfig.Log(format, level, Map.copyOf(byLogger), n.bool("access", true));
+  }
+
+  private static String level(ConfigNode n) {
+    return n.parse(
+        s -> {
+          String l = s.toUpperCase(Locale.ROOT);
+          if (l.equals("WARNING")) {
+            return "WARN";
+          }
+          if (!LEVELS.contains(l)) {
+            throw new IllegalArgumentException(s);
+          }
+          return l;
+        },
+        "trace, debug, info, warn, error or off");
   }
 
   private ServerConfig.Http http(ConfigNode n) {
@@ -266,7 +306,9 @@ public final class ConfigReader {
         "keystorePassword",
         "idleTimeout",
         "bodyTimeout",
-        "maxConnections");
+        "maxConnections",
+        "gzip",
+        "h2c");
     Optional<Path> keystore = n.optionalText("keystore").map(Path::of);
     String password = n.text("keystorePassword", "");
     if (keystore.isPresent() && !Files.isReadable(keystore.get())) {
@@ -289,7 +331,20 @@ public final class ConfigReader {
         password,
         n.duration("idleTimeout", Duration.ofSeconds(60)),
         n.duration("bodyTimeout", Duration.ofSeconds(30)),
-        n.integer("maxConnections", 2048, 16, 1_000_000));
+        n.integer("maxConnections", 2048, 16, 1_000_000),
+        n.bool("gzip", true),
+        h2c(n, keystore));
+  }
+
+  private static boolean h2c(ConfigNode n, Optional<Path> keystore) {
+    boolean h2c = n.bool("h2c", false);
+    if (h2c && keystore.isPresent()) {
+      throw n.get("h2c")
+          .error(
+              "is HTTP/2 over cleartext, but a keystore is set (TLS); remove one of them (HTTP/2"
+                  + " over TLS is not offered yet)");
+    }
+    return h2c;
   }
 
   private ServerConfig.Database database(ConfigNode n) {

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -35,6 +34,14 @@ import org.eclipse.jetty.util.Promise;
  */
 final class Router extends Handler.Abstract.NonBlocking {
   private static final System.Logger LOG = System.getLogger("io.boxline.server.http");
+
+  /** One line per request, at INFO, with the request's fields as key-value pairs. */
+  private static final org.slf4j.Logger ACCESS =
+      org.slf4j.LoggerFactory.getLogger("io.boxline.server.access");
+
+  /** A request id a client may choose: short, and safe in a header and a log line. */
+  private static final java.util.regex.Pattern REQUEST_ID =
+      java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
 
   @FunctionalInterface
   interface RouteHandler {
@@ -139,6 +146,7 @@ final class Router extends Handler.Abstract.NonBlocking {
         }
         throw ApiException.notFound("no such endpoint; see /openapi.json for the API");
       }
+      x.route = match.pattern();
       long length = request.getLength();
       if (length > maxBodyBytes) {
         response.getHeaders().put("Connection", "close");
@@ -282,7 +290,9 @@ final class Router extends Handler.Abstract.NonBlocking {
     final String method;
     final String rawPath;
     final long t0;
+    final String requestId;
     String callerName = "-";
+    String route = "-";
     int status = 500;
     private boolean ended;
 
@@ -299,13 +309,25 @@ final class Router extends Handler.Abstract.NonBlocking {
       this.method = method;
       this.rawPath = rawPath;
       this.t0 = t0;
+      String given = request.getHeaders().get("X-Request-Id");
+      requestId =
+          given != null && REQUEST_ID.matcher(given).matches()
+              ? given
+              : Long.toHexString(
+                  java.util.concurrent.ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+      response.getHeaders().put("X-Request-Id", requestId);
+      if (ACCESS.isInfoEnabled()) {
+        // Once the answer is written (or the connection failed): the status, the bytes and the
+        // duration are final then.
+        Request.addCompletionListener(request, this::access);
+      }
     }
 
     void fail(Throwable e) {
       ApiException api = translate(e);
       String correlation = null;
       if (api.status >= 500 && api.status != 503) {
-        correlation = UUID.randomUUID().toString().substring(0, 13);
+        correlation = requestId;
         LOG.log(
             Level.ERROR,
             "http "
@@ -353,17 +375,28 @@ final class Router extends Handler.Abstract.NonBlocking {
       }
       ended = true;
       active.decrementAndGet();
-      if (LOG.isLoggable(Level.DEBUG)) {
-        LOG.log(
-            Level.DEBUG,
-            String.format(
-                "http method=%s path=%s status=%d caller=%s ms=%.1f",
-                method,
-                Problems.quote(rawPath),
-                status,
-                callerName,
-                (System.nanoTime() - t0) / 1e6));
+    }
+
+    /** The access log's line. */
+    private void access(Throwable failure) {
+      long micros = (System.nanoTime() - t0) / 1000;
+      int code = response.getStatus();
+      var line =
+          ACCESS
+              .atInfo()
+              .setMessage(method + " " + route + " " + code)
+              .addKeyValue("requestId", requestId)
+              .addKeyValue("token", callerName)
+              .addKeyValue("method", method)
+              .addKeyValue("route", route)
+              .addKeyValue("status", code)
+              .addKeyValue("durationMs", micros / 1000.0)
+              .addKeyValue("bytes", Response.getContentBytesWritten(response))
+              .addKeyValue("client", Request.getRemoteAddr(request));
+      if (failure != null) {
+        line = line.addKeyValue("failure", String.valueOf(failure.getMessage()));
       }
+      line.log();
     }
   }
 

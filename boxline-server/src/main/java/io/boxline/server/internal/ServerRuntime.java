@@ -187,7 +187,7 @@ public final class ServerRuntime implements AutoCloseable {
           new ServerConnector(
               jetty, 1, 1, new SslConnectionFactory(tls, http11.getProtocol()), http11);
     } else {
-      connector = new ServerConnector(jetty, 1, 1, http11);
+      connector = new ServerConnector(jetty, 1, 1, HttpStack.cleartext(http11, h));
     }
     connector.setHost(h.host());
     connector.setPort(h.port());
@@ -237,7 +237,7 @@ public final class ServerRuntime implements AutoCloseable {
         .description("long-poll fetches waiting for events, holding no thread")
         .register(registry);
     registerOps(router);
-    jetty.setHandler(router);
+    jetty.setHandler(HttpStack.around(router, h));
     jetty.setStopTimeout(0);
     jetty.start();
     this.connector = connector;
