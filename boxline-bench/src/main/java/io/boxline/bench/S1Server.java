@@ -84,14 +84,21 @@ final class S1Server {
             new Table("path", "events per transaction", "events", "seconds", "events/s");
         int trial = 0;
         for (int perTx : new int[] {1, 50}) {
-          for (boolean http : new boolean[] {false, true}) {
+          for (String client : List.of("java", "jdk", "lean")) {
             TopicName t = topic(boxline, "s1-tp-" + trial++);
-            double s = publishTrial(boxline, base, t, o.get(EVENTS), o.get(PRODUCERS), perTx, http);
+            double s =
+                publishTrial(boxline, base, t, o.get(EVENTS), o.get(PRODUCERS), perTx, client);
+            String label =
+                switch (client) {
+                  case "java" -> "Java inTransaction";
+                  case "jdk" -> "HTTP POST, JDK HttpClient";
+                  default -> "HTTP POST, keep-alive socket client";
+                };
             log(
                 "S1 publish %s, %d per transaction: %.0f events/s",
-                http ? "HTTP" : "Java", perTx, o.get(EVENTS) / s);
+                label, perTx, o.get(EVENTS) / s);
             publish.row(
-                http ? "HTTP POST" : "Java inTransaction",
+                label,
                 perTx,
                 o.get(EVENTS),
                 Stats.f("%.2f", s),
@@ -154,24 +161,34 @@ final class S1Server {
   }
 
   private static double publishTrial(
-      Boxline boxline, String base, TopicName t, int events, int producers, int perTx, boolean http)
+      Boxline boxline,
+      String base,
+      TopicName t,
+      int events,
+      int producers,
+      int perTx,
+      String client)
       throws Exception {
     AtomicInteger next = new AtomicInteger();
     long t0 = System.nanoTime();
     Workers workers = new Workers();
+    String url = topicUrl(base, t);
+    String path = url.substring(base.length());
     workers
         .start(
             producers,
             p -> {
+              KeepAlivePost lean = client.equals("lean") ? new KeepAlivePost(base) : null;
               int from;
               while ((from = next.getAndAdd(perTx)) < events) {
                 int n = Math.min(perTx, events - from);
-                if (http) {
+                if (!client.equals("java")) {
                   StringBuilder b = new StringBuilder("{\"events\":[");
                   for (int i = 0; i < n; i++) {
                     b.append(i == 0 ? "" : ",").append(httpEvent(from + i, 0));
                   }
-                  int status = post(topicUrl(base, t), b.append("]}").toString()).statusCode();
+                  String body = b.append("]}").toString();
+                  int status = lean != null ? lean.post(path, body) : post(url, body).statusCode();
                   check(status == 200, "S1: HTTP publish answered " + status);
                 } else {
                   List<Object> batch = new ArrayList<>();
@@ -180,6 +197,9 @@ final class S1Server {
                   }
                   boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
                 }
+              }
+              if (lean != null) {
+                lean.close();
               }
             })
         .join();

@@ -44,6 +44,7 @@ final class S2Waiting {
       DEF.runs("waiting members and tails against health and publish latency", S2Waiting::run);
 
   private static final String TOKEN = "s2-bench-token-0123456789";
+  private static final AtomicInteger overloaded = new AtomicInteger();
 
   static String run(Run run) throws Exception {
     Options o = run.o();
@@ -126,19 +127,31 @@ final class S2Waiting {
       for (int i = 0; i < o.get(MEMBERS); i++) {
         poll(waiters, base, "m" + i, stop, waiting);
       }
-      List<CompletableFuture<HttpResponse<InputStream>>> opened = new ArrayList<>();
-      for (int i = 0; i < o.get(TAILS); i++) {
-        opened.add(
-            waiters.sendAsync(
-                get(base + "/v1/topics/s2%2Fquiet/tail").build(),
-                HttpResponse.BodyHandlers.ofInputStream()));
-      }
-      for (CompletableFuture<HttpResponse<InputStream>> f : opened) {
-        HttpResponse<InputStream> r = f.get();
-        if (r.statusCode() != 200) {
-          throw new BenchFailure("a tail got " + r.statusCode());
+      int wanted = o.get(TAILS);
+      for (int attempt = 0; tails.size() < wanted; attempt++) {
+        if (attempt > 30) {
+          throw new BenchFailure("only " + tails.size() + " tails opened; the rest got 503");
         }
-        tails.add(r.body());
+        if (attempt > 0) {
+          Thread.sleep(1000); // Retry-After
+        }
+        List<CompletableFuture<HttpResponse<InputStream>>> opened = new ArrayList<>();
+        for (int i = tails.size(); i < wanted; i++) {
+          opened.add(
+              waiters.sendAsync(
+                  get(base + "/v1/topics/s2%2Fquiet/tail").build(),
+                  HttpResponse.BodyHandlers.ofInputStream()));
+        }
+        for (CompletableFuture<HttpResponse<InputStream>> f : opened) {
+          HttpResponse<InputStream> r = f.get();
+          if (r.statusCode() == 200) {
+            tails.add(r.body());
+          } else if (r.statusCode() == 503) {
+            overloaded.incrementAndGet();
+          } else {
+            throw new BenchFailure("a tail got " + r.statusCode());
+          }
+        }
       }
       deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
       while (gauge(probe, base, "boxline_http_fetches_waiting") < o.get(MEMBERS) * 0.95) {
@@ -164,6 +177,12 @@ final class S2Waiting {
           table,
           String.format(Locale.ROOT, "%,d members + %,d tails", o.get(MEMBERS), o.get(TAILS)));
       out.append(table).append('\n');
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "While they connected, %d requests were answered 503 `overloaded` and retried after"
+                  + " a second.%n%n",
+              overloaded.get()));
       out.append("Server log: ").append(dir.resolve("server.log")).append('\n');
       return out.toString();
     } finally {
@@ -194,7 +213,17 @@ final class S2Waiting {
                 .timeout(Duration.ofSeconds(60))
                 .build(),
             HttpResponse.BodyHandlers.discarding())
-        .whenComplete((r, e) -> poll(client, base, member, stop, waiting));
+        .whenComplete(
+            (r, e) -> {
+              if (e == null && r.statusCode() == 503) {
+                // Overloaded (too many requests at once): back off as Retry-After says.
+                overloaded.incrementAndGet();
+                CompletableFuture.delayedExecutor(1, java.util.concurrent.TimeUnit.SECONDS)
+                    .execute(() -> poll(client, base, member, stop, waiting));
+              } else {
+                poll(client, base, member, stop, waiting);
+              }
+            });
   }
 
   private static void measure(

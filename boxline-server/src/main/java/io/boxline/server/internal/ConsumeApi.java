@@ -183,7 +183,11 @@ final class ConsumeApi {
             if (!poll.gone && next.peerClosed()) {
               poll.gone = true;
             }
-            if (poll.left || poll.gone) {
+            // At the end of its wait a poll answers without fetching again: the member checked in
+            // at the last fetch, within its interval, and its next poll fetches (and checks it in)
+            // at once; an event that came just now is in that fetch.
+            boolean over = System.nanoTime() - poll.deadline >= 0;
+            if (poll.left || poll.gone || over) {
               answer(next, poll, new RemoteConsumers.Batch(List.of(), List.of(), checkIn));
             } else {
               step(next, poll);

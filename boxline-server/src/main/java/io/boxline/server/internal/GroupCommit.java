@@ -34,24 +34,21 @@ final class GroupCommit implements AutoCloseable {
 
   private final Boxline boxline;
   private final BlockingQueue<Pending> queue;
-  private final List<Thread> committers = new ArrayList<>();
+  private final java.util.concurrent.Semaphore running;
+  private final int concurrency;
   private final AtomicLong transactions = new AtomicLong();
   private final AtomicLong requests = new AtomicLong();
   private volatile boolean closing;
 
   /**
-   * @param committers transactions that may run at once
-   * @param capacity requests that may wait for a committer; past it a request gets 503
+   * @param concurrency transactions that may run at once (0: none start on their own; for tests)
+   * @param capacity requests that may wait for a transaction; past it a request gets 503
    */
-  GroupCommit(Boxline boxline, int committers, int capacity) {
+  GroupCommit(Boxline boxline, int concurrency, int capacity) {
     this.boxline = boxline;
     this.queue = new ArrayBlockingQueue<>(capacity);
-    for (int i = 1; i <= committers; i++) {
-      Thread t = new Thread(this::run, "boxline-http-commit-" + i);
-      t.setDaemon(true);
-      this.committers.add(t);
-      t.start();
-    }
+    this.concurrency = concurrency;
+    this.running = new java.util.concurrent.Semaphore(concurrency);
   }
 
   /** Completes with the request's results once its transaction committed, or with its error. */
@@ -67,8 +64,27 @@ final class GroupCommit implements AutoCloseable {
                   "overloaded",
                   "the server is committing as many publish requests as it can; retry after a"
                       + " second"));
+      return done;
     }
+    drain();
     return done;
+  }
+
+  /**
+   * Commits what is queued while a transaction may start; also after this thread's own request is
+   * done, so nothing is left queued with no commit running to take it.
+   */
+  private void drain() {
+    while (!queue.isEmpty() && running.tryAcquire()) {
+      try {
+        Pending first = queue.poll();
+        if (first != null) {
+          commitWith(first, new ArrayList<>());
+        }
+      } finally {
+        running.release();
+      }
+    }
   }
 
   /** Requests waiting for a committer, for the gauge. */
@@ -84,25 +100,6 @@ final class GroupCommit implements AutoCloseable {
   /** Publish requests committed (or failed) so far, for the metrics. */
   long requests() {
     return requests.get();
-  }
-
-  private void run() {
-    List<Pending> batch = new ArrayList<>();
-    while (true) {
-      Pending first;
-      try {
-        first = queue.poll(100, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        break;
-      }
-      if (first == null) {
-        if (closing) {
-          break;
-        }
-        continue;
-      }
-      commitWith(first, batch);
-    }
   }
 
   /** Commits what is queued now in one transaction (up to {@link #MAX_EVENTS}); for tests. */
@@ -180,17 +177,13 @@ final class GroupCommit implements AutoCloseable {
 
   void close(Duration timeout) {
     closing = true;
-    long deadline = System.nanoTime() + timeout.toNanos();
-    for (Thread t : committers) {
-      try {
-        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
+    // Commits running now finish (their requests are answered); what waits for one gets 503.
+    try {
+      if (running.tryAcquire(concurrency, timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+        running.release(concurrency);
       }
-    }
-    for (Thread t : committers) {
-      t.interrupt();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
     Pending left;
     while ((left = queue.poll()) != null) {

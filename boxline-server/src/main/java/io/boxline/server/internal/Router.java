@@ -245,8 +245,14 @@ final class Router extends Handler.Abstract.NonBlocking {
     try {
       handler.handle(call);
       Call.Later later = call.takeLater();
+      while (later != null && later.when().toCompletableFuture().isDone()) {
+        // Already over (a commit this thread ran itself): the next step runs here, no hand-off.
+        later.next().handle(call);
+        later = call.takeLater();
+      }
       if (later != null) {
-        later.when().whenComplete((v, e) -> resume(x, route, call, later.next()));
+        Call.Later waiting = later;
+        waiting.when().whenComplete((v, e) -> resume(x, route, call, waiting.next()));
         return;
       }
       if (call.answered()) {

@@ -208,7 +208,7 @@ public final class ServerRuntime implements AutoCloseable {
     // As many transactions at once as the pool can hold beside the other requests' work.
     commits =
         new GroupCommit(
-            boxline, Math.max(1, Math.min(4, config.database().poolSize() / 2)), h.threads() * 8);
+            boxline, Math.max(1, Math.min(2, config.database().poolSize() / 2)), h.threads() * 8);
     Gauge.builder("boxline.http.publish.queued", commits, GroupCommit::queued)
         .description("publish requests waiting for a shared transaction")
         .register(registry);

@@ -133,15 +133,34 @@ class GroupCommitTest {
   }
 
   @Test
-  void committersTakeRequestsOnTheirOwn() {
+  void aLoneRequestIsCommittedOnTheSubmittingThread() {
     try (GroupCommit commits = new GroupCommit(boxline, 2, 64)) {
-      List<CompletableFuture<List<PublishResult>>> all =
-          java.util.stream.IntStream.range(0, 50)
-              .mapToObj(i -> commits.submit(events(ORDERS, "k" + i)))
-              .toList();
-      all.forEach(f -> assertThat(f.join()).hasSize(1));
-      assertThat(commits.requests()).isEqualTo(50);
-      assertThat(commits.transactions()).isBetween(1L, 50L);
+      CompletableFuture<List<PublishResult>> done = commits.submit(events(ORDERS, "lone"));
+      assertThat(done).isDone();
+      assertThat(done.join()).hasSize(1);
+      assertThat(commits.transactions()).isEqualTo(1);
     }
+  }
+
+  @Test
+  void concurrentRequestsAreAllCommittedOnceEach() throws Exception {
+    long before = total();
+    try (GroupCommit commits = new GroupCommit(boxline, 2, 1000)) {
+      java.util.concurrent.ExecutorService pool =
+          java.util.concurrent.Executors.newFixedThreadPool(8);
+      List<java.util.concurrent.Future<CompletableFuture<List<PublishResult>>>> submitted =
+          new java.util.ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        String key = "c" + i;
+        submitted.add(pool.submit(() -> commits.submit(events(ORDERS, key))));
+      }
+      for (var f : submitted) {
+        assertThat(f.get().get(10, java.util.concurrent.TimeUnit.SECONDS)).hasSize(1);
+      }
+      pool.shutdown();
+      assertThat(commits.requests()).isEqualTo(200);
+      assertThat(commits.transactions()).isBetween(1L, 200L);
+    }
+    assertPlaced(before + 200);
   }
 }
