@@ -63,8 +63,9 @@ public interface CatalogStore {
   /**
    * Gives the subscription the name {@code to} in one transaction, dropping its old group's leases
    * and members; its cursors, parked events and inbox stay. Returns it as stored now. The caller
-   * checks that no consumer runs; a taken name is refused with {@link
-   * io.boxline.ValidationException}.
+   * checks that no consumer runs and that the name {@code to} is free ({@link
+   * io.boxline.ValidationException} from {@code Admin}); a store refuses a taken name by its unique
+   * key, with a {@link io.boxline.StoreException}.
    */
   SubscriptionInfo renameSubscription(SubscriptionInfo subscription, String to);
 
