@@ -33,6 +33,14 @@ public interface RemoteConsumers {
   Batch fetch(String subscription, String member, double weight, int maxEvents);
 
   /**
+   * {@link #fetch(String, String, double, int)} for a subscription the caller has just looked up (a
+   * server that checked its caller's access to it): the subscription is not read again.
+   */
+  default Batch fetch(SubscriptionInfo subscription, String member, double weight, int maxEvents) {
+    return fetch(subscription.name(), member, weight, maxEvents);
+  }
+
+  /**
    * Settles fetched events. Per partition, the new events are settled as a run from the first
    * fetched one: each event up to the highest settled must be settled (or be one the fetch left
    * out). Per partition, the retries are recorded in one transaction and the cursor move with its
@@ -47,6 +55,11 @@ public interface RemoteConsumers {
    *     hole
    */
   int settle(String subscription, String member, List<Settlement> settlements);
+
+  /** {@link #settle(String, String, List)} for a subscription the caller has just looked up. */
+  default int settle(SubscriptionInfo subscription, String member, List<Settlement> settlements) {
+    return settle(subscription.name(), member, settlements);
+  }
 
   /**
    * Completes when events may have come for {@code subscription}: a log of one of its topics grew,

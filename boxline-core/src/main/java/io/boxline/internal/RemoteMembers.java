@@ -68,6 +68,11 @@ final class RemoteMembers implements RemoteConsumers {
   private final Function<String, MemberPolicy> policies;
   private final EventWaiters waiters;
 
+  private record StampedPolicy(GroupPolicy policy, long stamp) {}
+
+  /** Each group's policy as last read here, with the stamp of the check-in that saw it. */
+  private final Map<String, StampedPolicy> groupPolicies = new ConcurrentHashMap<>();
+
   /** Each group's size as this process's last fetch saw it, for the deadline it writes. */
   private final Map<String, Integer> groupSizes = new ConcurrentHashMap<>();
 
@@ -140,6 +145,12 @@ final class RemoteMembers implements RemoteConsumers {
 
   @Override
   public Batch fetch(String subscriptionName, String memberId, double weight, int maxEvents) {
+    member(memberId);
+    return fetch(subscription(subscriptionName), memberId, weight, maxEvents);
+  }
+
+  @Override
+  public Batch fetch(SubscriptionInfo sub, String memberId, double weight, int maxEvents) {
     String me = member(memberId);
     if (!(weight > 0 && weight <= 1000)) {
       throw new ValidationException("weight must be more than 0 and at most 1000, got " + weight);
@@ -147,9 +158,11 @@ final class RemoteMembers implements RemoteConsumers {
     if (maxEvents < 1 || maxEvents > 10_000) {
       throw new ValidationException("maxEvents must be between 1 and 10000, got " + maxEvents);
     }
-    SubscriptionInfo sub = subscription(subscriptionName);
     String group = sub.name();
-    GroupPolicy policy = coordination.policy(group);
+    // The policy as last read, re-read when the check-in's stamp says it may have changed (or the
+    // store gives no stamp), as a Java member does.
+    StampedPolicy known = groupPolicies.get(group);
+    GroupPolicy policy = known != null ? known.policy() : coordination.policy(group);
     // As for a Java member, the check-in interval grows with the group (checkInRate), so a large
     // group of waiting members costs about checkInRate fetches per second. The deadline written
     // now follows the group's size as last seen here; the interval given back is never longer
@@ -157,6 +170,14 @@ final class RemoteMembers implements RemoteConsumers {
     int seen = groupSizes.getOrDefault(group, 1);
     Duration ttl = policy.deadline(seen);
     GroupView view = coordination.checkIn(group, me, weight, ttl);
+    if (known != null
+        && (view.policyStamp() == GroupView.NO_POLICY_STAMP
+            || view.policyStamp() != known.stamp())) {
+      policy = coordination.policy(group);
+    }
+    if (known == null || known.stamp() != view.policyStamp() || known.policy() != policy) {
+      groupPolicies.put(group, new StampedPolicy(policy, view.policyStamp()));
+    }
     List<Member> members = new ArrayList<>(view.members());
     if (members.stream().noneMatch(m -> m.id().equals(me))) {
       members.add(new Member(me, weight));
@@ -166,7 +187,15 @@ final class RemoteMembers implements RemoteConsumers {
     refuseWhenFull(group, me, policy, members, view);
     Set<String> live = new HashSet<>();
     members.forEach(m -> live.add(m.id()));
-    coordination.reclaim(group, live, policy.releaseGrace());
+    // Leases of dead members and RELEASING leases stuck past the grace period, freed only when the
+    // view shows one (as a Java member does): a steady group costs no write here.
+    for (Lease l : view.leases()) {
+      if (!live.contains(l.owner())
+          || (l.releasing() && l.since().plus(policy.releaseGrace()).isBefore(view.now()))) {
+        coordination.reclaim(group, live, policy.releaseGrace());
+        break;
+      }
+    }
 
     Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
     for (Backlog b : store.backlogged(sub.id())) {
@@ -409,7 +438,12 @@ final class RemoteMembers implements RemoteConsumers {
   @Override
   public int settle(String subscriptionName, String memberId, List<Settlement> settlements) {
     member(memberId);
-    SubscriptionInfo sub = subscription(subscriptionName);
+    return settle(subscription(subscriptionName), memberId, settlements);
+  }
+
+  @Override
+  public int settle(SubscriptionInfo sub, String memberId, List<Settlement> settlements) {
+    member(memberId);
     Map<PartitionKey, List<Ack>> byPartition = new LinkedHashMap<>();
     for (Settlement s : settlements) {
       Ack a = parse(s);

@@ -70,6 +70,9 @@ final class ConsumeApi {
     /** The client's connection failed or closed: the poll ends without checking in again. */
     volatile boolean gone;
 
+    /** Fetches so far (one step at a time, so no two threads count at once). */
+    int fetched;
+
     /** What the poll waits on between two fetches; completing it ends the wait. */
     volatile CompletableFuture<Void> waitingOn;
 
@@ -153,7 +156,13 @@ final class ConsumeApi {
               ? members.awaitAppend(poll.subscription.topics(), Duration.ofMillis(left))
               : null;
       RemoteConsumers.Batch batch =
-          Call.valid(() -> members.fetch(name, poll.member, poll.weight, poll.max));
+          Call.valid(
+              () ->
+                  // The subscription was looked up for this request; a later step of a long poll
+                  // looks again (it may have been deleted meanwhile).
+                  poll.fetched++ == 0
+                      ? members.fetch(poll.subscription, poll.member, poll.weight, poll.max)
+                      : members.fetch(name, poll.member, poll.weight, poll.max));
       if (poll.left) {
         // The member left while this poll ran: it stays out, and what was read goes back.
         members.leave(name, poll.member);
@@ -223,7 +232,7 @@ final class ConsumeApi {
     Problems.onlyFields(body, "", SETTLE_FIELDS);
     List<Settlement> settlements =
         MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
-    int n = Call.valid(() -> boxline.remoteConsumers().settle(s.name(), member, settlements));
+    int n = Call.valid(() -> boxline.remoteConsumers().settle(s, member, settlements));
     c.json(200, Views.of("settled", n));
   }
 

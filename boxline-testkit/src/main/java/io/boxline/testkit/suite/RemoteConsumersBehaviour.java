@@ -227,6 +227,16 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     }
     assertThat(members.fetch("remote-size", "m0", 1, 10).checkInWithin())
         .isEqualTo(Duration.ofMillis(1000));
+    // A changed policy counts from the next fetch (the store tells by the check-in's stamp).
+    boxline
+        .admin()
+        .setGroupPolicy(
+            "remote-size",
+            io.boxline.GroupPolicy.DEFAULT
+                .withCheckInRate(4)
+                .withMinCheckInInterval(Duration.ofMillis(250)));
+    assertThat(members.fetch("remote-size", "m0", 1, 10).checkInWithin())
+        .isEqualTo(Duration.ofMillis(250));
   }
 
   /**
