@@ -73,77 +73,92 @@ final class S1Server {
       try (BoxlineServer server = BoxlineServer.start(config)) {
         Boxline boxline = server.boxline();
         String base = server.baseUrl();
-        out.append(
-            String.format(
-                Locale.ROOT,
-                "One server process (in the bench JVM, auth off, pool of 32) on PostgreSQL; %d"
-                    + " producers; topics of 16 partitions; 200-byte JSON payloads. Java publishes"
-                    + " through the same Boxline instance the server runs.%n%n",
-                o.get(PRODUCERS)));
-        Table publish =
-            new Table("path", "events per transaction", "events", "seconds", "events/s");
-        int trial = 0;
-        for (int perTx : new int[] {1, 50}) {
-          for (String client : List.of("java", "jdk", "lean")) {
-            TopicName t = topic(boxline, "s1-tp-" + trial++);
-            double s =
-                publishTrial(boxline, base, t, o.get(EVENTS), o.get(PRODUCERS), perTx, client);
-            String label =
-                switch (client) {
-                  case "java" -> "Java inTransaction";
-                  case "jdk" -> "HTTP POST, JDK HttpClient";
-                  default -> "HTTP POST, keep-alive socket client";
-                };
-            log(
-                "S1 publish %s, %d per transaction: %.0f events/s",
-                label, perTx, o.get(EVENTS) / s);
-            publish.row(
-                label,
-                perTx,
-                o.get(EVENTS),
-                Stats.f("%.2f", s),
-                Stats.f("%,.0f", o.get(EVENTS) / s));
-          }
+        // A second server on the same database, which does not lead the sequencer: a member waiting
+        // there hears of new events through the database (LISTEN/NOTIFY).
+        long leadBy = System.nanoTime() + 30_000_000_000L;
+        while (!boxline.stats().sequencerLeader()) {
+          check(System.nanoTime() < leadBy, "S1: the first server did not lead the sequencer");
+          Thread.sleep(50);
         }
-        out.append(publish).append('\n');
-        Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
-        for (String r : o.get(RATES).split(",")) {
-          int rate = Integer.parseInt(r.trim());
-          for (String path : List.of("java", "tail", "member")) {
-            TopicName t = topic(boxline, "s1-lat-" + trial++);
-            double[] ms =
-                switch (path) {
-                  case "java" -> javaLatency(boxline, t, rate, o.get(SECONDS));
-                  case "tail" -> httpLatency(boxline, base, t, rate, o.get(SECONDS));
-                  default -> memberLatency(boxline, base, t, rate, o.get(SECONDS));
-                };
-            Arrays.sort(ms);
-            String label =
-                switch (path) {
-                  case "java" -> "Java inTransaction → handler";
-                  case "tail" -> "HTTP POST → tail stream";
-                  default -> "HTTP POST → HTTP group member (fetch)";
-                };
-            log(
-                "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
-                label, rate, pct(ms, 50), pct(ms, 99));
-            latency.row(
-                label,
-                rate,
-                ms.length,
-                Stats.f("%.2f", pct(ms, 50)),
-                Stats.f("%.2f", pct(ms, 99)),
-                Stats.f("%.2f", ms[ms.length - 1]));
+        BoxlineServer other = BoxlineServer.start(config);
+        String otherBase = other.baseUrl();
+        try {
+          out.append(
+              String.format(
+                  Locale.ROOT,
+                  "One server process (in the bench JVM, auth off, pool of 32) on PostgreSQL; %d"
+                      + " producers; topics of 16 partitions; 200-byte JSON payloads. Java publishes"
+                      + " through the same Boxline instance the server runs.%n%n",
+                  o.get(PRODUCERS)));
+          Table publish =
+              new Table("path", "events per transaction", "events", "seconds", "events/s");
+          int trial = 0;
+          for (int perTx : new int[] {1, 50}) {
+            for (String client : List.of("java", "jdk", "lean")) {
+              TopicName t = topic(boxline, "s1-tp-" + trial++);
+              double s =
+                  publishTrial(boxline, base, t, o.get(EVENTS), o.get(PRODUCERS), perTx, client);
+              String label =
+                  switch (client) {
+                    case "java" -> "Java inTransaction";
+                    case "jdk" -> "HTTP POST, JDK HttpClient";
+                    default -> "HTTP POST, keep-alive socket client";
+                  };
+              log(
+                  "S1 publish %s, %d per transaction: %.0f events/s",
+                  label, perTx, o.get(EVENTS) / s);
+              publish.row(
+                  label,
+                  perTx,
+                  o.get(EVENTS),
+                  Stats.f("%.2f", s),
+                  Stats.f("%,.0f", o.get(EVENTS) / s));
+            }
           }
+          out.append(publish).append('\n');
+          Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
+          for (String r : o.get(RATES).split(",")) {
+            int rate = Integer.parseInt(r.trim());
+            for (String path : List.of("java", "tail", "member", "other")) {
+              TopicName t = topic(boxline, "s1-lat-" + trial++);
+              double[] ms =
+                  switch (path) {
+                    case "java" -> javaLatency(boxline, t, rate, o.get(SECONDS));
+                    case "tail" -> httpLatency(boxline, base, t, rate, o.get(SECONDS));
+                    case "member" -> memberLatency(boxline, base, base, t, rate, o.get(SECONDS));
+                    default -> memberLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
+                  };
+              Arrays.sort(ms);
+              String label =
+                  switch (path) {
+                    case "java" -> "Java inTransaction → handler";
+                    case "tail" -> "HTTP POST → tail stream";
+                    case "member" -> "HTTP POST → HTTP group member (fetch)";
+                    default -> "HTTP POST → HTTP group member on another server";
+                  };
+              log(
+                  "S1 latency %s at %d/s: p50 %.2f ms, p99 %.2f ms",
+                  label, rate, pct(ms, 50), pct(ms, 99));
+              latency.row(
+                  label,
+                  rate,
+                  ms.length,
+                  Stats.f("%.2f", pct(ms, 50)),
+                  Stats.f("%.2f", pct(ms, 99)),
+                  Stats.f("%.2f", ms[ms.length - 1]));
+            }
+          }
+          out.append(latency);
+          TopicName probed = topic(boxline, "s1-hostile");
+          out.append(
+              S1Hostile.probe(
+                  base,
+                  "/v1/topics/" + probed.toString().replace("/", "%2F") + "/events",
+                  new int[] {0, 64, 256, 1024},
+                  50));
+        } finally {
+          other.close();
         }
-        out.append(latency);
-        TopicName probed = topic(boxline, "s1-hostile");
-        out.append(
-            S1Hostile.probe(
-                base,
-                "/v1/topics/" + probed.toString().replace("/", "%2F") + "/events",
-                new int[] {0, 64, 256, 1024},
-                50));
       }
     }
     return out.toString();
@@ -307,12 +322,13 @@ final class S1Server {
 
   /** POSTs at the rate while one HTTP member fetches (long poll) and settles what it got. */
   private static double[] memberLatency(
-      Boxline boxline, String base, TopicName t, int rate, int seconds) throws Exception {
+      Boxline boxline, String base, String memberBase, TopicName t, int rate, int seconds)
+      throws Exception {
     boxline.admin().createSubscription(SubscriptionSpec.of(t.name(), t));
     int n = rate * seconds;
     double[] ms = new double[n];
     CountDownLatch all = new CountDownLatch(n);
-    String member = base + "/v1/subscriptions/" + t.name() + "/members/s1";
+    String member = memberBase + "/v1/subscriptions/" + t.name() + "/members/s1";
     List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     Thread fetcher =
         new Thread(
