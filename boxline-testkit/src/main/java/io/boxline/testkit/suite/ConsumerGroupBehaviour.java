@@ -302,11 +302,12 @@ public abstract class ConsumerGroupBehaviour {
         WAIT, "both members checked in", () -> a.checkInCount() >= 1 && b.checkInCount() >= 1);
     for (int p : new int[] {3, 41, 63}) {
       String key = keyFor(p, 64);
+      // Counted before the publish: the event may be handled before the publish call returns.
+      int want = seen.size() + 1;
       long start = System.nanoTime();
       boxline.inTransaction(
           tx ->
               boxline.publisher().publish(tx, OutgoingEvent.builder(t).type("t").key(key).build()));
-      int want = seen.size() + 1;
       Await.until(
           Duration.ofSeconds(5), "cold partition " + p + " picked up", () -> seen.size() >= want);
       // The default policy checks in every 2 s; pickup comes from the wake-up, not from a check-in.
