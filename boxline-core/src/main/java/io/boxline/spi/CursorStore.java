@@ -26,6 +26,19 @@ public interface CursorStore {
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit);
 
   /**
+   * {@link #read} of several partitions at once, in one round trip where the store can: the events
+   * of each read, in the order of {@code reads}. A consumer that holds many partitions with new
+   * events reads them all for the cost of one.
+   */
+  default List<List<StoredEvent>> readEach(List<PartitionRead> reads) {
+    List<List<StoredEvent>> out = new java.util.ArrayList<>(reads.size());
+    for (PartitionRead r : reads) {
+      out.add(read(r.topicId(), r.partition(), r.afterSequence(), r.limit()));
+    }
+    return out;
+  }
+
+  /**
    * Like {@link #read}, keeping only events with this key and this id where they are not null
    * (operators' reads; the filters are checked on the events passed over).
    */

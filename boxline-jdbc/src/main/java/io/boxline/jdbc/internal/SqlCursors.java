@@ -2,6 +2,7 @@ package io.boxline.jdbc.internal;
 
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.PartitionRead;
 import io.boxline.spi.Settlement;
 import io.boxline.spi.StoredEvent;
 import java.sql.Connection;
@@ -39,6 +40,60 @@ final class SqlCursors {
           ps.setInt(4, limit);
         },
         this::storedEvent);
+  }
+
+  /** Partitions read by one statement at most (four parameters each). */
+  private static final int READS_PER_STATEMENT = 200;
+
+  /**
+   * Several partitions' reads in one statement each {@link #READS_PER_STATEMENT}: the dialect's
+   * {@code read} once per partition, each tagged with its place in the list, joined by UNION ALL.
+   * The text is the query's own and this loop's counter; the values are bound.
+   */
+  List<List<StoredEvent>> readEach(List<PartitionRead> reads) {
+    List<List<StoredEvent>> out = new ArrayList<>(reads.size());
+    for (int from = 0; from < reads.size(); from += READS_PER_STATEMENT) {
+      List<PartitionRead> chunk =
+          reads.subList(from, Math.min(reads.size(), from + READS_PER_STATEMENT));
+      if (chunk.size() == 1) {
+        PartitionRead r = chunk.get(0);
+        out.add(read(r.topicId(), r.partition(), r.afterSequence(), r.limit()));
+        continue;
+      }
+      String one = db.sql("read");
+      StringBuilder sql = new StringBuilder();
+      for (int i = 0; i < chunk.size(); i++) {
+        sql.append(i == 0 ? "" : "\nUNION ALL\n")
+            .append("SELECT r.*, ")
+            .append(i)
+            .append(" FROM (")
+            .append(one)
+            .append(") r");
+      }
+      List<List<StoredEvent>> events = new ArrayList<>(chunk.size());
+      chunk.forEach(r -> events.add(new ArrayList<>()));
+      try (Connection c = db.connect();
+          PreparedStatement ps = c.prepareStatement(sql.toString())) {
+        int at = 1;
+        for (PartitionRead r : chunk) {
+          ps.setLong(at++, r.topicId());
+          ps.setInt(at++, r.partition());
+          ps.setLong(at++, r.afterSequence());
+          ps.setInt(at++, r.limit());
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            events.get(rs.getInt(11)).add(storedEvent(rs));
+          }
+        }
+      } catch (SQLException e) {
+        throw db.fail("read", e);
+      }
+      // A union keeps no order: each partition's events in sequence order again.
+      events.forEach(l -> l.sort(java.util.Comparator.comparingLong(StoredEvent::sequence)));
+      out.addAll(events);
+    }
+    return out;
   }
 
   /** A row of {@code read} or {@code read_filtered}. */

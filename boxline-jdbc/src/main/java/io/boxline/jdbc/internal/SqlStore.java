@@ -347,6 +347,11 @@ public final class SqlStore implements Store {
   }
 
   @Override
+  public List<List<StoredEvent>> readEach(List<io.boxline.spi.PartitionRead> reads) {
+    return cursors.readEach(reads);
+  }
+
+  @Override
   public List<StoredEvent> readWhere(
       long topicId, int partition, long afterSequence, String key, UUID eventId, int limit) {
     return cursors.readWhere(topicId, partition, afterSequence, key, eventId, limit);

@@ -8,6 +8,7 @@ import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CursorStore;
 import io.boxline.spi.OutboxRecord;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.PartitionRead;
 import io.boxline.spi.Settlement;
 import io.boxline.spi.StoredEvent;
 import io.boxline.testkit.suite.SuiteSupport;
@@ -57,6 +58,30 @@ public abstract class CursorContract extends StoreContract {
       assertThat(store.read(orders.id(), 1, 0, 100))
           .extracting(StoredEvent::sequence)
           .containsExactly(1L, 2L);
+    }
+  }
+
+  @Nested
+  class ReadEach {
+    @Test
+    void readsEachPartitionAsReadWouldInTheOrderAsked() {
+      fiveOnBothPartitions();
+      List<List<StoredEvent>> got =
+          store.readEach(
+              List.of(
+                  new PartitionRead(orders.id(), 1, 0, 100),
+                  new PartitionRead(orders.id(), 0, 1, 1),
+                  new PartitionRead(orders.id(), 0, 3, 100),
+                  new PartitionRead(orders.id(), 0, 0, 100)));
+      assertThat(got).hasSize(4);
+      assertThat(got.get(0)).extracting(StoredEvent::sequence).containsExactly(1L, 2L);
+      assertThat(got.get(1)).extracting(StoredEvent::sequence).containsExactly(2L);
+      assertThat(got.get(2)).isEmpty();
+      assertThat(got.get(3)).extracting(StoredEvent::key).containsExactly("k0", "k2", "k4");
+      assertThat(got.get(3))
+          .usingRecursiveFieldByFieldElementComparator()
+          .isEqualTo(store.read(orders.id(), 0, 0, 100));
+      assertThat(store.readEach(List.of())).isEmpty();
     }
   }
 
