@@ -2,11 +2,8 @@ package io.boxline.server.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
-import io.boxline.Event;
-import io.boxline.EventQuery;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
-import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.server.internal.Auth.Action;
 import java.io.IOException;
@@ -245,31 +242,11 @@ final class ProduceApi {
   private void tail(Call c) throws Exception {
     TopicName topic = c.topic();
     AdminApi.requireReadEvents(c.caller, topic);
-    TopicInfo info =
-        boxline
-            .admin()
-            .topic(topic)
-            .orElseThrow(() -> ApiException.notFound("topic " + topic + " does not exist"));
-    long[] positions = new long[info.partitions()];
     String resume = c.header("Last-Event-ID");
     if (resume == null) {
       resume = c.query("position").orElse(null);
     }
-    String from = c.query("from").orElse("latest");
-    if (resume != null && !resume.isEmpty()) {
-      parsePositions(resume, positions);
-    } else if (from.equals("latest")) {
-      List<Long> heads = boxline.admin().topicState(topic).heads();
-      for (int p = 0; p < positions.length; p++) {
-        positions[p] = heads.get(p);
-      }
-    } else if (!from.equals("earliest")) {
-      throw ApiException.badRequest(
-          "from must be earliest or latest (or resume with Last-Event-ID), got '" + from + "'");
-    }
-    String key = c.query("key").orElse(null);
-    String type = c.query("type").orElse(null);
-    boolean raw = AdminApi.rawPayload(c);
+    TailCursor cursor = TailCursor.open(boxline, c, topic, resume, "Last-Event-ID");
     if (!streams.tryAcquire()) {
       c.setHeader("Retry-After", "5");
       throw new ApiException(
@@ -277,7 +254,7 @@ final class ProduceApi {
           "too_many_streams",
           "this server already serves http.maxStreams tail streams; retry later or raise it");
     }
-    Tail t = new Tail(topic, positions, key, type, raw);
+    Tail t = new Tail(cursor);
     org.eclipse.jetty.server.Request.addCompletionListener(
         c.request,
         failure -> {
@@ -303,11 +280,7 @@ final class ProduceApi {
 
   /** One open tail stream: where it stands and what it waits on. */
   private static final class Tail {
-    final TopicName topic;
-    final long[] positions;
-    final String key;
-    final String type;
-    final boolean raw;
+    final TailCursor cursor;
     OutputStream out;
     long lastWrite;
 
@@ -319,12 +292,8 @@ final class ProduceApi {
 
     volatile boolean ended;
 
-    Tail(TopicName topic, long[] positions, String key, String type, boolean raw) {
-      this.topic = topic;
-      this.positions = positions;
-      this.key = key;
-      this.type = type;
-      this.raw = raw;
+    Tail(TailCursor cursor) {
+      this.cursor = cursor;
     }
   }
 
@@ -339,7 +308,8 @@ final class ProduceApi {
       while (running.getAsBoolean() && !t.ended) {
         if (t.woken == null) {
           // Taken before the heads are read: an event placed meanwhile ends the wait at once.
-          t.woken = boxline.remoteConsumers().awaitAppend(t.topic, Duration.ofMillis(LOOK_MILLIS));
+          t.woken =
+              boxline.remoteConsumers().awaitAppend(t.cursor.topic, Duration.ofMillis(LOOK_MILLIS));
           waits.add(t.woken);
         }
         boolean sent = false;
@@ -388,73 +358,23 @@ final class ProduceApi {
 
   /** Writes the events past the tail's positions; true when it wrote any. */
   private boolean sendNew(Tail t) throws IOException {
-    List<Long> heads = boxline.admin().topicState(t.topic).heads();
-    long[] positions = t.positions;
-    boolean sent = false;
-    for (int p = 0; p < positions.length; p++) {
-      while (heads.get(p) > positions[p]) {
-        List<Event> events =
-            boxline.admin().events(new EventQuery(t.topic, p, positions[p], t.key, null, 500));
-        if (events.isEmpty()) {
-          positions[p] = heads.get(p);
-          break;
-        }
-        for (Event e : events) {
-          positions[p] = e.sequence();
-          if (t.type != null && !t.type.equals(e.type())) {
-            continue;
-          }
-          // A payload keeps its line breaks; each line is one data line, as SSE has it.
-          String data =
-              Call.JSON
-                  .writeValueAsString(Views.event(e, t.raw))
-                  .replace("\r\n", "\n")
-                  .replace('\r', '\n')
-                  .replace("\n", "\ndata: ");
-          t.out.write(
-              ("id: " + formatPositions(positions) + "\nevent: event\ndata: " + data + "\n\n")
-                  .getBytes(StandardCharsets.UTF_8));
-          sent = true;
-        }
-        if (events.size() < 500 && t.key != null) {
-          positions[p] = Math.max(positions[p], heads.get(p));
-        }
-      }
-    }
-    return sent;
-  }
-
-  static String formatPositions(long[] positions) {
-    StringBuilder sb = new StringBuilder();
-    for (int p = 0; p < positions.length; p++) {
-      if (positions[p] > 0) {
-        if (sb.length() > 0) {
-          sb.append(',');
-        }
-        sb.append(p).append(':').append(positions[p]);
-      }
-    }
-    return sb.length() == 0 ? "0:0" : sb.toString();
-  }
-
-  static void parsePositions(String s, long[] positions) {
-    for (String part : s.split(",")) {
-      String[] pq = part.trim().split(":");
-      try {
-        int p = Integer.parseInt(pq[0]);
-        long seq = Long.parseLong(pq[1]);
-        if (pq.length != 2 || p < 0 || p >= positions.length || seq < 0) {
-          throw new IllegalArgumentException();
-        }
-        positions[p] = seq;
-      } catch (RuntimeException e) {
-        throw ApiException.badRequest(
-            "position '"
-                + s
-                + "' must list partition:sequence pairs such as 0:17,3:5 for partitions 0 to "
-                + (positions.length - 1));
-      }
-    }
+    int sent =
+        t.cursor.readNew(
+            boxline,
+            () -> false,
+            (e, position) -> {
+              // A payload keeps its line breaks; each line is one data line, as SSE has it.
+              String data =
+                  Call.JSON
+                      .writeValueAsString(Views.event(e, t.cursor.raw))
+                      .replace("\r\n", "\n")
+                      .replace('\r', '\n')
+                      .replace("\n", "\ndata: ");
+              t.out.write(
+                  ("id: " + position + "\nevent: event\ndata: " + data + "\n\n")
+                      .getBytes(StandardCharsets.UTF_8));
+            });
+    return sent > 0;
   }
 
   /**

@@ -2,13 +2,11 @@ package io.boxline.server.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
-import io.boxline.Event;
-import io.boxline.EventQuery;
 import io.boxline.RemoteConsumers;
 import io.boxline.SubscriptionInfo;
-import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.server.internal.Auth.Action;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -168,34 +166,8 @@ final class WebSocketApi {
     TopicName topic = c.topic();
     AdminApi.requireReadEvents(caller, topic);
     requireUpgrade(c);
-    TopicInfo info =
-        boxline
-            .admin()
-            .topic(topic)
-            .orElseThrow(() -> ApiException.notFound("topic " + topic + " does not exist"));
-    long[] positions = new long[info.partitions()];
-    String from = c.query("from").orElse("latest");
-    String resume = c.query("position").orElse(null);
-    if (resume != null) {
-      ProduceApi.parsePositions(resume, positions);
-    } else if (from.equals("latest")) {
-      List<Long> heads = boxline.admin().topicState(topic).heads();
-      for (int p = 0; p < positions.length; p++) {
-        positions[p] = heads.get(p);
-      }
-    } else if (!from.equals("earliest")) {
-      throw ApiException.badRequest(
-          "from must be earliest or latest (or resume with position), got '"
-              + Problems.quote(from)
-              + "'");
-    }
     Tail tail =
-        new Tail(
-            topic,
-            positions,
-            c.query("key").orElse(null),
-            c.query("type").orElse(null),
-            AdminApi.rawPayload(c));
+        new Tail(TailCursor.open(boxline, c, topic, c.query("position").orElse(null), "position"));
     if (!produce.takeStream()) {
       c.setHeader("Retry-After", "5");
       throw new ApiException(
@@ -212,22 +184,14 @@ final class WebSocketApi {
   }
 
   public final class Tail extends Socket {
-    final TopicName topic;
-    final long[] positions;
-    final String key;
-    final String type;
-    final boolean raw;
+    final TailCursor cursor;
     volatile String position;
     volatile CompletableFuture<Void> waitingOn;
     long lastSent = System.nanoTime();
 
-    Tail(TopicName topic, long[] positions, String key, String type, boolean raw) {
-      this.topic = topic;
-      this.positions = positions;
-      this.key = key;
-      this.type = type;
-      this.raw = raw;
-      this.position = ProduceApi.formatPositions(positions);
+    Tail(TailCursor cursor) {
+      this.cursor = cursor;
+      this.position = cursor.position();
     }
 
     @Override
@@ -241,48 +205,35 @@ final class WebSocketApi {
         return;
       }
       CompletableFuture<Void> woken;
-      CompletableFuture<Void> lastSend = null;
+      java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> lastSend =
+          new java.util.concurrent.atomic.AtomicReference<>();
       try {
         // Taken before the heads are read: an event placed meanwhile ends the wait at once.
-        woken = boxline.remoteConsumers().awaitAppend(topic, Duration.ofMillis(IDLE_MILLIS));
-        List<Long> heads = boxline.admin().topicState(topic).heads();
-        for (int p = 0; p < positions.length && !ending(); p++) {
-          while (heads.get(p) > positions[p]) {
-            List<Event> events =
-                boxline.admin().events(new EventQuery(topic, p, positions[p], key, null, 500));
-            if (events.isEmpty()) {
-              positions[p] = heads.get(p);
-              break;
-            }
-            for (Event e : events) {
-              positions[p] = e.sequence();
-              if (type != null && !type.equals(e.type())) {
-                continue;
-              }
-              String at = ProduceApi.formatPositions(positions);
+        woken = boxline.remoteConsumers().awaitAppend(cursor.topic, Duration.ofMillis(IDLE_MILLIS));
+        cursor.readNew(
+            boxline,
+            this::ending,
+            (e, at) -> {
               position = at;
-              lastSend =
-                  send(Views.of("type", "event", "position", at, "event", Views.event(e, raw)));
-            }
-            if (events.size() < 500 && key != null) {
-              positions[p] = Math.max(positions[p], heads.get(p));
-            }
-          }
-        }
-        position = ProduceApi.formatPositions(positions);
+              lastSend.set(
+                  send(
+                      Views.of(
+                          "type", "event", "position", at, "event", Views.event(e, cursor.raw))));
+            });
+        position = cursor.position();
       } catch (io.boxline.NotFoundException deleted) {
         close(StatusCode.NORMAL, "the topic was deleted");
         return;
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "a WebSocket tail of " + topic + " failed; closing it", e);
+      } catch (IOException | RuntimeException e) {
+        LOG.log(Level.WARNING, "a WebSocket tail of " + cursor.topic + " failed; closing it", e);
         close(StatusCode.SERVER_ERROR, "the server failed; reconnect with your last position");
         return;
       }
-      if (lastSend != null) {
+      if (lastSend.get() != null) {
         // The next look once the client took these: a slow client is not buried in frames.
         woken.cancel(false);
         lastSent = System.nanoTime();
-        lastSend.whenComplete((v, e) -> submit(this::pump));
+        lastSend.get().whenComplete((v, e) -> submit(this::pump));
         return;
       }
       ping();
@@ -400,7 +351,7 @@ final class WebSocketApi {
             fetchId = id;
             wanting = true;
             if (!waiting) {
-              fetchStep();
+              fetchStep(false);
             }
           }
           case "settle" -> {
@@ -410,8 +361,7 @@ final class WebSocketApi {
                     m.get("settle"), caller.ackKey(), subscription.name(), member);
             int n =
                 Call.valid(
-                    () ->
-                        boxline.remoteConsumers().settle(subscription.name(), member, settlements));
+                    () -> boxline.remoteConsumers().settle(subscription, member, settlements));
             send(withId(Views.of("type", "settled", "settled", n), id));
           }
           case "leave" -> {
@@ -429,8 +379,14 @@ final class WebSocketApi {
       }
     }
 
-    /** Fetches for the pending fetch; pushes a batch, or waits without a thread and comes back. */
-    private void fetchStep() {
+    /**
+     * Fetches for the pending fetch; pushes a batch, or waits without a thread and comes back.
+     *
+     * @param afterWait whether a wait came before: the subscription is looked up again by name (it
+     *     may have been deleted meanwhile); a fetch the client just asked for uses the one the
+     *     socket opened with
+     */
+    private void fetchStep(boolean afterWait) {
       if (left || !wanting || ending()) {
         return;
       }
@@ -439,8 +395,15 @@ final class WebSocketApi {
       CompletableFuture<Void> woken;
       RemoteConsumers.Batch batch;
       try {
-        woken = members.awaitEvents(name, Duration.ofMillis(ConsumeApi.MAX_WAIT_MILLIS));
-        batch = Call.valid(() -> members.fetch(name, member, weight, max));
+        woken =
+            members.awaitAppend(
+                subscription.topics(), Duration.ofMillis(ConsumeApi.MAX_WAIT_MILLIS));
+        batch =
+            Call.valid(
+                () ->
+                    afterWait
+                        ? members.fetch(name, member, weight, max)
+                        : members.fetch(subscription, member, weight, max));
       } catch (RuntimeException e) {
         wanting = false;
         send(error(fetchId, e));
@@ -477,7 +440,7 @@ final class WebSocketApi {
               submit(
                   () -> {
                     waiting = false;
-                    fetchStep();
+                    fetchStep(true);
                   }));
     }
 
