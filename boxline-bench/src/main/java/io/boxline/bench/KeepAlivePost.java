@@ -28,8 +28,26 @@ final class KeepAlivePost implements AutoCloseable {
     host = u.getHost() + ":" + u.getPort();
   }
 
+  /** An answer: its status and body. */
+  record Answer(int status, String body) {}
+
   /** POSTs {@code json} to {@code path}; returns the status after reading the whole answer. */
   int post(String path, String json) throws IOException {
+    long length = send(path, json);
+    in.skipNBytes(length);
+    return lastStatus;
+  }
+
+  /** POSTs {@code json} to {@code path}; returns the status and the body. */
+  Answer call(String path, String json) throws IOException {
+    long length = send(path, json);
+    return new Answer(lastStatus, new String(in.readNBytes((int) length), StandardCharsets.UTF_8));
+  }
+
+  private int lastStatus;
+
+  /** Sends the request and reads the answer's head; returns the body's length. */
+  private long send(String path, String json) throws IOException {
     byte[] body = json.getBytes(StandardCharsets.UTF_8);
     String head =
         "POST "
@@ -43,7 +61,7 @@ final class KeepAlivePost implements AutoCloseable {
     out.write(body);
     out.flush();
     String status = line();
-    int code = Integer.parseInt(status.substring(9, 12));
+    lastStatus = Integer.parseInt(status.substring(9, 12));
     long length = -1;
     for (String h = line(); !h.isEmpty(); h = line()) {
       int colon = h.indexOf(':');
@@ -54,8 +72,7 @@ final class KeepAlivePost implements AutoCloseable {
     if (length < 0) {
       throw new IOException("an answer without Content-Length: " + status);
     }
-    in.skipNBytes(length);
-    return code;
+    return length;
   }
 
   private String line() throws IOException {

@@ -320,7 +320,10 @@ final class S1Server {
     return ms;
   }
 
-  /** POSTs at the rate while one HTTP member fetches (long poll) and settles what it got. */
+  /**
+   * POSTs at the rate while one HTTP member fetches (long poll) and settles what it got within its
+   * next fetch, one request per batch, on a lean keep-alive connection.
+   */
   private static double[] memberLatency(
       Boxline boxline, String base, String memberBase, TopicName t, int rate, int seconds)
       throws Exception {
@@ -328,21 +331,26 @@ final class S1Server {
     int n = rate * seconds;
     double[] ms = new double[n];
     CountDownLatch all = new CountDownLatch(n);
-    String member = memberBase + "/v1/subscriptions/" + t.name() + "/members/s1";
+    String fetch =
+        "/v1/subscriptions/"
+            + URLEncoder.encode(t.name(), StandardCharsets.UTF_8)
+            + "/members/s1/fetch";
     List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     Thread fetcher =
         new Thread(
             () -> {
-              try {
+              try (KeepAlivePost client = new KeepAlivePost(memberBase)) {
+                StringBuilder settle = new StringBuilder();
                 while (all.getCount() > 0) {
-                  HttpResponse<String> r =
-                      post(member + "/fetch", "{\"max\":500,\"waitMillis\":1000}");
+                  String body =
+                      "{\"max\":500,\"waitMillis\":1000"
+                          + (settle.length() > 0 ? ",\"settle\":[" + settle + "]" : "")
+                          + "}";
+                  KeepAlivePost.Answer r = client.call(fetch, body);
                   long now = System.nanoTime();
+                  check(r.status() == 200, "S1: fetch answered " + r.status() + " " + r.body());
+                  settle.setLength(0);
                   JsonNode events = JSON.readTree(r.body()).get("events");
-                  if (events == null || events.isEmpty()) {
-                    continue;
-                  }
-                  StringBuilder settle = new StringBuilder("{\"settle\":[");
                   for (JsonNode d : events) {
                     JsonNode e = d.get("event");
                     int i = Integer.parseInt(e.get("key").asText().substring(2));
@@ -351,14 +359,11 @@ final class S1Server {
                       all.countDown();
                     }
                     settle
-                        .append(settle.length() > 11 ? "," : "")
+                        .append(settle.length() > 0 ? "," : "")
                         .append("{\"ackId\":\"")
                         .append(d.get("ackId").asText())
                         .append("\",\"outcome\":\"done\"}");
                   }
-                  int status =
-                      post(member + "/settle", settle.append("]}").toString()).statusCode();
-                  check(status == 200, "S1: settle answered " + status);
                 }
               } catch (Throwable e) {
                 errors.add(e);

@@ -23,6 +23,7 @@ import io.boxline.spi.ParkState;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionKey;
+import io.boxline.spi.PartitionRead;
 import io.boxline.spi.Resolution;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
@@ -44,8 +45,10 @@ import java.util.regex.Pattern;
 
 /**
  * {@link RemoteConsumers} over the store: each call checks in, plans with {@link Rebalance} as a
- * Java member does, and reads or writes cursors and parked events under the lease epoch. Nothing is
- * kept in memory between calls.
+ * Java member does, and reads or writes cursors and parked events under the lease epoch. Between
+ * two check-ins a member's leases are kept in memory (its session), so a fetch before its next
+ * check-in is due only reads; everything else is read from the store on each call, and any instance
+ * serves any member.
  *
  * <p>Ack ids are {@code topicId.partition.epoch.from.sequence} for a new event (fetched when the
  * cursor stood at {@code from}) and {@code topicId.partition.epoch.rATTEMPTS.sequence} for a parked
@@ -159,6 +162,169 @@ final class RemoteMembers implements RemoteConsumers {
       throw new ValidationException("maxEvents must be between 1 and 10000, got " + maxEvents);
     }
     String group = sub.name();
+    String sessionKey = group + "\n" + me;
+    long started = System.nanoTime();
+    Session known = sessions.get(sessionKey);
+    boolean current = known != null && known.weight() == weight && known.dueIn(started) > 0;
+    // Every cursor and head in one read: the partitions with new events, and where to read them.
+    Map<PartitionKey, Long> positions = new HashMap<>();
+    Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
+    for (PartitionLag l : store.lag(sub.id())) {
+      PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
+      positions.put(k, l.position());
+      if (l.lastSequence() > l.position()) {
+        backlogs.put(k, new Backlog(k.topicId(), k.partition(), l.lastSequence(), false));
+      }
+    }
+    if (current && known.leases().isEmpty() && known.taken().containsAll(backlogs.keySet())) {
+      // Holds nothing, and no partition with events was free at its check-in: nothing to give.
+      return new Batch(List.of(), List.of(), known.within(started));
+    }
+    FailurePolicy failurePolicy = failures(sub);
+    // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
+    // partition has blocked keys or due retries, the partitions with events are the ones the
+    // cursors
+    // show, and the per-partition reads of parked events are skipped.
+    boolean nothingParked =
+        !failurePolicy.deadLetterBlocksKey()
+            && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
+    if (!nothingParked) {
+      backlogs.clear(); // with due retries too
+      for (Backlog b : store.backlogged(sub.id())) {
+        backlogs.put(PartitionKey.of(b.topicId(), b.partition()), b);
+      }
+    }
+    Progress progress = new Progress(backlogs, positions);
+    Session held;
+    if (current && known.taken().containsAll(backlogs.keySet())) {
+      // Checked in here less than a check-in interval ago, and no partition with events was free
+      // then: as a Java member between two check-ins, the member keeps its leases and the fetch
+      // only reads (no write, no plan).
+      held = known;
+    } else {
+      held = checkInAndPlan(sub, me, weight, started, progress);
+      sessions.put(sessionKey, held);
+      sweepSessions(started);
+    }
+    Instant now = clock.instant();
+    List<Delivery> deliveries = new ArrayList<>();
+    List<TopicPartition> owned = new ArrayList<>();
+    // Start at a different partition each fetch, so a deep backlog in the first partitions does not
+    // starve the later ones of a member whose batches fill up early.
+    List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(held.leases().entrySet());
+    if (!order.isEmpty()) {
+      java.util.Collections.rotate(order, ThreadLocalRandom.current().nextInt(order.size()));
+    }
+    Map<PartitionKey, List<StoredEvent>> firstReads =
+        nothingParked ? readAhead(order, progress, maxEvents) : Map.of();
+    for (Map.Entry<PartitionKey, Lease> e : order) {
+      TopicInfo topic = topics.get(e.getKey().topicId());
+      owned.add(new TopicPartition(topic.name(), e.getKey().partition()));
+      int room = maxEvents - deliveries.size();
+      if (room > 0 && (progress.backlogs().containsKey(e.getKey()))) {
+        deliver(
+            sub,
+            e.getKey(),
+            e.getValue().epoch(),
+            topic,
+            progress.positions().getOrDefault(e.getKey(), 0L),
+            room,
+            now,
+            nothingParked,
+            failurePolicy,
+            firstReads.get(e.getKey()),
+            deliveries);
+      }
+    }
+    // After a check-in, the whole interval; between two, what is left of it.
+    Duration within =
+        held == known ? held.within(System.nanoTime()) : Duration.ofNanos(held.intervalNanos());
+    return new Batch(List.copyOf(deliveries), List.copyOf(owned), within);
+  }
+
+  /**
+   * The first read of each partition with new events, all in one read of the store: in the order
+   * the fetch takes them, each as far as its backlog and the room the ones before leave. Empty when
+   * there is at most one to read (the fetch reads it as it goes).
+   */
+  private Map<PartitionKey, List<StoredEvent>> readAhead(
+      List<Map.Entry<PartitionKey, Lease>> order, Progress progress, int maxEvents) {
+    List<PartitionRead> reads = new ArrayList<>();
+    List<PartitionKey> keys = new ArrayList<>();
+    long left = maxEvents;
+    for (Map.Entry<PartitionKey, Lease> e : order) {
+      Backlog b = progress.backlogs().get(e.getKey());
+      if (left <= 0 || b == null) {
+        continue;
+      }
+      long position = progress.positions().getOrDefault(e.getKey(), 0L);
+      int n = (int) Math.min(left, Math.max(1, b.lastSequence() - position));
+      reads.add(new PartitionRead(e.getKey().topicId(), e.getKey().partition(), position, n));
+      keys.add(e.getKey());
+      left -= n;
+    }
+    if (reads.size() < 2) {
+      return Map.of();
+    }
+    List<List<StoredEvent>> got = store.readEach(reads);
+    Map<PartitionKey, List<StoredEvent>> out = new HashMap<>();
+    for (int i = 0; i < keys.size(); i++) {
+      out.put(keys.get(i), got.get(i));
+    }
+    return out;
+  }
+
+  /**
+   * What a member's last check-in here gave it: its leases, and the partitions some live member
+   * held then ({@code taken}), until its next check-in is due. A fetch before then reads under
+   * these leases without checking in, unless a partition that was free has events; a leave, a
+   * refused settlement or the end of the interval ends the session.
+   */
+  private record Session(
+      double weight,
+      long checkedInAt,
+      long intervalNanos,
+      Map<PartitionKey, Lease> leases,
+      Set<PartitionKey> taken) {
+    /** Nanoseconds until the next check-in is due, from {@code System.nanoTime()} values. */
+    long dueIn(long now) {
+      return checkedInAt + intervalNanos - now;
+    }
+
+    /** What is left of the interval, at least a millisecond. */
+    Duration within(long now) {
+      return Duration.ofNanos(Math.max(1_000_000, dueIn(now)));
+    }
+  }
+
+  /** Each member's session, by group and member; ended sessions are swept once a minute. */
+  private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+
+  private final java.util.concurrent.atomic.AtomicLong lastSweep =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+
+  private void sweepSessions(long now) {
+    long last = lastSweep.get();
+    if (now - last >= 60_000_000_000L && lastSweep.compareAndSet(last, now)) {
+      sessions.values().removeIf(s -> s.dueIn(now) <= 0);
+    }
+  }
+
+  /** Ends the member's session here: its next fetch checks in. */
+  private void endSession(String group, String member) {
+    sessions.remove(group + "\n" + member);
+  }
+
+  /** Where a subscription's partitions stand: the backlogged ones and every cursor's position. */
+  private record Progress(Map<PartitionKey, Backlog> backlogs, Map<PartitionKey, Long> positions) {}
+
+  /**
+   * Checks the member in, frees leases of dead members, and takes and releases partitions by the
+   * plan, as a Java member does at its check-in; returns the member's new session.
+   */
+  private Session checkInAndPlan(
+      SubscriptionInfo sub, String me, double weight, long started, Progress progress) {
+    String group = sub.name();
     // The policy as last read, re-read when the check-in's stamp says it may have changed (or the
     // store gives no stamp), as a Java member does.
     StampedPolicy known = groupPolicies.get(group);
@@ -197,17 +363,13 @@ final class RemoteMembers implements RemoteConsumers {
       }
     }
 
-    Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
-    for (Backlog b : store.backlogged(sub.id())) {
-      backlogs.put(PartitionKey.of(b.topicId(), b.partition()), b);
-    }
-    Map<PartitionKey, Long> positions = new HashMap<>();
-    for (PartitionLag l : store.lag(sub.id())) {
-      positions.put(PartitionKey.of(topics.get(l.topic()).id(), l.partition()), l.position());
-    }
+    Map<PartitionKey, Long> positions = progress.positions();
     Map<PartitionKey, Long> backlogged = new HashMap<>();
-    backlogs.forEach(
-        (k, b) -> backlogged.put(k, Math.max(1, b.lastSequence() - positions.getOrDefault(k, 0L))));
+    progress
+        .backlogs()
+        .forEach(
+            (k, b) ->
+                backlogged.put(k, Math.max(1, b.lastSequence() - positions.getOrDefault(k, 0L))));
     List<Lease> liveLeases = new ArrayList<>();
     Map<PartitionKey, Lease> mine =
         new TreeMap<>(
@@ -241,43 +403,18 @@ final class RemoteMembers implements RemoteConsumers {
       }
     }
     acquire(sub, group, me, plan.acquire(), mine, positions);
-
-    Instant now = clock.instant();
-    List<Delivery> deliveries = new ArrayList<>();
-    List<TopicPartition> held = new ArrayList<>();
-    // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
-    // partition has blocked keys or due retries, and the per-partition reads of them are skipped.
-    FailurePolicy failurePolicy = failures(sub);
-    // A member that holds no partition (most of a large group) reads no more than this.
-    boolean nothingParked =
-        mine.isEmpty()
-            || (!failurePolicy.deadLetterBlocksKey()
-                && store.retrying(sub.id(), sub.name(), null, 1).isEmpty());
-    // Start at a different partition each fetch, so a deep backlog in the first partitions does not
-    // starve the later ones of a member whose batches fill up early.
-    List<Map.Entry<PartitionKey, Lease>> order = new ArrayList<>(mine.entrySet());
-    if (!order.isEmpty()) {
-      java.util.Collections.rotate(order, ThreadLocalRandom.current().nextInt(order.size()));
-    }
-    for (Map.Entry<PartitionKey, Lease> e : order) {
-      TopicInfo topic = topics.get(e.getKey().topicId());
-      held.add(new TopicPartition(topic.name(), e.getKey().partition()));
-      int room = maxEvents - deliveries.size();
-      if (room > 0 && (backlogs.containsKey(e.getKey()))) {
-        deliver(
-            sub,
-            e.getKey(),
-            e.getValue().epoch(),
-            topic,
-            positions.getOrDefault(e.getKey(), 0L),
-            room,
-            now,
-            nothingParked,
-            failurePolicy,
-            deliveries);
+    Set<PartitionKey> taken = new HashSet<>(mine.keySet());
+    for (Lease l : liveLeases) {
+      if (!l.owner().equals(me)) {
+        taken.add(PartitionKey.of(l.topicId(), l.partition()));
       }
     }
-    return new Batch(List.copyOf(deliveries), List.copyOf(held), interval);
+    return new Session(
+        weight,
+        started,
+        interval.toNanos(),
+        java.util.Collections.unmodifiableMap(mine),
+        Set.copyOf(taken));
   }
 
   private void refuseWhenFull(
@@ -321,9 +458,10 @@ final class RemoteMembers implements RemoteConsumers {
   }
 
   /**
-   * Adds the partition's due retries, then its new events after {@code position}. A leading run of
-   * events the member cannot have (waiting behind their key, not yet due, malformed) is parked here
-   * and the cursor moved past it, so it never holds the partition up.
+   * Adds the partition's due retries, then its new events after {@code position} (the first read of
+   * them may have been made ahead, {@code firstRead}). A leading run of events the member cannot
+   * have (waiting behind their key, not yet due, malformed) is parked here and the cursor moved
+   * past it, so it never holds the partition up.
    */
   private void deliver(
       SubscriptionInfo sub,
@@ -335,6 +473,7 @@ final class RemoteMembers implements RemoteConsumers {
       Instant now,
       boolean nothingParked,
       FailurePolicy policy,
+      List<StoredEvent> firstRead,
       List<Delivery> out) {
     int firstOfPartition = out.size();
     boolean deadBlocks = policy.deadLetterBlocksKey();
@@ -351,8 +490,12 @@ final class RemoteMembers implements RemoteConsumers {
     Set<String> blocked = new HashSet<>(summary.blockedKeys());
     long from = position;
     while (out.size() - firstOfPartition < room) {
+      int want = room - (out.size() - firstOfPartition);
       List<StoredEvent> read =
-          store.read(key.topicId(), key.partition(), from, room - (out.size() - firstOfPartition));
+          firstRead == null
+              ? store.read(key.topicId(), key.partition(), from, want)
+              : firstRead.subList(0, Math.min(want, firstRead.size())); // read ahead
+      firstRead = null;
       if (read.isEmpty()) {
         return;
       }
@@ -457,31 +600,118 @@ final class RemoteMembers implements RemoteConsumers {
       list.add(a);
     }
     Instant now = clock.instant();
-    int settled = 0;
+    Tally tally = new Tally();
+    // With nothing parked in the subscription (dead letters do not hold keys), a partition whose
+    // events are all done, in one unbroken run from its cursor, parks nothing: its cursor moves
+    // without reading the events, together with the other such partitions, in one write.
+    FailurePolicy policy = failures(sub);
+    boolean nothingParked =
+        !policy.deadLetterBlocksKey() && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
+    Map<PartitionKey, Long> heads = null;
+    List<Run> runs = new ArrayList<>();
     // Each partition is settled on its own: one that was taken over does not hold back the others.
-    List<io.boxline.TopicPartition> refused = new ArrayList<>();
-    String firstRefusal = null;
     for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
+      Run run = nothingParked ? Run.of(e.getKey(), e.getValue()) : null;
+      if (run != null) {
+        if (heads == null) {
+          heads = heads(sub);
+        }
+        if (run.last() <= heads.getOrDefault(run.key(), 0L)) {
+          runs.add(run);
+          continue;
+        }
+      }
+      settleRuns(sub, memberId, runs, tally); // in request order: the ones before go first
       try {
-        settled += settlePartition(sub, e.getKey(), e.getValue(), now);
+        tally.settled += settlePartition(sub, e.getKey(), e.getValue(), now);
       } catch (FencedException f) {
-        refused.add(
-            new io.boxline.TopicPartition(
-                topics.get(e.getKey().topicId()).name(), e.getKey().partition()));
-        firstRefusal = firstRefusal == null ? f.getMessage() : firstRefusal;
+        tally.refuse(sub, memberId, e.getKey(), f.getMessage());
       }
     }
-    if (!refused.isEmpty()) {
+    settleRuns(sub, memberId, runs, tally);
+    if (!tally.refused.isEmpty()) {
       throw new io.boxline.PartitionsFencedException(
-          firstRefusal
-              + (refused.size() > 1 ? " (" + refused.size() + " partitions refused)" : "")
+          tally.firstRefusal
+              + (tally.refused.size() > 1
+                  ? " (" + tally.refused.size() + " partitions refused)"
+                  : "")
               + "; "
-              + settled
+              + tally.settled
               + " events of the other partitions were settled",
-          refused,
-          settled);
+          tally.refused,
+          tally.settled);
     }
-    return settled;
+    return tally.settled;
+  }
+
+  /** What a settle request came to so far. */
+  private final class Tally {
+    int settled;
+    final List<io.boxline.TopicPartition> refused = new ArrayList<>();
+    String firstRefusal;
+
+    void refuse(SubscriptionInfo sub, String memberId, PartitionKey key, String why) {
+      endSession(sub.name(), memberId);
+      refused.add(new io.boxline.TopicPartition(topics.get(key.topicId()).name(), key.partition()));
+      firstRefusal = firstRefusal == null ? why : firstRefusal;
+    }
+  }
+
+  /** A partition's new events all settled as done, in one unbroken run after {@code from}. */
+  private record Run(PartitionKey key, long epoch, long from, long last, int count) {
+    /** The run of these acks, or null when they are anything else (the full path checks them). */
+    static Run of(PartitionKey key, List<Ack> acks) {
+      long from = acks.get(0).fromOrAttempt();
+      Set<Long> seen = new HashSet<>();
+      long last = from;
+      for (Ack a : acks) {
+        if (a.retry()
+            || a.s().outcome() != RemoteConsumers.Outcome.DONE
+            || a.fromOrAttempt() != from
+            || a.seq() <= from
+            || !seen.add(a.seq())) {
+          return null;
+        }
+        last = Math.max(last, a.seq());
+      }
+      return last - from == acks.size()
+          ? new Run(key, acks.get(0).epoch(), from, last, acks.size())
+          : null;
+    }
+  }
+
+  /** Moves the cursors of the runs in one write, and forgets them. */
+  private void settleRuns(SubscriptionInfo sub, String memberId, List<Run> runs, Tally tally) {
+    if (runs.isEmpty()) {
+      return;
+    }
+    List<io.boxline.spi.Settlement> moves = new ArrayList<>(runs.size());
+    runs.forEach(
+        r -> moves.add(io.boxline.spi.Settlement.move(r.key(), r.epoch(), r.from(), r.last())));
+    List<CommitOutcome> outcomes = store.settle(sub.id(), moves);
+    for (int i = 0; i < runs.size(); i++) {
+      Run r = runs.get(i);
+      if (outcomes.get(i) == CommitOutcome.COMMITTED) {
+        tally.settled += r.count();
+      } else {
+        TopicInfo topic = topics.get(r.key().topicId());
+        tally.refuse(
+            sub,
+            memberId,
+            r.key(),
+            fenced(topic.name() + " partition " + r.key().partition(), r.epoch()).getMessage());
+      }
+    }
+    runs.clear();
+  }
+
+  /** Each partition's newest sequence, from one read of the subscription's cursors. */
+  private Map<PartitionKey, Long> heads(SubscriptionInfo sub) {
+    Map<PartitionKey, Long> heads = new HashMap<>();
+    for (PartitionLag l : store.lag(sub.id())) {
+      heads.put(PartitionKey.of(topics.get(l.topic()).id(), l.partition()), l.lastSequence());
+    }
+    return heads;
   }
 
   private Ack parse(Settlement s) {
@@ -652,6 +882,9 @@ final class RemoteMembers implements RemoteConsumers {
 
   @Override
   public void leave(String subscriptionName, String memberId) {
-    coordination.leave(subscription(subscriptionName).name(), member(memberId));
+    String group = subscription(subscriptionName).name();
+    endSession(group, member(memberId));
+    coordination.leave(group, memberId);
+    endSession(group, memberId); // and one a fetch in flight may have begun meanwhile
   }
 }

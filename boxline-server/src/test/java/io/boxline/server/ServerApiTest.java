@@ -751,6 +751,52 @@ class ServerApiTest {
     assertThat(api.as(A_PRODUCER).post(members + "m3/fetch", "{}").status()).isEqualTo(403);
   }
 
+  /**
+   * A fetch that carries the last batch's settlements settles them first, then fetches: one round
+   * trip per batch. A refused settlement answers as a settle does, and fetches nothing.
+   */
+  @Test
+  void aFetchSettlesTheLastBatchBeforeItFetches() {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/cycle\",\"partitions\":1}");
+    api.post("/v1/subscriptions", "{\"name\":\"a-cycle\",\"topics\":[\"tenant-a/cycle\"]}");
+    api.post(
+        "/v1/topics/" + enc("tenant-a/cycle") + "/events",
+        "{\"events\":[{\"key\":\"a\",\"type\":\"T\"},{\"key\":\"b\",\"type\":\"T\"}]}");
+    String fetch = "/v1/subscriptions/a-cycle/members/m1/fetch";
+    JsonNode first = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (first == null || first.get("events").isEmpty()) {
+      assertThat(System.nanoTime()).as("m1 fetches the first event").isLessThan(deadline);
+      first = api.as(A_CONSUMER).post(fetch, "{\"max\":1,\"waitMillis\":500}").json();
+    }
+    assertThat(first.has("settled")).as("a fetch without settle says nothing of it").isFalse();
+    JsonNode second =
+        api.as(A_CONSUMER).post(fetch, "{\"max\":1,\"settle\":[" + done(first) + "]}").json();
+    assertThat(second.get("settled").asInt()).isEqualTo(1);
+    assertThat(second.get("events")).hasSize(1);
+    assertThat(second.at("/events/0/event/key").asText()).isEqualTo("b");
+    Api.Reply refused =
+        api.as(A_CONSUMER)
+            .post(
+                fetch,
+                "{\"settle\":[{\"ackId\":\"made-up\",\"outcome\":\"done\"}],\"waitMillis\":0}");
+    assertThat(refused.status()).as(refused.toString()).isEqualTo(400);
+    assertThat(refused.json().get("message").asText()).contains("settle[0]: ackId");
+    assertThat(refused.json().has("events")).as("nothing fetched").isFalse();
+    // What the refused request did not settle is still there.
+    JsonNode again = api.as(A_CONSUMER).post(fetch, "{\"max\":1}").json();
+    assertThat(again.at("/events/0/event/key").asText()).isEqualTo("b");
+    JsonNode last = api.as(A_CONSUMER).post(fetch, "{\"settle\":[" + done(again) + "]}").json();
+    assertThat(last.get("settled").asInt()).isEqualTo(1);
+    assertThat(last.get("events")).isEmpty();
+    assertThat(api.get("/v1/subscriptions/a-cycle/lag").json().get("lag").asLong()).isZero();
+  }
+
+  /** The settlement of a batch's only event as done. */
+  private static String done(JsonNode batch) {
+    return "{\"ackId\":\"" + batch.at("/events/0/ackId").asText() + "\",\"outcome\":\"done\"}";
+  }
+
   /** Reads {@code n} events from a tail stream: [id, payload]. */
   private List<String[]> readTail(String path, String lastEventId, int n) throws Exception {
     HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();

@@ -36,7 +36,8 @@ final class ConsumeApi {
     r.add("DELETE", "/v1/subscriptions/{subscription}/members/{member}", this::leave);
   }
 
-  private static final Set<String> FETCH_FIELDS = Set.of("weight", "max", "waitMillis", "payload");
+  private static final Set<String> FETCH_FIELDS =
+      Set.of("weight", "max", "waitMillis", "payload", "settle");
   private static final Set<String> SETTLE_FIELDS = Set.of("settle");
 
   /** Long polls waiting between two fetches on this instance (they hold no thread). */
@@ -65,6 +66,10 @@ final class ConsumeApi {
     final boolean raw;
     final long deadline;
     final String key;
+
+    /** Events the request settled before it fetched, or -1 when it settled none. */
+    final int settled;
+
     volatile boolean left;
 
     /** The client's connection failed or closed: the poll ends without checking in again. */
@@ -89,8 +94,10 @@ final class ConsumeApi {
         double weight,
         int max,
         boolean raw,
-        long deadline) {
+        long deadline,
+        int settled) {
       this.key = subscription.name() + "\n" + member;
+      this.settled = settled;
       this.subscription = subscription;
       this.member = member;
       this.weight = weight;
@@ -129,7 +136,16 @@ final class ConsumeApi {
           "waitMillis must be between 0 and " + MAX_WAIT_MILLIS + ", got " + waitMillis);
     }
     boolean raw = Payloads.base64(AdminApi.text(body, "payload", false));
-    Poll poll = new Poll(s, member, weight, max, raw, System.nanoTime() + waitMillis * 1_000_000L);
+    // What the last batch's handling came to, settled before this fetch: one round trip a cycle.
+    // A refused settlement answers as a settle would, and nothing is fetched.
+    int settled = -1;
+    if (body.has("settle")) {
+      List<Settlement> settlements =
+          MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
+      settled = Call.valid(() -> boxline.remoteConsumers().settle(s, member, settlements));
+    }
+    Poll poll =
+        new Poll(s, member, weight, max, raw, System.nanoTime() + waitMillis * 1_000_000L, settled);
     polls.computeIfAbsent(poll.key, k -> ConcurrentHashMap.newKeySet()).add(poll);
     // A client that dies in a long poll (killed, its connection cut) closes its connection: the
     // poll stops checking the member in, so it leaves the group at its deadline, not at the end of
@@ -219,10 +235,12 @@ final class ConsumeApi {
 
   private void answer(Call c, Poll poll, RemoteConsumers.Batch batch) {
     forget(poll);
-    c.json(
-        200,
-        MemberWire.batch(
-            c.caller.ackKey(), poll.subscription.name(), poll.member, batch, poll.raw));
+    Map<String, Object> view =
+        MemberWire.batch(c.caller.ackKey(), poll.subscription.name(), poll.member, batch, poll.raw);
+    if (poll.settled >= 0) {
+      view.put("settled", poll.settled);
+    }
+    c.json(200, view);
   }
 
   private void settle(Call c) {
