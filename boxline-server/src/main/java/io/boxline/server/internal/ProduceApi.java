@@ -53,6 +53,7 @@ final class ProduceApi {
 
   private final Boxline boxline;
   private final Semaphore streams;
+  private final int maxStreams;
   private final GroupCommit commits;
   private final BooleanSupplier running;
 
@@ -63,6 +64,7 @@ final class ProduceApi {
     this.boxline = boxline;
     this.commits = commits;
     this.streams = new Semaphore(maxStreams);
+    this.maxStreams = maxStreams;
     this.running = running;
   }
 
@@ -386,6 +388,11 @@ final class ProduceApi {
 
   void releaseStream() {
     streams.release();
+  }
+
+  /** Tails open now, of both kinds, for the gauge. */
+  int openStreams() {
+    return maxStreams - streams.availablePermits();
   }
 
   /** Wakes every open tail (the server stops): each sees that and ends its stream. */

@@ -236,6 +236,12 @@ public final class ServerRuntime implements AutoCloseable {
     Gauge.builder("boxline.http.fetches.waiting", consume, ConsumeApi::waiting)
         .description("long-poll fetches waiting for events, holding no thread")
         .register(registry);
+    Gauge.builder("boxline.http.websockets.open", websockets, WebSocketApi::open)
+        .description("open WebSocket tails and group members")
+        .register(registry);
+    Gauge.builder("boxline.http.streams.open", produce, ProduceApi::openStreams)
+        .description("open tails, server-sent events and WebSocket, of http.maxStreams")
+        .register(registry);
     registerOps(router);
     jetty.setHandler(HttpStack.around(router, h));
     jetty.setStopTimeout(0);

@@ -85,7 +85,7 @@ final class WebSocketApi {
     r.addOpen("GET", "/v1/ws/subscriptions/{subscription}/members/{member}", this::member);
   }
 
-  /** Open sockets, for tests and the log. */
+  /** Open sockets, for the gauge, tests and the log. */
   int open() {
     return open.size();
   }
