@@ -39,7 +39,7 @@ public final class Bench {
   /** Workloads that share a report, a set of common options and a way of using the database. */
   enum Suite {
     W("Boxline benchmark run", "bench"),
-    SERVER("Boxline server benchmark", "s1"),
+    SERVER("Boxline server benchmark", "server"),
     SOAK("Boxline soak run", "soak");
 
     final String title;
