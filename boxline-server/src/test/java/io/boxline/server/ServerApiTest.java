@@ -695,18 +695,8 @@ class ServerApiTest {
   /** A member that lost its partitions gets 409 when it settles what it fetched before. */
   @Test
   void aMemberThatLostItsPartitionIsFencedOnSettle() {
-    api.post("/v1/topics", "{\"name\":\"tenant-a/fenced\",\"partitions\":1}");
-    api.post("/v1/subscriptions", "{\"name\":\"a-fenced\",\"topics\":[\"tenant-a/fenced\"]}");
-    api.post(
-        "/v1/topics/" + enc("tenant-a/fenced") + "/events",
-        "{\"events\":[{\"key\":\"a\",\"type\":\"T\"},{\"key\":\"b\",\"type\":\"T\"}]}");
     String members = "/v1/subscriptions/a-fenced/members/";
-    JsonNode first = null;
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (first == null || first.get("events").size() < 2) {
-      assertThat(System.nanoTime()).as("m1 fetches both events").isLessThan(deadline);
-      first = api.as(A_CONSUMER).post(members + "m1/fetch", "{\"waitMillis\":500}").json();
-    }
+    JsonNode first = subscribeAndFetch("fenced", "{\"waitMillis\":500}", 2);
     String ackId = first.get("events").get(0).get("ackId").asText();
     assertThat(api.as(A_CONSUMER).delete(members + "m1").status()).isEqualTo(200);
     JsonNode second = api.as(A_CONSUMER).post(members + "m2/fetch", "{\"waitMillis\":2000}").json();
@@ -757,18 +747,8 @@ class ServerApiTest {
    */
   @Test
   void aFetchSettlesTheLastBatchBeforeItFetches() {
-    api.post("/v1/topics", "{\"name\":\"tenant-a/cycle\",\"partitions\":1}");
-    api.post("/v1/subscriptions", "{\"name\":\"a-cycle\",\"topics\":[\"tenant-a/cycle\"]}");
-    api.post(
-        "/v1/topics/" + enc("tenant-a/cycle") + "/events",
-        "{\"events\":[{\"key\":\"a\",\"type\":\"T\"},{\"key\":\"b\",\"type\":\"T\"}]}");
     String fetch = "/v1/subscriptions/a-cycle/members/m1/fetch";
-    JsonNode first = null;
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (first == null || first.get("events").isEmpty()) {
-      assertThat(System.nanoTime()).as("m1 fetches the first event").isLessThan(deadline);
-      first = api.as(A_CONSUMER).post(fetch, "{\"max\":1,\"waitMillis\":500}").json();
-    }
+    JsonNode first = subscribeAndFetch("cycle", "{\"max\":1,\"waitMillis\":500}", 1);
     assertThat(first.has("settled")).as("a fetch without settle says nothing of it").isFalse();
     JsonNode second =
         api.as(A_CONSUMER).post(fetch, "{\"max\":1,\"settle\":[" + done(first) + "]}").json();
@@ -790,6 +770,28 @@ class ServerApiTest {
     assertThat(last.get("settled").asInt()).isEqualTo(1);
     assertThat(last.get("events")).isEmpty();
     assertThat(api.get("/v1/subscriptions/a-cycle/lag").json().get("lag").asLong()).isZero();
+  }
+
+  /**
+   * Makes topic tenant-a/{name} (one partition) with events keyed a and b and subscription
+   * a-{name}; returns the first fetch of member m1 that gives at least {@code n} events.
+   */
+  private JsonNode subscribeAndFetch(String name, String fetchBody, int n) {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/" + name + "\",\"partitions\":1}");
+    api.post(
+        "/v1/subscriptions",
+        "{\"name\":\"a-" + name + "\",\"topics\":[\"tenant-a/" + name + "\"]}");
+    api.post(
+        "/v1/topics/" + enc("tenant-a/" + name) + "/events",
+        "{\"events\":[{\"key\":\"a\",\"type\":\"T\"},{\"key\":\"b\",\"type\":\"T\"}]}");
+    String fetch = "/v1/subscriptions/a-" + name + "/members/m1/fetch";
+    JsonNode got = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (got == null || got.get("events").size() < n) {
+      assertThat(System.nanoTime()).as("m1 fetches " + n + " events").isLessThan(deadline);
+      got = api.as(A_CONSUMER).post(fetch, fetchBody).json();
+    }
+    return got;
   }
 
   /** The settlement of a batch's only event as done. */

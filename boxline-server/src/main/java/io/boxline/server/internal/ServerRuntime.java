@@ -209,9 +209,11 @@ public final class ServerRuntime implements AutoCloseable {
     commits =
         new GroupCommit(
             boxline, Math.max(1, Math.min(2, config.database().poolSize() / 2)), h.threads() * 8);
-    Gauge.builder("boxline.http.publish.queued", commits, GroupCommit::queued)
-        .description("publish requests waiting for a shared transaction")
-        .register(registry);
+    gauge(
+        "boxline.http.publish.queued",
+        commits,
+        GroupCommit::queued,
+        "publish requests waiting for a shared transaction");
     FunctionCounter.builder("boxline.http.publish.transactions", commits, GroupCommit::transactions)
         .description("transactions that committed HTTP publish requests")
         .register(registry);
@@ -233,20 +235,31 @@ public final class ServerRuntime implements AutoCloseable {
             h.maxBodyBytes(),
             h.idleTimeout());
     websockets.register(router);
-    Gauge.builder("boxline.http.fetches.waiting", consume, ConsumeApi::waiting)
-        .description("long-poll fetches waiting for events, holding no thread")
-        .register(registry);
-    Gauge.builder("boxline.http.websockets.open", websockets, WebSocketApi::open)
-        .description("open WebSocket tails and group members")
-        .register(registry);
-    Gauge.builder("boxline.http.streams.open", produce, ProduceApi::openStreams)
-        .description("open tails, server-sent events and WebSocket, of http.maxStreams")
-        .register(registry);
+    gauge(
+        "boxline.http.fetches.waiting",
+        consume,
+        ConsumeApi::waiting,
+        "long-poll fetches waiting for events, holding no thread");
+    gauge(
+        "boxline.http.websockets.open",
+        websockets,
+        WebSocketApi::open,
+        "open WebSocket tails and group members");
+    gauge(
+        "boxline.http.streams.open",
+        produce,
+        ProduceApi::openStreams,
+        "open tails, server-sent events and WebSocket, of http.maxStreams");
     registerOps(router);
     jetty.setHandler(HttpStack.around(router, h));
     jetty.setStopTimeout(0);
     jetty.start();
     this.connector = connector;
+  }
+
+  private <T> void gauge(
+      String name, T of, java.util.function.ToDoubleFunction<T> value, String what) {
+    Gauge.builder(name, of, value).description(what).register(registry);
   }
 
   private void registerOps(Router r) {

@@ -148,15 +148,7 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     publish(t, "b", "2");
     SuiteSupport.awaitSequenced(boxline, "remote-fence", 2);
     RemoteConsumers members = boxline.remoteConsumers();
-    List<Delivery> first = new ArrayList<>();
-    Await.until(
-        WAIT,
-        "r1 fetches both",
-        () -> {
-          first.clear();
-          first.addAll(members.fetch("remote-fence", "r1", 1, 10).deliveries());
-          return first.size() == 2;
-        });
+    List<Delivery> first = fetchUntil(members, "remote-fence", "r1", 10, 2);
     assertThatThrownBy(
             () ->
                 members.settle(
@@ -168,15 +160,7 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
         .isInstanceOf(ValidationException.class)
         .hasMessageContaining("not an ack id");
     members.leave("remote-fence", "r1");
-    List<Delivery> second = new ArrayList<>();
-    Await.until(
-        WAIT,
-        "r2 takes the partition",
-        () -> {
-          second.clear();
-          second.addAll(members.fetch("remote-fence", "r2", 1, 10).deliveries());
-          return second.size() == 2;
-        });
+    List<Delivery> second = fetchUntil(members, "remote-fence", "r2", 10, 2);
     assertThatThrownBy(
             () ->
                 members.settle(
@@ -208,15 +192,7 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     publish(t, "a", "1");
     SuiteSupport.awaitSequenced(boxline, "remote-head", 1);
     RemoteConsumers members = boxline.remoteConsumers();
-    List<Delivery> got = new ArrayList<>();
-    Await.until(
-        WAIT,
-        "r1 fetches the event",
-        () -> {
-          got.clear();
-          got.addAll(members.fetch("remote-head", "r1", 1, 10).deliveries());
-          return got.size() == 1;
-        });
+    List<Delivery> got = fetchUntil(members, "remote-head", "r1", 10, 1);
     // topicId.partition.epoch.from.sequence: the same fetch, one event further than the log holds.
     String real = got.get(0).ackId();
     String beyond =
@@ -536,13 +512,19 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
   }
 
   private static List<Delivery> fetchUntil(RemoteConsumers members, String subscription, int n) {
+    return fetchUntil(members, subscription, "r1", 100, n);
+  }
+
+  /** Fetches until one fetch gives at least {@code n} events (sequencing and leases take time). */
+  private static List<Delivery> fetchUntil(
+      RemoteConsumers members, String subscription, String member, int max, int n) {
     List<Delivery> got = new ArrayList<>();
     Await.until(
         WAIT,
-        n + " deliveries",
+        member + " fetches " + n + " events of " + subscription,
         () -> {
           got.clear();
-          got.addAll(members.fetch(subscription, "r1", 1, 100).deliveries());
+          got.addAll(members.fetch(subscription, member, 1, max).deliveries());
           return got.size() >= n;
         });
     return got;
