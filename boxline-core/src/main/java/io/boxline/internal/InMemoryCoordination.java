@@ -204,6 +204,21 @@ public final class InMemoryCoordination implements CoordinationStore {
   }
 
   @Override
+  public synchronized int renew(String group, java.util.Collection<String> members, Duration ttl) {
+    Group g = group(group);
+    long now = clock.millis();
+    int n = 0;
+    for (String id : new java.util.HashSet<>(members)) {
+      MemberRow m = g.members.get(id);
+      if (m != null && m.expiresAtMillis() > now) {
+        g.members.put(id, new MemberRow(m.weight(), now + ttl.toMillis(), now, m.status()));
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Override
   public synchronized List<String> liveMembers(String group) {
     long now = clock.millis();
     List<String> live = new ArrayList<>();

@@ -46,6 +46,16 @@ public interface CoordinationStore extends AutoCloseable {
   void leave(String group, String member);
 
   /**
+   * Renews, in one write, the deadlines of those of {@code members} that are in the group now, to
+   * {@code ttl} from now, changing nothing else about them; returns how many it renewed. A member
+   * whose deadline has passed is not brought back: it checks in again. A store that cannot renew
+   * many members in one write renews none and returns 0 (its members then check in one by one).
+   */
+  default int renew(String group, java.util.Collection<String> members, Duration ttl) {
+    return 0;
+  }
+
+  /**
    * Takes each partition that nobody holds, for {@code member}, bumping its epoch. Returns, in
    * input order, the new epoch, or empty where the partition was held by someone (compare-and-set;
    * exactly one contender wins).

@@ -309,6 +309,24 @@ final class SqlCoordination implements CoordinationStore {
   }
 
   @Override
+  public int renew(String group, Collection<String> members, Duration ttl) {
+    if (members.isEmpty()) {
+      return 0;
+    }
+    Set<String> ids = new LinkedHashSet<>(members);
+    return run(
+        "renew_members",
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(db.sql("renew_members"))) {
+            dialect.bindDuration(ps, 1, ttl);
+            ps.setString(2, group);
+            dialect.bindMembers(ps, 3, c, ids);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
   public List<String> liveMembers(String group) {
     return db.list("live_members", ps -> ps.setString(1, group), rs -> rs.getString(1));
   }

@@ -330,6 +330,15 @@ MERGE INTO ${schema}.${p}member (group_name, member_id, weight, heartbeat_at, ex
 VALUES (?, ?, ?, CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT),
         CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) + ?, ?)
 
+-- Many members' heartbeats in one write (a server renewing the members that wait on it); an expired member is
+-- not brought back.
+-- name: renew_members
+UPDATE ${schema}.${p}member
+   SET heartbeat_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT),
+       expires_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) + ?
+ WHERE group_name = ? AND member_id = ANY(CAST(? AS VARCHAR ARRAY))
+   AND expires_at > CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
+
 -- The group's live members, for operator actions that need an idle group (Admin.rewind).
 -- name: live_members
 SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT) ORDER BY member_id

@@ -343,6 +343,15 @@ UPDATE JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', part INT PATH 
    SET c.epoch = v.epoch, c.owner = ?, c.updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
  WHERE c.epoch < v.epoch
 
+-- Many members' heartbeats in one write (a server renewing the members that wait on it); an expired member is
+-- not brought back.
+-- name: renew_members
+UPDATE ${schema}.${p}member
+   SET heartbeat_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),
+       expires_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) + ?
+ WHERE group_name = ? AND JSON_CONTAINS(?, JSON_QUOTE(member_id))
+   AND expires_at > UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+
 -- ---------------------------------------------------------------- consumer-group coordination
 -- The group's live members, for operator actions that need an idle group (Admin.rewind).
 -- name: live_members

@@ -324,6 +324,12 @@ UPDATE ${schema}.${p}cursor c
    AND c.epoch < v.epoch
 RETURNING c.topic_id, c.partition, c.position
 
+-- Many members' heartbeats in one write (a server renewing the members that wait on it); an expired member is
+-- not brought back.
+-- name: renew_members
+UPDATE ${schema}.${p}member SET heartbeat_at = now(), expires_at = now() + make_interval(secs => ?)
+ WHERE group_name = ? AND member_id = ANY (?::text[]) AND expires_at > now()
+
 -- The group's live members, for operator actions that need an idle group (Admin.rewind).
 -- name: live_members
 SELECT member_id FROM ${schema}.${p}member WHERE group_name = ? AND expires_at > now() ORDER BY member_id

@@ -129,6 +129,11 @@ public final class DeletingProcess {
     }
 
     @Override
+    public int renew(String group, java.util.Collection<String> members, Duration ttl) {
+      return d.renew(group, members, ttl);
+    }
+
+    @Override
     public List<java.util.OptionalLong> acquire(
         String group, List<PartitionKey> partitions, String member) {
       return d.acquire(group, partitions, member);

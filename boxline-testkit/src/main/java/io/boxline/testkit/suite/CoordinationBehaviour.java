@@ -88,6 +88,37 @@ public abstract class CoordinationBehaviour {
         m -> m.equals(List.of("a")));
   }
 
+  /**
+   * A renewal moves the deadlines of the group's live members it names, in one write, and brings
+   * back no member that has expired and adds none that never checked in. A store that cannot renew
+   * in one write renews nobody.
+   */
+  @Test
+  void renewMovesTheDeadlinesOfLiveMembersOnly() {
+    store.checkIn(group, "a", 1, Duration.ofSeconds(30));
+    store.checkIn(group, "short", 1, Duration.ofMillis(300));
+    io.boxline.testkit.Await.until(
+        Duration.ofSeconds(10),
+        "short expires",
+        () -> store.liveMembers(group),
+        m -> m.equals(List.of("a")));
+    int renewed = store.renew(group, List.of("a", "short", "never"), Duration.ofMillis(300));
+    if (renewed == 0) {
+      // No renewal in one write (etcd): nothing changed.
+      assertThat(store.liveMembers(group)).containsExactly("a");
+      return;
+    }
+    assertThat(renewed).as("only a was live").isEqualTo(1);
+    assertThat(store.liveMembers(group)).containsExactly("a");
+    // a's deadline was 30 s away; the renewal made it 300 ms.
+    io.boxline.testkit.Await.until(
+        Duration.ofSeconds(10),
+        "a expires at its renewed deadline",
+        () -> store.liveMembers(group),
+        List::isEmpty);
+    assertThat(store.renew(group, List.of(), Duration.ofSeconds(1))).isZero();
+  }
+
   /** Members re-read the policy when the stamp changes, so every change must change it. */
   @Test
   void theCheckInsPolicyStampChangesWithTheGroupsPolicyAndTheDefault() {
