@@ -95,6 +95,22 @@ public interface RemoteConsumers {
   void leave(String subscription, String member);
 
   /**
+   * Checks in, together, members of the subscription's group that wait on this process for events:
+   * one write for all of them (where the coordination store can renew many at once) instead of a
+   * fetch each when its check-in falls due. Nothing is written until one of them is into the second
+   * half of its check-in interval; then all are renewed together. Only members whose last check-in
+   * was here and whose group has not changed since (no member came or went, no lease waits to be
+   * reclaimed, the same policy) are renewed; they keep their leases, and their next fetch only
+   * reads. The others check in with their next fetch.
+   *
+   * @return each renewed member's time until its next check-in is due
+   */
+  default java.util.Map<String, java.time.Duration> renew(
+      SubscriptionInfo subscription, java.util.Collection<String> members) {
+    return java.util.Map.of();
+  }
+
+  /**
    * What a fetch returns.
    *
    * @param deliveries the events, in order per partition

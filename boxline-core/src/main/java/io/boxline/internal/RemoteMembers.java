@@ -285,7 +285,8 @@ final class RemoteMembers implements RemoteConsumers {
       long checkedInAt,
       long intervalNanos,
       Map<PartitionKey, Lease> leases,
-      Set<PartitionKey> taken) {
+      Set<PartitionKey> taken,
+      long groupHash) {
     /** Nanoseconds until the next check-in is due, from {@code System.nanoTime()} values. */
     long dueIn(long now) {
       return checkedInAt + intervalNanos - now;
@@ -308,6 +309,83 @@ final class RemoteMembers implements RemoteConsumers {
     if (now - last >= 60_000_000_000L && lastSweep.compareAndSet(last, now)) {
       sessions.values().removeIf(s -> s.dueIn(now) <= 0);
     }
+  }
+
+  /** Which members the group has, as one number: the same set gives the same number. */
+  private static long groupHash(List<Member> members) {
+    long sum = 0;
+    for (Member m : members) {
+      sum += m.id().hashCode() * 0x9E3779B97F4A7C15L;
+    }
+    return sum * 31 + members.size();
+  }
+
+  @Override
+  public Map<String, Duration> renew(SubscriptionInfo sub, java.util.Collection<String> members) {
+    String group = sub.name();
+    long now = System.nanoTime();
+    // When one member is into the second half of its interval, every member with a session here is
+    // renewed with it: one write, and from then on the members fall due together.
+    List<String> due = new ArrayList<>();
+    boolean anyDue = false;
+    for (String m : new HashSet<>(members)) {
+      Session s = sessions.get(group + "\n" + m);
+      if (s != null && s.dueIn(now) > 0) {
+        due.add(m);
+        anyDue |= s.dueIn(now) < s.intervalNanos() / 2;
+      }
+    }
+    StampedPolicy known = groupPolicies.get(group);
+    if (!anyDue || known == null) {
+      return Map.of();
+    }
+    // A renewal stands for a check-in only while a check-in would change nothing: the same members
+    // (no newcomer waits for its share, nobody left), no lease of a dead member or stuck releasing
+    // (a check-in would reclaim it), and the policy the members checked in under.
+    GroupView view = coordination.view(group);
+    Set<String> live = new HashSet<>();
+    view.members().forEach(m -> live.add(m.id()));
+    for (Lease l : view.leases()) {
+      if (!live.contains(l.owner())
+          || (l.releasing()
+              && l.since().plus(known.policy().releaseGrace()).isBefore(view.now()))) {
+        return Map.of();
+      }
+    }
+    if (!known.policy().equals(coordination.policy(group))) {
+      return Map.of();
+    }
+    long groupNow = groupHash(view.members());
+    due.removeIf(m -> sessions.get(group + "\n" + m).groupHash() != groupNow);
+    if (due.isEmpty()) {
+      return Map.of();
+    }
+    Duration ttl = known.policy().deadline(groupSizes.getOrDefault(group, live.size()));
+    int renewed = coordination.renew(group, due, ttl);
+    if (renewed != due.size()) {
+      // A store that cannot renew many at once, or a member that expired meanwhile: each of them
+      // checks in with its next fetch.
+      due.forEach(m -> endSession(group, m));
+      return Map.of();
+    }
+    Map<String, Duration> out = new HashMap<>();
+    for (String m : due) {
+      Session s =
+          sessions.computeIfPresent(
+              group + "\n" + m,
+              (k, old) ->
+                  new Session(
+                      old.weight(),
+                      now,
+                      old.intervalNanos(),
+                      old.leases(),
+                      old.taken(),
+                      old.groupHash()));
+      if (s != null) {
+        out.put(m, Duration.ofNanos(s.intervalNanos()));
+      }
+    }
+    return out;
   }
 
   /** Ends the member's session here: its next fetch checks in. */
@@ -414,7 +492,8 @@ final class RemoteMembers implements RemoteConsumers {
         started,
         interval.toNanos(),
         java.util.Collections.unmodifiableMap(mine),
-        Set.copyOf(taken));
+        Set.copyOf(taken),
+        groupHash(members));
   }
 
   private void refuseWhenFull(

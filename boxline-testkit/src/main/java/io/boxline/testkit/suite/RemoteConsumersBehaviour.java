@@ -264,6 +264,57 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
   }
 
   /**
+   * Members that wait here are checked in together (one renewal for the group, no fetch each):
+   * their deadlines move and they keep their sessions; a newcomer stops the renewals until they
+   * have checked in with it in the group.
+   */
+  @Test
+  void membersWaitingHereAreRenewedTogether() {
+    TopicName t = topic(boxline, "acme/remote/renew", 2);
+    subscribe(boxline, "remote-renew", t);
+    boxline
+        .admin()
+        .setGroupPolicy(
+            "remote-renew",
+            io.boxline.GroupPolicy.DEFAULT
+                .withCheckInRate(100)
+                .withMinCheckInInterval(Duration.ofMillis(600)));
+    RemoteConsumers members = boxline.remoteConsumers();
+    io.boxline.SubscriptionInfo sub = boxline.admin().subscription("remote-renew").orElseThrow();
+    List<String> both = List.of("m1", "m2");
+    awaitRenewed(members, sub, both);
+    Map<String, Instant> before = deadlines("remote-renew");
+    Await.until(WAIT, "renewed again, without a fetch", () -> members.renew(sub, both).size() == 2);
+    Map<String, Instant> after = deadlines("remote-renew");
+    for (String m : both) {
+      assertThat(after.get(m)).as(m + "'s deadline").isAfter(before.get(m));
+    }
+    members.fetch(sub, "m3", 1, 10);
+    assertThat(members.renew(sub, both)).as("the group changed").isEmpty();
+    awaitRenewed(members, sub, List.of("m1", "m2", "m3"));
+  }
+
+  /** Fetches (a check-in when due) until one renewal takes all of {@code ids} together. */
+  private static void awaitRenewed(
+      RemoteConsumers members, io.boxline.SubscriptionInfo sub, List<String> ids) {
+    Await.until(
+        WAIT,
+        ids + " renewed together",
+        () -> {
+          ids.forEach(m -> members.fetch(sub, m, 1, 10));
+          Map<String, Duration> renewed = members.renew(sub, ids);
+          assertThat(renewed.values()).allMatch(d -> d.equals(Duration.ofMillis(600)));
+          return renewed.keySet().equals(Set.copyOf(ids));
+        });
+  }
+
+  private Map<String, Instant> deadlines(String subscription) {
+    Map<String, Instant> out = new HashMap<>();
+    boxline.admin().group(subscription).members().forEach(m -> out.put(m.id(), m.deadline()));
+    return out;
+  }
+
+  /**
    * A settle of two partitions after one of them moved to another member: that one is refused and
    * named, and the other is settled, not held back by it.
    */
