@@ -799,6 +799,60 @@ class ServerApiTest {
     return "{\"ackId\":\"" + batch.at("/events/0/ackId").asText() + "\",\"outcome\":\"done\"}";
   }
 
+  /**
+   * Members waiting in long polls are checked in by the server's renewals, one write for their
+   * group: they stay in the group past several deadlines while their polls fetch no more than at
+   * their start (a member that joined before the others checks in once more, with them there).
+   */
+  @Test
+  void waitingMembersAreRenewedByTheServerInsteadOfFetching() throws Exception {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/quiet\",\"partitions\":2}");
+    api.post("/v1/subscriptions", "{\"name\":\"a-quiet\",\"topics\":[\"tenant-a/quiet\"]}");
+    local
+        .admin()
+        .setGroupPolicy(
+            "a-quiet",
+            io.boxline.GroupPolicy.DEFAULT
+                .withCheckInRate(100)
+                .withMinCheckInInterval(Duration.ofSeconds(1)));
+    double fetchesBefore = metric("boxline_http_member_fetches_total");
+    double renewedBefore = metric("boxline_http_members_renewed_total");
+    List<java.util.concurrent.CompletableFuture<Api.Reply>> polls = new ArrayList<>();
+    for (String m : List.of("m1", "m2", "m3")) {
+      polls.add(
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () ->
+                  api.as(A_CONSUMER)
+                      .post(
+                          "/v1/subscriptions/a-quiet/members/" + m + "/fetch",
+                          "{\"waitMillis\":6000}")));
+    }
+    for (var poll : polls) {
+      Api.Reply r = poll.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.status()).as(r.toString()).isEqualTo(200);
+      assertThat(r.json().get("events")).isEmpty();
+    }
+    double fetches = metric("boxline_http_member_fetches_total") - fetchesBefore;
+    double renewed = metric("boxline_http_members_renewed_total") - renewedBefore;
+    // Checking in by fetching, each would fetch about every second: 18 in all.
+    assertThat(fetches).as("fetches of three 6-s polls with a 1-s check-in").isLessThanOrEqualTo(8);
+    assertThat(renewed).as("check-ins made by renewals").isGreaterThanOrEqualTo(6);
+    // The deadline is three intervals: all three are in the group after six seconds.
+    assertThat(api.get("/v1/subscriptions/a-quiet/group").json().get("members"))
+        .extracting(m -> m.get("id").asText())
+        .containsExactlyInAnyOrder("a-consumer:m1", "a-consumer:m2", "a-consumer:m3");
+  }
+
+  private double metric(String name) {
+    return api.get("/metrics")
+        .body()
+        .lines()
+        .filter(l -> l.startsWith(name + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1)))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + " on /metrics"));
+  }
+
   /** Reads {@code n} events from a tail stream: [id, payload]. */
   private List<String[]> readTail(String path, String lastEventId, int n) throws Exception {
     HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();

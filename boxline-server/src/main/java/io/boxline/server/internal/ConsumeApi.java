@@ -25,9 +25,98 @@ final class ConsumeApi {
   private final Boxline boxline;
   private final java.util.function.BooleanSupplier running;
 
+  /** How often the waiting members are looked at for a renewal: under half the default interval. */
+  static final long RENEW_EVERY_MILLIS = 500;
+
+  private final java.util.concurrent.ScheduledExecutorService renewer;
+  private final java.util.concurrent.atomic.AtomicLong renewed =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong renewalFailures =
+      new java.util.concurrent.atomic.AtomicLong();
+
   ConsumeApi(Boxline boxline, java.util.function.BooleanSupplier running) {
     this.boxline = boxline;
     this.running = running;
+    this.renewer =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "boxline-member-renewal");
+              t.setDaemon(true);
+              return t;
+            });
+    renewer.scheduleWithFixedDelay(
+        this::renewWaiting, RENEW_EVERY_MILLIS, RENEW_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Checks in the members whose long polls wait here, together per subscription, so a waiting
+   * member costs no statement of its own: {@link RemoteConsumers#renew} writes once for a group
+   * when one of them falls due, and a renewed poll's check-in timer then waits on instead of
+   * fetching.
+   */
+  private void renewWaiting() {
+    try {
+      Map<String, List<Poll>> bySubscription = new java.util.HashMap<>();
+      polls
+          .values()
+          .forEach(
+              set ->
+                  set.forEach(
+                      p -> {
+                        if (p.idle && !p.left && !p.gone) {
+                          bySubscription
+                              .computeIfAbsent(
+                                  p.subscription.name(), k -> new java.util.ArrayList<>())
+                              .add(p);
+                        }
+                      }));
+      for (List<Poll> waiting : bySubscription.values()) {
+        Set<String> members = new java.util.HashSet<>();
+        waiting.forEach(p -> members.add(p.member));
+        Map<String, Duration> got =
+            boxline.remoteConsumers().renew(waiting.get(0).subscription, members);
+        long now = System.nanoTime();
+        for (Poll p : waiting) {
+          Duration d = got.get(p.member);
+          if (d != null) {
+            p.checkInDue = now + d.toNanos();
+          }
+        }
+        renewed.addAndGet(got.size());
+      }
+    } catch (RuntimeException e) {
+      // The members check in with their own fetches meanwhile; the next round tries again.
+      if (renewalFailures.getAndIncrement() % 100 == 0) {
+        System.getLogger(ConsumeApi.class.getName())
+            .log(
+                System.Logger.Level.WARNING,
+                "renewing the waiting members failed (they check in by fetching meanwhile)",
+                e);
+      }
+    }
+  }
+
+  private final java.util.concurrent.atomic.AtomicLong fetches =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Fetches long polls have made so far (each a check-in or a read), for the metrics. */
+  long fetches() {
+    return fetches.get();
+  }
+
+  /** Members checked in by renewals so far, for the metrics. */
+  long renewed() {
+    return renewed.get();
+  }
+
+  /** Stops the renewals; waits for a round in progress, up to {@code timeout}. */
+  void close(Duration timeout) {
+    renewer.shutdownNow();
+    try {
+      renewer.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   void register(Router r) {
@@ -80,6 +169,12 @@ final class ConsumeApi {
 
     /** What the poll waits on between two fetches; completing it ends the wait. */
     volatile CompletableFuture<Void> waitingOn;
+
+    /** Whether the poll waits now (between two fetches), for the renewals. */
+    volatile boolean idle;
+
+    /** When the member's next check-in is due (nanoTime); a renewal moves it on. */
+    volatile long checkInDue;
 
     void wake() {
       CompletableFuture<Void> w = waitingOn;
@@ -171,6 +266,7 @@ final class ConsumeApi {
           left > 0
               ? members.awaitAppend(poll.subscription.topics(), Duration.ofMillis(left))
               : null;
+      fetches.incrementAndGet();
       RemoteConsumers.Batch batch =
           Call.valid(
               () ->
@@ -193,35 +289,60 @@ final class ConsumeApi {
       }
       // Fetch again when events come, or when the member must check in again (a fetch is its
       // check-in), or at the end of the wait.
-      woken.completeOnTimeout(
-          null, Math.min(left, batch.checkInWithin().toMillis()), TimeUnit.MILLISECONDS);
-      Duration checkIn = batch.checkInWithin();
-      waiting.incrementAndGet();
-      poll.waitingOn = woken;
-      if (poll.left || poll.gone || !running.getAsBoolean()) {
-        woken.complete(null); // a leave, a closed connection or a stop that came during the fetch
-      }
-      c.later(
-          woken,
-          next -> {
-            waiting.decrementAndGet();
-            if (!poll.gone && next.peerClosed()) {
-              poll.gone = true;
-            }
-            // At the end of its wait a poll answers without fetching again: the member checked in
-            // at the last fetch, within its interval, and its next poll fetches (and checks it in)
-            // at once; an event that came just now is in that fetch.
-            boolean over = System.nanoTime() - poll.deadline >= 0;
-            if (poll.left || poll.gone || over) {
-              answer(next, poll, new RemoteConsumers.Batch(List.of(), List.of(), checkIn));
-            } else {
-              step(next, poll);
-            }
-          });
+      poll.checkInDue = System.nanoTime() + batch.checkInWithin().toNanos();
+      await(c, poll, woken);
     } catch (RuntimeException e) {
       forget(poll);
       throw e;
     }
+  }
+
+  /**
+   * Waits, holding no thread, until events come, the wait ends or the member's check-in is due;
+   * then answers, fetches again, or, when a renewal checked the member in meanwhile, waits on.
+   */
+  private void await(Call c, Poll poll, CompletableFuture<Void> woken) {
+    long now = System.nanoTime();
+    long untilCheckIn = Math.min(poll.checkInDue - now, poll.deadline - now);
+    // true: events came (or a leave, a closed connection, a stop, the end of the wait); false: the
+    // member's check-in is due.
+    CompletableFuture<Boolean> step =
+        woken
+            .handle((v, e) -> true)
+            .completeOnTimeout(
+                false,
+                Math.max(0, TimeUnit.NANOSECONDS.toMillis(untilCheckIn)),
+                TimeUnit.MILLISECONDS);
+    waiting.incrementAndGet();
+    poll.waitingOn = woken;
+    poll.idle = true;
+    if (poll.left || poll.gone || !running.getAsBoolean()) {
+      woken.complete(null); // a leave, a closed connection or a stop that came during the fetch
+    }
+    c.later(
+        step,
+        next -> {
+          waiting.decrementAndGet();
+          poll.idle = false;
+          if (!poll.gone && next.peerClosed()) {
+            poll.gone = true;
+          }
+          // At the end of its wait a poll answers without fetching again: the member checked in
+          // within its interval (at its last fetch, or by a renewal), and its next poll fetches at
+          // once; an event that came just now is in that fetch.
+          boolean over = System.nanoTime() - poll.deadline >= 0;
+          if (poll.left || poll.gone || over) {
+            woken.cancel(false);
+            Duration within =
+                Duration.ofNanos(Math.max(1_000_000, poll.checkInDue - System.nanoTime()));
+            answer(next, poll, new RemoteConsumers.Batch(List.of(), List.of(), within));
+          } else if (!step.getNow(true) && System.nanoTime() - poll.checkInDue < 0) {
+            await(next, poll, woken); // renewed meanwhile: nothing came, nothing to check in
+          } else {
+            woken.cancel(false);
+            step(next, poll);
+          }
+        });
   }
 
   private void forget(Poll poll) {

@@ -224,6 +224,12 @@ public final class ServerRuntime implements AutoCloseable {
     produce.register(router);
     consume = new ConsumeApi(boxline, () -> running);
     consume.register(router);
+    FunctionCounter.builder("boxline.http.member.fetches", consume, ConsumeApi::fetches)
+        .description("fetches made by HTTP members' long polls, each a check-in or a read")
+        .register(registry);
+    FunctionCounter.builder("boxline.http.members.renewed", consume, ConsumeApi::renewed)
+        .description("check-ins of waiting members made by the server's renewals")
+        .register(registry);
     websockets =
         new WebSocketApi(
             jetty,
@@ -354,6 +360,7 @@ public final class ServerRuntime implements AutoCloseable {
     long deadline = System.nanoTime() + timeout.toNanos();
     running = false;
     if (consume != null) {
+      consume.close(Duration.ofSeconds(1)); // no more renewals
       consume.wakeAll(); // waiting long polls answer now with what they have
     }
     if (produce != null) {
