@@ -39,6 +39,11 @@ final class S2Waiting {
   static final Opt<Integer> CALLS = DEF.integer("calls", 300, "health checks and publishes each");
   static final Opt<Integer> SECONDS =
       DEF.integer("seconds", 30, "seconds over which transactions are counted");
+  static final Opt<Integer> SETTLE =
+      DEF.integer(
+          "settle",
+          45,
+          "seconds the waiting clients wait before the count (the group settles after the joins)");
 
   static final Workload WORKLOAD =
       DEF.runs("waiting members and tails against health and publish latency", S2Waiting::run);
@@ -120,6 +125,8 @@ final class S2Waiting {
               "health p50 / p99 ms",
               "publish p50 / p99 ms",
               "database xacts/s",
+              "member fetches/s",
+              "members renewed/s",
               "heap after GC MiB",
               "server threads");
       measure(probe, base, o, url, run, server, table, "none");
@@ -166,8 +173,11 @@ final class S2Waiting {
         Thread.sleep(200);
       }
       Bench.log(
-          "S2: %d long polls and %d tails open",
-          (int) gauge(probe, base, "boxline_http_fetches_waiting"), tails.size());
+          "S2: %d long polls and %d tails open; waiting %d s for the group to settle",
+          (int) gauge(probe, base, "boxline_http_fetches_waiting"), tails.size(), o.get(SETTLE));
+      // Each member joined with a group of its own size at the time; until each has checked in
+      // once with the whole group there, the group looks changed and is not renewed together.
+      Thread.sleep(o.get(SETTLE) * 1000L);
       measure(
           probe,
           base,
@@ -260,10 +270,15 @@ final class S2Waiting {
     }
     Arrays.sort(health);
     Arrays.sort(publish);
+    double fetches = gauge(client, base, "boxline_http_member_fetches_total");
+    double renewed = gauge(client, base, "boxline_http_members_renewed_total");
     long a = xacts(url, run);
     Thread.sleep(o.get(SECONDS) * 1000L);
     long b = xacts(url, run);
     double perSecond = (b - a) / (double) o.get(SECONDS);
+    fetches = (gauge(client, base, "boxline_http_member_fetches_total") - fetches) / o.get(SECONDS);
+    renewed =
+        (gauge(client, base, "boxline_http_members_renewed_total") - renewed) / o.get(SECONDS);
     new ProcessBuilder(
             Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
             Long.toString(server.pid()),
@@ -275,13 +290,23 @@ final class S2Waiting {
     double heap = gauge(client, base, "jvm_memory_used_bytes{area=\"heap\"") / (1024.0 * 1024);
     double threads = gauge(client, base, "jvm_threads_live_threads");
     Bench.log(
-        "S2 %s: health %s, publish %s, %.1f xacts/s, heap %.1f MiB, %d threads",
-        label, Stats.p50p99(health), Stats.p50p99(publish), perSecond, heap, (long) threads);
+        "S2 %s: health %s, publish %s, %.1f xacts/s, %.1f member fetches/s, %.1f renewed/s,"
+            + " heap %.1f MiB, %d threads",
+        label,
+        Stats.p50p99(health),
+        Stats.p50p99(publish),
+        perSecond,
+        fetches,
+        renewed,
+        heap,
+        (long) threads);
     table.row(
         label,
         Stats.p50p99(health),
         Stats.p50p99(publish),
         Stats.f("%.1f", perSecond),
+        Stats.f("%.1f", fetches),
+        Stats.f("%.1f", renewed),
         Stats.f("%.1f", heap),
         (long) threads);
   }

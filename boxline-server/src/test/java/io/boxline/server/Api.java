@@ -120,6 +120,17 @@ final class Api {
     return call("GET", path, null);
   }
 
+  /** A metric's value on /metrics (a gauge or counter without labels). */
+  double metric(String name) {
+    return get("/metrics")
+        .body()
+        .lines()
+        .filter(l -> l.startsWith(name + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1)))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + " on /metrics"));
+  }
+
   Reply post(String path, String body) {
     return call("POST", path, body);
   }

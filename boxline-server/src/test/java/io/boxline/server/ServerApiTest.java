@@ -815,8 +815,8 @@ class ServerApiTest {
             io.boxline.GroupPolicy.DEFAULT
                 .withCheckInRate(100)
                 .withMinCheckInInterval(Duration.ofSeconds(1)));
-    double fetchesBefore = metric("boxline_http_member_fetches_total");
-    double renewedBefore = metric("boxline_http_members_renewed_total");
+    double fetchesBefore = api.metric("boxline_http_member_fetches_total");
+    double renewedBefore = api.metric("boxline_http_members_renewed_total");
     List<java.util.concurrent.CompletableFuture<Api.Reply>> polls = new ArrayList<>();
     for (String m : List.of("m1", "m2", "m3")) {
       polls.add(
@@ -832,8 +832,8 @@ class ServerApiTest {
       assertThat(r.status()).as(r.toString()).isEqualTo(200);
       assertThat(r.json().get("events")).isEmpty();
     }
-    double fetches = metric("boxline_http_member_fetches_total") - fetchesBefore;
-    double renewed = metric("boxline_http_members_renewed_total") - renewedBefore;
+    double fetches = api.metric("boxline_http_member_fetches_total") - fetchesBefore;
+    double renewed = api.metric("boxline_http_members_renewed_total") - renewedBefore;
     // Checking in by fetching, each would fetch about every second: 18 in all.
     assertThat(fetches).as("fetches of three 6-s polls with a 1-s check-in").isLessThanOrEqualTo(8);
     assertThat(renewed).as("check-ins made by renewals").isGreaterThanOrEqualTo(6);
@@ -841,16 +841,6 @@ class ServerApiTest {
     assertThat(api.get("/v1/subscriptions/a-quiet/group").json().get("members"))
         .extracting(m -> m.get("id").asText())
         .containsExactlyInAnyOrder("a-consumer:m1", "a-consumer:m2", "a-consumer:m3");
-  }
-
-  private double metric(String name) {
-    return api.get("/metrics")
-        .body()
-        .lines()
-        .filter(l -> l.startsWith(name + " "))
-        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1)))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no " + name + " on /metrics"));
   }
 
   /** Reads {@code n} events from a tail stream: [id, payload]. */

@@ -299,8 +299,8 @@ class WebSocketTest {
     assertThat(status).isEqualTo(503);
     assertThat(open).isNotEmpty();
     // Every stream is taken, and the gauges say so.
-    assertThat(metric("boxline_http_streams_open")).isEqualTo(3);
-    assertThat(metric("boxline_http_websockets_open")).isGreaterThanOrEqualTo(open.size());
+    assertThat(api.metric("boxline_http_streams_open")).isEqualTo(3);
+    assertThat(api.metric("boxline_http_websockets_open")).isGreaterThanOrEqualTo(open.size());
     open.remove(0).close();
     await(
         "a free stream after a close",
@@ -310,17 +310,6 @@ class WebSocketTest {
           return s == 101;
         });
     open.forEach(Socket::close);
-  }
-
-  /** A gauge's value on /metrics. */
-  private double metric(String name) {
-    return api.get("/metrics")
-        .body()
-        .lines()
-        .filter(l -> l.startsWith(name + " "))
-        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1)))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no " + name + " on /metrics"));
   }
 
   @Test

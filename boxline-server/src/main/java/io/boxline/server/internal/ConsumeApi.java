@@ -56,30 +56,33 @@ final class ConsumeApi {
    */
   private void renewWaiting() {
     try {
-      Map<String, List<Poll>> bySubscription = new java.util.HashMap<>();
-      polls
+      long now = System.nanoTime();
+      List<Poll> open = new java.util.ArrayList<>();
+      polls.values().forEach(open::addAll);
+      open.removeIf(p -> p.left || p.gone);
+      answered
           .values()
-          .forEach(
-              set ->
-                  set.forEach(
-                      p -> {
-                        if (p.idle && !p.left && !p.gone) {
-                          bySubscription
-                              .computeIfAbsent(
-                                  p.subscription.name(), k -> new java.util.ArrayList<>())
-                              .add(p);
-                        }
-                      }));
-      for (List<Poll> waiting : bySubscription.values()) {
-        Set<String> members = new java.util.HashSet<>();
-        waiting.forEach(p -> members.add(p.member));
+          .removeIf(a -> now - a.at() > TimeUnit.MILLISECONDS.toNanos(2 * RENEW_EVERY_MILLIS));
+      // Every member with a poll here, and those whose poll answered a moment ago (their next one
+      // is on its way): a group's members renewed together keep one phase, none falls due alone.
+      Map<String, SubscriptionInfo> subscriptions = new java.util.HashMap<>();
+      Map<String, Set<String>> members = new java.util.HashMap<>();
+      List<Answered> waiting = new java.util.ArrayList<>(answered.values());
+      open.forEach(p -> waiting.add(new Answered(p.subscription, p.member, now)));
+      for (Answered a : waiting) {
+        subscriptions.putIfAbsent(a.subscription().name(), a.subscription());
+        members
+            .computeIfAbsent(a.subscription().name(), k -> new java.util.HashSet<>())
+            .add(a.member());
+      }
+      for (Map.Entry<String, Set<String>> e : members.entrySet()) {
         Map<String, Duration> got =
-            boxline.remoteConsumers().renew(waiting.get(0).subscription, members);
-        long now = System.nanoTime();
-        for (Poll p : waiting) {
-          Duration d = got.get(p.member);
+            boxline.remoteConsumers().renew(subscriptions.get(e.getKey()), e.getValue());
+        long at = System.nanoTime();
+        for (Poll p : open) {
+          Duration d = p.subscription.name().equals(e.getKey()) ? got.get(p.member) : null;
           if (d != null) {
-            p.checkInDue = now + d.toNanos();
+            p.checkInDueAtLeast(at + d.toNanos());
           }
         }
         renewed.addAndGet(got.size());
@@ -95,6 +98,12 @@ final class ConsumeApi {
       }
     }
   }
+
+  /** A member whose poll answered, and when. */
+  private record Answered(SubscriptionInfo subscription, String member, long at) {}
+
+  /** Members whose poll answered lately, by subscription and member. */
+  private final Map<String, Answered> answered = new ConcurrentHashMap<>();
 
   private final java.util.concurrent.atomic.AtomicLong fetches =
       new java.util.concurrent.atomic.AtomicLong();
@@ -170,11 +179,18 @@ final class ConsumeApi {
     /** What the poll waits on between two fetches; completing it ends the wait. */
     volatile CompletableFuture<Void> waitingOn;
 
-    /** Whether the poll waits now (between two fetches), for the renewals. */
-    volatile boolean idle;
-
     /** When the member's next check-in is due (nanoTime); a renewal moves it on. */
     volatile long checkInDue;
+
+    /**
+     * Moves the member's next check-in on, never back: a renewal and the poll's own fetch may tell
+     * it at once, and the later time is the true one.
+     */
+    synchronized void checkInDueAtLeast(long at) {
+      if (at - checkInDue > 0) {
+        checkInDue = at;
+      }
+    }
 
     void wake() {
       CompletableFuture<Void> w = waitingOn;
@@ -192,6 +208,7 @@ final class ConsumeApi {
         long deadline,
         int settled) {
       this.key = subscription.name() + "\n" + member;
+      this.checkInDue = System.nanoTime();
       this.settled = settled;
       this.subscription = subscription;
       this.member = member;
@@ -264,7 +281,9 @@ final class ConsumeApi {
       long left = (poll.deadline - System.nanoTime()) / 1_000_000;
       CompletableFuture<Void> woken =
           left > 0
-              ? members.awaitAppend(poll.subscription.topics(), Duration.ofMillis(left))
+              // Longer than the poll: the wait's end is the check-in timer's to see (below), so
+              // this completes only when events come.
+              ? members.awaitAppend(poll.subscription.topics(), Duration.ofMillis(left + 1_000))
               : null;
       fetches.incrementAndGet();
       RemoteConsumers.Batch batch =
@@ -289,7 +308,7 @@ final class ConsumeApi {
       }
       // Fetch again when events come, or when the member must check in again (a fetch is its
       // check-in), or at the end of the wait.
-      poll.checkInDue = System.nanoTime() + batch.checkInWithin().toNanos();
+      poll.checkInDueAtLeast(System.nanoTime() + batch.checkInWithin().toNanos());
       await(c, poll, woken);
     } catch (RuntimeException e) {
       forget(poll);
@@ -315,7 +334,6 @@ final class ConsumeApi {
                 TimeUnit.MILLISECONDS);
     waiting.incrementAndGet();
     poll.waitingOn = woken;
-    poll.idle = true;
     if (poll.left || poll.gone || !running.getAsBoolean()) {
       woken.complete(null); // a leave, a closed connection or a stop that came during the fetch
     }
@@ -323,7 +341,6 @@ final class ConsumeApi {
         step,
         next -> {
           waiting.decrementAndGet();
-          poll.idle = false;
           if (!poll.gone && next.peerClosed()) {
             poll.gone = true;
           }
@@ -356,6 +373,9 @@ final class ConsumeApi {
 
   private void answer(Call c, Poll poll, RemoteConsumers.Batch batch) {
     forget(poll);
+    if (!poll.left && !poll.gone) {
+      answered.put(poll.key, new Answered(poll.subscription, poll.member, System.nanoTime()));
+    }
     Map<String, Object> view =
         MemberWire.batch(c.caller.ackKey(), poll.subscription.name(), poll.member, batch, poll.raw);
     if (poll.settled >= 0) {
@@ -381,6 +401,7 @@ final class ConsumeApi {
     if (c.bodyBytes.length > 0) {
       throw ApiException.badRequest("leaving takes no body");
     }
+    answered.remove(s.name() + "\n" + member);
     Set<Poll> inFlight = polls.get(s.name() + "\n" + member);
     if (inFlight != null) {
       inFlight.forEach(

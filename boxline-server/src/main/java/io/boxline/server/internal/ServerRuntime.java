@@ -214,22 +214,30 @@ public final class ServerRuntime implements AutoCloseable {
         commits,
         GroupCommit::queued,
         "publish requests waiting for a shared transaction");
-    FunctionCounter.builder("boxline.http.publish.transactions", commits, GroupCommit::transactions)
-        .description("transactions that committed HTTP publish requests")
-        .register(registry);
-    FunctionCounter.builder("boxline.http.publish.requests", commits, GroupCommit::requests)
-        .description("HTTP publish requests committed in those transactions")
-        .register(registry);
+    counter(
+        "boxline.http.publish.transactions",
+        commits,
+        GroupCommit::transactions,
+        "transactions that committed HTTP publish requests");
+    counter(
+        "boxline.http.publish.requests",
+        commits,
+        GroupCommit::requests,
+        "HTTP publish requests committed in those transactions");
     produce = new ProduceApi(boxline, commits, h.maxStreams(), () -> running);
     produce.register(router);
     consume = new ConsumeApi(boxline, () -> running);
     consume.register(router);
-    FunctionCounter.builder("boxline.http.member.fetches", consume, ConsumeApi::fetches)
-        .description("fetches made by HTTP members' long polls, each a check-in or a read")
-        .register(registry);
-    FunctionCounter.builder("boxline.http.members.renewed", consume, ConsumeApi::renewed)
-        .description("check-ins of waiting members made by the server's renewals")
-        .register(registry);
+    counter(
+        "boxline.http.member.fetches",
+        consume,
+        ConsumeApi::fetches,
+        "fetches made by HTTP members' long polls, each a check-in or a read");
+    counter(
+        "boxline.http.members.renewed",
+        consume,
+        ConsumeApi::renewed,
+        "check-ins of waiting members made by the server's renewals");
     websockets =
         new WebSocketApi(
             jetty,
@@ -261,6 +269,11 @@ public final class ServerRuntime implements AutoCloseable {
     jetty.setStopTimeout(0);
     jetty.start();
     this.connector = connector;
+  }
+
+  private <T> void counter(
+      String name, T of, java.util.function.ToDoubleFunction<T> value, String what) {
+    FunctionCounter.builder(name, of, value).description(what).register(registry);
   }
 
   private <T> void gauge(
