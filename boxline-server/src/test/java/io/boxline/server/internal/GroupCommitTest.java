@@ -26,7 +26,11 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GroupCommitTest {
   static final String URL = "jdbc:postgresql://127.0.0.1:5432/test";
-  static final TopicName ORDERS = TopicName.parse("gc/orders");
+
+  /** Each test's own topic, so events of one test still being sequenced never count in another. */
+  TopicName orders;
+
+  private int tests;
 
   final String schema = "bx_gc_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
   HikariDataSource pool;
@@ -41,8 +45,13 @@ class GroupCommitTest {
     pool = new HikariDataSource(hc);
     boxline =
         Boxline.builder().store(JdbcStore.builder(pool).schema(schema).build()).build().start();
-    boxline.admin().createNamespace(ORDERS.namespace());
-    boxline.admin().createTopic(ORDERS, 2);
+    boxline.admin().createNamespace(TopicName.parse("gc/orders").namespace());
+  }
+
+  @org.junit.jupiter.api.BeforeEach
+  void topic() {
+    orders = TopicName.parse("gc/orders-" + ++tests);
+    boxline.admin().createTopic(orders, 2);
   }
 
   @AfterAll
@@ -63,7 +72,7 @@ class GroupCommitTest {
 
   /** Events placed in the topic's log so far. */
   long total() {
-    return boxline.admin().topicState(ORDERS).heads().stream().mapToLong(Long::longValue).sum();
+    return boxline.admin().topicState(orders).heads().stream().mapToLong(Long::longValue).sum();
   }
 
   /** Waits (bounded) until the log holds {@code expected} events, and that many stay. */
@@ -79,9 +88,9 @@ class GroupCommitTest {
   void queuedRequestsShareOneTransactionAndEachGetsItsOwnResults() throws Exception {
     GroupCommit commits = new GroupCommit(boxline, 0, 16);
     long before = total();
-    CompletableFuture<List<PublishResult>> a = commits.submit(events(ORDERS, "a1"));
-    CompletableFuture<List<PublishResult>> b = commits.submit(events(ORDERS, "b1", "b2", "b3"));
-    CompletableFuture<List<PublishResult>> c = commits.submit(events(ORDERS, "c1"));
+    CompletableFuture<List<PublishResult>> a = commits.submit(events(orders, "a1"));
+    CompletableFuture<List<PublishResult>> b = commits.submit(events(orders, "b1", "b2", "b3"));
+    CompletableFuture<List<PublishResult>> c = commits.submit(events(orders, "c1"));
     commits.commitQueued();
     assertThat(a.join()).hasSize(1);
     assertThat(b.join()).hasSize(3);
@@ -96,12 +105,12 @@ class GroupCommitTest {
   void aFailingRequestFailsAloneAndWritesNothing() throws Exception {
     GroupCommit commits = new GroupCommit(boxline, 0, 16);
     long before = total();
-    CompletableFuture<List<PublishResult>> good = commits.submit(events(ORDERS, "g1"));
+    CompletableFuture<List<PublishResult>> good = commits.submit(events(orders, "g1"));
     // Its first event is fine, its second names a topic that does not exist: nothing of it stays.
     List<OutgoingEvent> mixed =
-        List.of(events(ORDERS, "m1").get(0), events(TopicName.parse("gc/missing"), "m2").get(0));
+        List.of(events(orders, "m1").get(0), events(TopicName.parse("gc/missing"), "m2").get(0));
     CompletableFuture<List<PublishResult>> bad = commits.submit(mixed);
-    CompletableFuture<List<PublishResult>> alsoGood = commits.submit(events(ORDERS, "g2", "g3"));
+    CompletableFuture<List<PublishResult>> alsoGood = commits.submit(events(orders, "g2", "g3"));
     commits.commitQueued();
     assertThat(good.join()).hasSize(1);
     assertThat(alsoGood.join()).hasSize(2);
@@ -120,22 +129,22 @@ class GroupCommitTest {
   @Test
   void aFullQueueAndAClosedCommitterAnswer503() {
     GroupCommit commits = new GroupCommit(boxline, 0, 1);
-    CompletableFuture<List<PublishResult>> first = commits.submit(events(ORDERS, "q1"));
-    CompletableFuture<List<PublishResult>> second = commits.submit(events(ORDERS, "q2"));
+    CompletableFuture<List<PublishResult>> first = commits.submit(events(orders, "q1"));
+    CompletableFuture<List<PublishResult>> second = commits.submit(events(orders, "q2"));
     assertThat(second).isCompletedExceptionally();
     assertThat(second.handle((r, e) -> ((ApiException) e).code).join()).isEqualTo("overloaded");
     commits.close();
     commits.close(); // twice is safe
     assertThat(first.handle((r, e) -> ((ApiException) e).code).join()).isEqualTo("shutting_down");
     assertThat(
-            commits.submit(events(ORDERS, "q3")).handle((r, e) -> ((ApiException) e).status).join())
+            commits.submit(events(orders, "q3")).handle((r, e) -> ((ApiException) e).status).join())
         .isEqualTo(503);
   }
 
   @Test
   void aLoneRequestIsCommittedOnTheSubmittingThread() {
     try (GroupCommit commits = new GroupCommit(boxline, 2, 64)) {
-      CompletableFuture<List<PublishResult>> done = commits.submit(events(ORDERS, "lone"));
+      CompletableFuture<List<PublishResult>> done = commits.submit(events(orders, "lone"));
       assertThat(done).isDone();
       assertThat(done.join()).hasSize(1);
       assertThat(commits.transactions()).isEqualTo(1);
@@ -152,7 +161,7 @@ class GroupCommitTest {
           new java.util.ArrayList<>();
       for (int i = 0; i < 200; i++) {
         String key = "c" + i;
-        submitted.add(pool.submit(() -> commits.submit(events(ORDERS, key))));
+        submitted.add(pool.submit(() -> commits.submit(events(orders, key))));
       }
       for (var f : submitted) {
         assertThat(f.get().get(10, java.util.concurrent.TimeUnit.SECONDS)).hasSize(1);
