@@ -218,13 +218,7 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
   void aRemoteMembersCheckInIntervalGrowsWithItsGroup() {
     TopicName t = topic(boxline, "acme/remote/size", 2);
     subscribe(boxline, "remote-size", t);
-    boxline
-        .admin()
-        .setGroupPolicy(
-            "remote-size",
-            io.boxline.GroupPolicy.DEFAULT
-                .withCheckInRate(1)
-                .withMinCheckInInterval(Duration.ofMillis(500)));
+    checkInPolicy("remote-size", 1, Duration.ofMillis(500));
     RemoteConsumers members = boxline.remoteConsumers();
     Duration alone = members.fetch("remote-size", "m0", 1, 10).checkInWithin();
     assertThat(alone).isEqualTo(Duration.ofMillis(1000)); // 1 member / 1 per second
@@ -242,14 +236,19 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     }
     awaitCheckIn(members, "remote-size", "m0", Duration.ofMillis(1000));
     // A changed policy counts from the next fetch (the store tells by the check-in's stamp).
+    checkInPolicy("remote-size", 4, Duration.ofMillis(250));
+    awaitCheckIn(members, "remote-size", "m0", Duration.ofMillis(250));
+  }
+
+  /** Sets the group's check-in rate and shortest interval, the rest as the default policy. */
+  private void checkInPolicy(String group, int rate, Duration minInterval) {
     boxline
         .admin()
         .setGroupPolicy(
-            "remote-size",
+            group,
             io.boxline.GroupPolicy.DEFAULT
-                .withCheckInRate(4)
-                .withMinCheckInInterval(Duration.ofMillis(250)));
-    awaitCheckIn(members, "remote-size", "m0", Duration.ofMillis(250));
+                .withCheckInRate(rate)
+                .withMinCheckInInterval(minInterval));
   }
 
   /**
@@ -272,13 +271,7 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
   void membersWaitingHereAreRenewedTogether() {
     TopicName t = topic(boxline, "acme/remote/renew", 2);
     subscribe(boxline, "remote-renew", t);
-    boxline
-        .admin()
-        .setGroupPolicy(
-            "remote-renew",
-            io.boxline.GroupPolicy.DEFAULT
-                .withCheckInRate(100)
-                .withMinCheckInInterval(Duration.ofMillis(600)));
+    checkInPolicy("remote-renew", 100, Duration.ofMillis(600));
     RemoteConsumers members = boxline.remoteConsumers();
     io.boxline.SubscriptionInfo sub = boxline.admin().subscription("remote-renew").orElseThrow();
     List<String> both = List.of("m1", "m2");
