@@ -99,9 +99,11 @@ public interface RemoteConsumers {
    * one write for all of them (where the coordination store can renew many at once) instead of a
    * fetch each when its check-in falls due. Nothing is written until one of them is into the second
    * half of its check-in interval; then all are renewed together. Only members whose last check-in
-   * was here and whose group has not changed since (no member came or went, no lease waits to be
-   * reclaimed, the same policy) are renewed; they keep their leases, and their next fetch only
-   * reads. The others check in with their next fetch.
+   * was here, whose last fetch found nothing to deliver and nothing parked, and whose group has not
+   * changed since (no member came or went, no lease waits to be reclaimed, the same policy) are
+   * renewed; they keep their leases, and their next fetch reads nothing until a log of the
+   * subscription's topics grows or a settlement parks an event. The others check in with their next
+   * fetch (a member with parked events sees a retry fall due at its check-ins).
    *
    * @return each renewed member's time until its next check-in is due
    */

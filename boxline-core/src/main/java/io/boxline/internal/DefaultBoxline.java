@@ -157,6 +157,7 @@ final class DefaultBoxline implements Boxline {
       }
       bus.add(eventWaiters);
       boolean listening = store.listen(bus.remote());
+      eventWaiters.hearsOtherProcesses(listening);
       announcer.start();
       if (sequencer != null) {
         sequencer.start();

@@ -40,6 +40,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -126,10 +127,7 @@ final class RemoteMembers implements RemoteConsumers {
   @Override
   public java.util.concurrent.CompletableFuture<Void> awaitEvents(
       String subscriptionName, Duration timeout) {
-    SubscriptionInfo sub = subscription(subscriptionName);
-    Set<Long> ids = new HashSet<>();
-    sub.topics().forEach(t -> ids.add(topics.get(t).id()));
-    return waiters.await(ids, timeout);
+    return waiters.await(topicIds(subscription(subscriptionName)), timeout);
   }
 
   @Override
@@ -165,12 +163,35 @@ final class RemoteMembers implements RemoteConsumers {
     String sessionKey = group + "\n" + me;
     long started = System.nanoTime();
     Session known = sessions.get(sessionKey);
-    boolean current = known != null && known.weight() == weight && known.dueIn(started) > 0;
+    // A subscription deleted and created again under its name is another group.
+    boolean current =
+        known != null
+            && known.subscriptionId() == sub.id()
+            && known.weight() == weight
+            && known.dueIn(started) > 0;
+    // Taken before anything is read: when no log of the subscription's topics has grown since a
+    // fetch that found nothing for the member, that fetch's answer still holds and nothing is read.
+    long appends = waiters.version(topicIds(sub)) + settles(group).get();
+    Long quietAt = current && waiters.hearsEveryAppend() ? quiet.get(sessionKey) : null;
+    if (quietAt != null && quietAt == appends) {
+      return new Batch(List.of(), partitions(known), known.within(started));
+    }
+    System.err.println(
+        "DBGQ "
+            + sessionKey.replace("\n", "|")
+            + " current="
+            + current
+            + " quietAt="
+            + quietAt
+            + " now="
+            + appends);
+    quiet.remove(sessionKey);
     // Every cursor and head in one read: the partitions with new events, and where to read them.
     Map<PartitionKey, Long> positions = new HashMap<>();
     Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
     for (PartitionLag l : store.lag(sub.id())) {
       PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
+      sawHead(k, l.lastSequence());
       positions.put(k, l.position());
       if (l.lastSequence() > l.position()) {
         backlogs.put(k, new Backlog(k.topicId(), k.partition(), l.lastSequence(), false));
@@ -178,6 +199,7 @@ final class RemoteMembers implements RemoteConsumers {
     }
     if (current && known.leases().isEmpty() && known.taken().containsAll(backlogs.keySet())) {
       // Holds nothing, and no partition with events was free at its check-in: nothing to give.
+      quiet.put(sessionKey, appends);
       return new Batch(List.of(), List.of(), known.within(started));
     }
     FailurePolicy failurePolicy = failures(sub);
@@ -236,6 +258,13 @@ final class RemoteMembers implements RemoteConsumers {
             deliveries);
       }
     }
+    if (nothingParked
+        && deliveries.isEmpty()
+        && java.util.Collections.disjoint(held.leases().keySet(), backlogs.keySet())) {
+      // Caught up everywhere it holds, nothing parked: until a log grows, a settle or the next
+      // check-in, a fetch would find the same.
+      quiet.put(sessionKey, appends);
+    }
     // After a check-in, the whole interval; between two, what is left of it.
     Duration within =
         held == known ? held.within(System.nanoTime()) : Duration.ofNanos(held.intervalNanos());
@@ -281,6 +310,7 @@ final class RemoteMembers implements RemoteConsumers {
    * refused settlement or the end of the interval ends the session.
    */
   private record Session(
+      long subscriptionId,
       double weight,
       long checkedInAt,
       long intervalNanos,
@@ -301,6 +331,37 @@ final class RemoteMembers implements RemoteConsumers {
   /** Each member's session, by group and member; ended sessions are swept once a minute. */
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
 
+  /**
+   * Members whose last fetch found nothing to deliver and nothing parked, by group and member: the
+   * {@link EventWaiters#version} of their topics plus the group's settlements, taken before that
+   * fetch read anything.
+   */
+  private final Map<String, Long> quiet = new ConcurrentHashMap<>();
+
+  /** Settlements begun and ended here, by group: one moves every fetch of the group to read. */
+  private final Map<String, AtomicLong> settles = new ConcurrentHashMap<>();
+
+  private AtomicLong settles(String group) {
+    return settles.computeIfAbsent(group, g -> new AtomicLong());
+  }
+
+  /** The ids of the subscription's topics (from the topic cache: no read). */
+  private Set<Long> topicIds(SubscriptionInfo sub) {
+    Set<Long> ids = new HashSet<>();
+    sub.topics().forEach(t -> ids.add(topics.get(t).id()));
+    return ids;
+  }
+
+  /** The partitions a session holds, as a batch names them. */
+  private List<TopicPartition> partitions(Session session) {
+    List<TopicPartition> out = new ArrayList<>();
+    session
+        .leases()
+        .keySet()
+        .forEach(k -> out.add(new TopicPartition(topics.get(k.topicId()).name(), k.partition())));
+    return List.copyOf(out);
+  }
+
   private final java.util.concurrent.atomic.AtomicLong lastSweep =
       new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
 
@@ -308,6 +369,7 @@ final class RemoteMembers implements RemoteConsumers {
     long last = lastSweep.get();
     if (now - last >= 60_000_000_000L && lastSweep.compareAndSet(last, now)) {
       sessions.values().removeIf(s -> s.dueIn(now) <= 0);
+      quiet.keySet().removeIf(k -> !sessions.containsKey(k));
     }
   }
 
@@ -330,7 +392,12 @@ final class RemoteMembers implements RemoteConsumers {
     boolean anyDue = false;
     for (String m : new HashSet<>(members)) {
       Session s = sessions.get(group + "\n" + m);
-      if (s != null && s.dueIn(now) > 0) {
+      // Only members whose last fetch found nothing to do: one with parked events keeps fetching at
+      // its check-ins, which is when it sees a retry fall due.
+      if (s != null
+          && s.subscriptionId() == sub.id()
+          && s.dueIn(now) > 0
+          && quiet.containsKey(group + "\n" + m)) {
         due.add(m);
         anyDue |= s.dueIn(now) < s.intervalNanos() / 2;
       }
@@ -375,6 +442,7 @@ final class RemoteMembers implements RemoteConsumers {
               group + "\n" + m,
               (k, old) ->
                   new Session(
+                      old.subscriptionId(),
                       old.weight(),
                       now,
                       old.intervalNanos(),
@@ -391,6 +459,7 @@ final class RemoteMembers implements RemoteConsumers {
   /** Ends the member's session here: its next fetch checks in. */
   private void endSession(String group, String member) {
     sessions.remove(group + "\n" + member);
+    quiet.remove(group + "\n" + member);
   }
 
   /** Where a subscription's partitions stand: the backlogged ones and every cursor's position. */
@@ -488,6 +557,7 @@ final class RemoteMembers implements RemoteConsumers {
       }
     }
     return new Session(
+        sub.id(),
         weight,
         started,
         interval.toNanos(),
@@ -666,6 +736,18 @@ final class RemoteMembers implements RemoteConsumers {
   @Override
   public int settle(SubscriptionInfo sub, String memberId, List<Settlement> settlements) {
     member(memberId);
+    // A settlement may park an event (a retry due later): the fetches of the group that are
+    // under way or come after read again (counted before and after, as a fetch may look between).
+    AtomicLong settling = settles(sub.name());
+    settling.incrementAndGet();
+    try {
+      return settleCounted(sub, memberId, settlements);
+    } finally {
+      settling.incrementAndGet();
+    }
+  }
+
+  private int settleCounted(SubscriptionInfo sub, String memberId, List<Settlement> settlements) {
     Map<PartitionKey, List<Ack>> byPartition = new LinkedHashMap<>();
     for (Settlement s : settlements) {
       Ack a = parse(s);
@@ -692,10 +774,11 @@ final class RemoteMembers implements RemoteConsumers {
     for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
       Run run = nothingParked ? Run.of(e.getKey(), e.getValue()) : null;
       if (run != null) {
-        if (heads == null) {
-          heads = heads(sub);
+        if (run.last() > seenHeads.getOrDefault(run.key(), 0L) && heads == null) {
+          heads = heads(sub); // not given out by a fetch here
         }
-        if (run.last() <= heads.getOrDefault(run.key(), 0L)) {
+        if (run.last() <= seenHeads.getOrDefault(run.key(), 0L)
+            || (heads != null && run.last() <= heads.getOrDefault(run.key(), 0L))) {
           runs.add(run);
           continue;
         }
@@ -788,9 +871,22 @@ final class RemoteMembers implements RemoteConsumers {
   private Map<PartitionKey, Long> heads(SubscriptionInfo sub) {
     Map<PartitionKey, Long> heads = new HashMap<>();
     for (PartitionLag l : store.lag(sub.id())) {
-      heads.put(PartitionKey.of(topics.get(l.topic()).id(), l.partition()), l.lastSequence());
+      PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
+      heads.put(k, l.lastSequence());
+      sawHead(k, l.lastSequence());
     }
     return heads;
+  }
+
+  /**
+   * The newest sequence each partition was seen to hold here. A log only grows at its head (and a
+   * topic's id is never reused), so a settlement of events up to a sequence seen here needs no read
+   * to know the log holds them.
+   */
+  private final Map<PartitionKey, Long> seenHeads = new ConcurrentHashMap<>();
+
+  private void sawHead(PartitionKey key, long head) {
+    seenHeads.merge(key, head, Math::max);
   }
 
   private Ack parse(Settlement s) {

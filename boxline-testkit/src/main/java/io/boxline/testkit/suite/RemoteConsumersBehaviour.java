@@ -555,6 +555,39 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     SuiteSupport.awaitCaughtUp(b, "remote-blocking");
   }
 
+  /**
+   * A member whose fetches found nothing reads nothing until something changes; a dead letter
+   * redriven through another instance is such a change: it reaches the member within seconds, not
+   * at its next check-in (a minute away here).
+   */
+  @Test
+  void aDeadLetterRedrivenElsewhereReachesAMemberWhoseFetchesFoundNothing() {
+    TopicName t = topic(boxline, "acme/remote/redrive", 1);
+    subscribe(boxline, "remote-redrive", t);
+    checkInPolicy("remote-redrive", 100, Duration.ofMinutes(1));
+    Boxline other = db.boxline(b -> b);
+    publish(t, "k", "x");
+    SuiteSupport.awaitSequenced(boxline, "remote-redrive", 1);
+    RemoteConsumers members = boxline.remoteConsumers();
+    List<Delivery> got = fetchUntil(members, "remote-redrive", 1);
+    members.settle(
+        "remote-redrive",
+        "r1",
+        List.of(new Settlement(got.get(0).ackId(), Outcome.DEAD, null, "poison")));
+    for (int i = 0; i < 3; i++) {
+      RemoteConsumers.Batch quiet = members.fetch("remote-redrive", "r1", 1, 10);
+      assertThat(quiet.deliveries()).isEmpty();
+      assertThat(quiet.checkInWithin()).as("no check-in due soon").isGreaterThan(WAIT);
+    }
+    assertThat(other.deadLetters().redrive(DeadLetterQuery.of("remote-redrive"))).isEqualTo(1);
+    List<Delivery> again = new ArrayList<>();
+    Await.until(
+        Duration.ofSeconds(10),
+        "the redriven event reaches r1",
+        () -> again.addAll(members.fetch("remote-redrive", "r1", 1, 10).deliveries()));
+    assertThat(again).extracting(d -> body(d.event())).containsExactly("x");
+  }
+
   private static List<Delivery> fetchUntil(RemoteConsumers members, String subscription, int n) {
     return fetchUntil(members, subscription, "r1", 100, n);
   }
