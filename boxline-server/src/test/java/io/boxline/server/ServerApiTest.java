@@ -843,6 +843,33 @@ class ServerApiTest {
         .containsExactlyInAnyOrder("a-consumer:m1", "a-consumer:m2", "a-consumer:m3");
   }
 
+  /**
+   * Members' requests look their subscription up once every few seconds, not per request; a
+   * subscription deleted through this server is gone for its members at once, and one created again
+   * under the same name is the new one.
+   */
+  @Test
+  void aSubscriptionDeletedHereIsGoneForItsMembersAtOnce() {
+    api.post("/v1/topics", "{\"name\":\"tenant-a/deleted\",\"partitions\":1}");
+    api.post("/v1/subscriptions", "{\"name\":\"a-deleted\",\"topics\":[\"tenant-a/deleted\"]}");
+    String fetch = "/v1/subscriptions/a-deleted/members/m1/fetch";
+    assertThat(api.as(A_CONSUMER).post(fetch, "{}").status()).isEqualTo(200);
+    assertThat(
+            api.delete("/v1/subscriptions/a-deleted?force=true").json().get("deleted").asBoolean())
+        .isTrue();
+    // A token of some namespaces gets the same answer whether a subscription exists or not.
+    Api.Reply gone = api.as(A_CONSUMER).post(fetch, "{}");
+    assertThat(gone.status()).as(gone.toString()).isEqualTo(403);
+    assertThat(gone.json().get("message").asText()).contains("'a-deleted'", "does not exist");
+    api.post(
+        "/v1/topics/tenant-a%2Fdeleted/events", "{\"key\":\"k\",\"type\":\"t\",\"payload\":1}");
+    api.post(
+        "/v1/subscriptions",
+        "{\"name\":\"a-deleted\",\"topics\":[\"tenant-a/deleted\"],\"start\":\"earliest\"}");
+    Api.Reply got = api.as(A_CONSUMER).post(fetch, "{\"waitMillis\":20000}");
+    assertThat(got.json().get("events")).as("the new subscription's event").hasSize(1);
+  }
+
   /** Reads {@code n} events from a tail stream: [id, payload]. */
   private List<String[]> readTail(String path, String lastEventId, int n) throws Exception {
     HttpURLConnection c = (HttpURLConnection) URI.create(api.base + path).toURL().openConnection();

@@ -33,11 +33,13 @@ import java.util.UUID;
  */
 final class AdminApi {
   private final Admin admin;
+  private final KnownSubscriptions known;
   private final Clock clock;
   private final FailuresApi failures;
 
-  AdminApi(Boxline boxline, Clock clock) {
+  AdminApi(Boxline boxline, KnownSubscriptions known, Clock clock) {
     this.admin = boxline.admin();
+    this.known = known;
     this.clock = clock;
     this.failures = new FailuresApi(boxline);
   }
@@ -141,8 +143,7 @@ final class AdminApi {
   private void deleteTopic(Call c) {
     TopicName t = c.topic();
     c.caller.require(Action.MANAGE, t);
-    c.json(
-        200, Views.of("name", t.toString(), "deleted", admin.deleteTopic(t, c.boolQuery("force"))));
+    c.json(200, Views.of("name", t.toString(), "deleted", deleteTopic(t, c.boolQuery("force"))));
   }
 
   private void setRetention(Call c) {
@@ -294,11 +295,19 @@ final class AdminApi {
    * does not cover is refused before anything is read.
    */
   static SubscriptionInfo visibleSubscription(Admin admin, Caller caller, String name) {
+    return visibleSubscription(admin::subscription, caller, name);
+  }
+
+  /** {@link #visibleSubscription(Admin, Caller, String)} with the lookup given. */
+  static SubscriptionInfo visibleSubscription(
+      java.util.function.Function<String, Optional<SubscriptionInfo>> lookup,
+      Caller caller,
+      String name) {
     Call.valid(() -> Names.requireSubscriptionName(name));
     if (!caller.coversSubscriptionName(name)) {
       throw caller.hiddenSubscription(name);
     }
-    Optional<SubscriptionInfo> found = admin.subscription(name);
+    Optional<SubscriptionInfo> found = lookup.apply(name);
     if (found.isEmpty() || !caller.covers(found.get())) {
       throw caller.hiddenSubscription(name);
     }
@@ -319,9 +328,21 @@ final class AdminApi {
     if (!c.caller.allAccess()) {
       visibleSubscription(admin, c.caller, name);
     }
-    c.json(
-        200,
-        Views.of("name", name, "deleted", admin.deleteSubscription(name, c.boolQuery("force"))));
+    try {
+      c.json(
+          200,
+          Views.of("name", name, "deleted", admin.deleteSubscription(name, c.boolQuery("force"))));
+    } finally {
+      known.forget(name);
+    }
+  }
+
+  private boolean deleteTopic(TopicName t, boolean force) {
+    try {
+      return admin.deleteTopic(t, force);
+    } finally {
+      known.forgetAll();
+    }
   }
 
   private void lag(Call c) {
@@ -380,7 +401,12 @@ final class AdminApi {
     Problems.onlyFields(body, "", Set.of("to"));
     String to = text(body, "to", true);
     requireNewName(c.caller, to);
-    c.json(200, Views.subscription(admin.renameSubscription(s.name(), to)));
+    try {
+      c.json(200, Views.subscription(admin.renameSubscription(s.name(), to)));
+    } finally {
+      known.forget(s.name());
+      known.forget(to);
+    }
   }
 
   /** What a token may name a subscription it creates or renames: its namespaces only. */

@@ -23,6 +23,10 @@ final class ConsumeApi {
   static final int MAX_WAIT_MILLIS = 30_000;
 
   private final Boxline boxline;
+
+  /** The subscriptions members use, looked up once every few seconds rather than per request. */
+  private final KnownSubscriptions known;
+
   private final java.util.function.BooleanSupplier running;
 
   /** How often the waiting members are looked at for a renewal: under half the default interval. */
@@ -34,8 +38,10 @@ final class ConsumeApi {
   private final java.util.concurrent.atomic.AtomicLong renewalFailures =
       new java.util.concurrent.atomic.AtomicLong();
 
-  ConsumeApi(Boxline boxline, java.util.function.BooleanSupplier running) {
+  ConsumeApi(
+      Boxline boxline, KnownSubscriptions known, java.util.function.BooleanSupplier running) {
     this.boxline = boxline;
+    this.known = known;
     this.running = running;
     this.renewer =
         java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
@@ -221,7 +227,15 @@ final class ConsumeApi {
 
   private SubscriptionInfo subscription(Call c) {
     c.caller.require(Action.CONSUME);
-    return AdminApi.visibleSubscription(boxline.admin(), c.caller, c.param("subscription"));
+    return AdminApi.visibleSubscription(known::find, c.caller, c.param("subscription"));
+  }
+
+  /** The subscription of a long poll that waited: it may have been deleted meanwhile. */
+  private SubscriptionInfo stillThere(String name) {
+    return known
+        .find(name)
+        .orElseThrow(
+            () -> new io.boxline.NotFoundException("subscription '" + name + "' does not exist"));
   }
 
   /** The member of the path as the group knows it: bound to the calling token. */
@@ -291,9 +305,11 @@ final class ConsumeApi {
               () ->
                   // The subscription was looked up for this request; a later step of a long poll
                   // looks again (it may have been deleted meanwhile).
-                  poll.fetched++ == 0
-                      ? members.fetch(poll.subscription, poll.member, poll.weight, poll.max)
-                      : members.fetch(name, poll.member, poll.weight, poll.max));
+                  members.fetch(
+                      poll.fetched++ == 0 ? poll.subscription : stillThere(name),
+                      poll.member,
+                      poll.weight,
+                      poll.max));
       if (poll.left) {
         // The member left while this poll ran: it stays out, and what was read goes back.
         members.leave(name, poll.member);

@@ -200,7 +200,8 @@ public final class ServerRuntime implements AutoCloseable {
     jetty.setErrorHandler(new JsonErrors());
     auth = new Auth(config);
     router = new Router(auth, h.maxBodyBytes(), h.bodyTimeout(), executor);
-    new AdminApi(boxline, Clock.systemUTC()).register(router);
+    KnownSubscriptions known = new KnownSubscriptions(boxline.admin());
+    new AdminApi(boxline, known, Clock.systemUTC()).register(router);
     new OverviewApi(boxline.admin(), Clock.systemUTC()).register(router);
     if (h.console()) {
       new ConsoleAssets().register(router);
@@ -226,7 +227,7 @@ public final class ServerRuntime implements AutoCloseable {
         "HTTP publish requests committed in those transactions");
     produce = new ProduceApi(boxline, commits, h.maxStreams(), () -> running);
     produce.register(router);
-    consume = new ConsumeApi(boxline, () -> running);
+    consume = new ConsumeApi(boxline, known, () -> running);
     consume.register(router);
     counter(
         "boxline.http.member.fetches",
