@@ -119,12 +119,13 @@ final class S1Server {
           Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
           for (String r : o.get(RATES).split(",")) {
             int rate = Integer.parseInt(r.trim());
-            for (String path : List.of("java", "tail", "member", "other")) {
+            for (String path : List.of("java", "jmember", "tail", "member", "other")) {
               TopicName t = topic(boxline, "s1-lat-" + trial++);
               double[] ms =
                   switch (path) {
                     case "java" -> javaLatency(boxline, t, rate, o.get(SECONDS));
                     case "tail" -> httpLatency(boxline, base, t, rate, o.get(SECONDS));
+                    case "jmember" -> memberLatency(boxline, null, base, t, rate, o.get(SECONDS));
                     case "member" -> memberLatency(boxline, base, base, t, rate, o.get(SECONDS));
                     default -> memberLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
                   };
@@ -133,6 +134,7 @@ final class S1Server {
                   switch (path) {
                     case "java" -> "Java inTransaction → handler";
                     case "tail" -> "HTTP POST → tail stream";
+                    case "jmember" -> "Java inTransaction → HTTP group member";
                     case "member" -> "HTTP POST → HTTP group member (fetch)";
                     default -> "HTTP POST → HTTP group member on another server";
                   };
@@ -321,8 +323,9 @@ final class S1Server {
   }
 
   /**
-   * POSTs at the rate while one HTTP member fetches (long poll) and settles what it got within its
-   * next fetch, one request per batch, on a lean keep-alive connection.
+   * POSTs at the rate (or, when {@code base} is null, publishes with Java's {@code inTransaction},
+   * as the Java consumer's trial does) while one HTTP member fetches (long poll) and settles what
+   * it got within its next fetch, one request per batch, on a lean keep-alive connection.
    */
   private static double[] memberLatency(
       Boxline boxline, String base, String memberBase, TopicName t, int rate, int seconds)
@@ -371,7 +374,18 @@ final class S1Server {
             },
             "s1-member");
     fetcher.start();
-    postPaced(base, t, n, rate);
+    if (base == null) {
+      Pacer.run(
+          n,
+          rate,
+          4,
+          (k, late) -> {
+            OutgoingEvent e = javaEvent(t, k, System.nanoTime());
+            boxline.inTransaction(tx -> boxline.publisher().publish(tx, e));
+          });
+    } else {
+      postPaced(base, t, n, rate);
+    }
     boolean done = all.await(60, java.util.concurrent.TimeUnit.SECONDS);
     fetcher.join(5_000);
     check(errors.isEmpty(), "S1 member failed: " + errors);
