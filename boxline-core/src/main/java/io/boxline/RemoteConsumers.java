@@ -91,6 +91,15 @@ public interface RemoteConsumers {
   java.util.concurrent.CompletableFuture<Void> awaitAppend(
       java.util.Collection<TopicName> topics, Duration timeout);
 
+  /**
+   * Whether {@link #awaitAppend} and {@link #awaitEvents} complete for every append, in this
+   * process and in every other (the store's wake-ups are on). When false, appends of other
+   * processes go unheard, and a follower must also look on a timer.
+   */
+  default boolean hearsEveryAppend() {
+    return false;
+  }
+
   /** Leaves the group at once: its partitions are free for the others. */
   void leave(String subscription, String member);
 

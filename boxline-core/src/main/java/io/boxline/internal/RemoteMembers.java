@@ -145,6 +145,11 @@ final class RemoteMembers implements RemoteConsumers {
   }
 
   @Override
+  public boolean hearsEveryAppend() {
+    return waiters.hearsEveryAppend();
+  }
+
+  @Override
   public Batch fetch(String subscriptionName, String memberId, double weight, int maxEvents) {
     member(memberId);
     return fetch(subscription(subscriptionName), memberId, weight, maxEvents);

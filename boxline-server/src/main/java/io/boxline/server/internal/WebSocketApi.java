@@ -199,49 +199,84 @@ final class WebSocketApi {
       submit(this::pump);
     }
 
-    /** One look at the topic: sends what is new, then waits (without a thread) for more. */
+    /** Completes when the topic's log grows; kept across the quiet steps that only ping. */
+    private volatile CompletableFuture<Void> appended;
+
+    /** Whether the next step reads the topic (the first, or woken by an append). */
+    private volatile boolean look = true;
+
+    /**
+     * One step: reads what is new when woken by an append (or first), then waits without a thread
+     * for the next append, pinging the client every {@link #IDLE_MILLIS} meanwhile. A quiet tail
+     * reads nothing from the database, but a look every {@link #IDLE_MILLIS} when the store does
+     * not tell this server of other processes' appends (an hour when it does).
+     */
     private void pump() {
       if (ending()) {
         return;
       }
-      CompletableFuture<Void> woken;
-      java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> lastSend =
-          new java.util.concurrent.atomic.AtomicReference<>();
-      try {
+      if (appended == null) {
         // Taken before the heads are read: an event placed meanwhile ends the wait at once.
-        woken = boxline.remoteConsumers().awaitAppend(cursor.topic, Duration.ofMillis(IDLE_MILLIS));
-        cursor.readNew(
-            boxline,
-            this::ending,
-            (e, at) -> {
-              position = at;
-              lastSend.set(
-                  send(
-                      Views.of(
-                          "type", "event", "position", at, "event", Views.event(e, cursor.raw))));
-            });
-        position = cursor.position();
-      } catch (io.boxline.NotFoundException deleted) {
-        close(StatusCode.NORMAL, "the topic was deleted");
-        return;
-      } catch (IOException | RuntimeException e) {
-        LOG.log(Level.WARNING, "a WebSocket tail of " + cursor.topic + " failed; closing it", e);
-        close(StatusCode.SERVER_ERROR, "the server failed; reconnect with your last position");
-        return;
+        appended =
+            boxline
+                .remoteConsumers()
+                .awaitAppend(
+                    cursor.topic,
+                    boxline.remoteConsumers().hearsEveryAppend()
+                        ? Duration.ofHours(1)
+                        : Duration.ofMillis(IDLE_MILLIS));
       }
-      if (lastSend.get() != null) {
-        // The next look once the client took these: a slow client is not buried in frames.
-        woken.cancel(false);
-        lastSent = System.nanoTime();
-        lastSend.get().whenComplete((v, e) -> submit(this::pump));
-        return;
+      CompletableFuture<Void> woken = appended;
+      if (look) {
+        look = false;
+        java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> lastSend =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        try {
+          cursor.readNew(
+              boxline,
+              this::ending,
+              (e, at) -> {
+                position = at;
+                lastSend.set(
+                    send(
+                        Views.of(
+                            "type", "event", "position", at, "event", Views.event(e, cursor.raw))));
+              });
+          position = cursor.position();
+        } catch (io.boxline.NotFoundException deleted) {
+          close(StatusCode.NORMAL, "the topic was deleted");
+          return;
+        } catch (IOException | RuntimeException e) {
+          LOG.log(Level.WARNING, "a WebSocket tail of " + cursor.topic + " failed; closing it", e);
+          close(StatusCode.SERVER_ERROR, "the server failed; reconnect with your last position");
+          return;
+        }
+        if (lastSend.get() != null) {
+          // The next look once the client took these: a slow client is not buried in frames.
+          woken.cancel(false);
+          appended = null;
+          look = true;
+          lastSent = System.nanoTime();
+          lastSend.get().whenComplete((v, e) -> submit(this::pump));
+          return;
+        }
       }
       ping();
       waitingOn = woken;
       if (ending()) {
         woken.complete(null);
       }
-      woken.whenComplete((v, e) -> submit(this::pump));
+      woken
+          .handle((v, e) -> true)
+          .completeOnTimeout(false, IDLE_MILLIS, TimeUnit.MILLISECONDS)
+          .thenAccept(
+              grew -> {
+                if (grew) {
+                  appended = null;
+                  look = true;
+                }
+                submit(this::pump);
+              });
     }
 
     private void ping() {
