@@ -1,7 +1,6 @@
 package io.boxline.internal;
 
 import io.boxline.Event;
-import io.boxline.FencedException;
 import io.boxline.GroupFullException;
 import io.boxline.GroupPolicy;
 import io.boxline.MemberPolicy;
@@ -12,6 +11,8 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicPartition;
 import io.boxline.ValidationException;
+import io.boxline.internal.RemoteSessions.Session;
+import io.boxline.internal.RemoteSessions.StampedPolicy;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.CoordinationStore;
@@ -19,12 +20,10 @@ import io.boxline.spi.GroupView;
 import io.boxline.spi.Lease;
 import io.boxline.spi.Member;
 import io.boxline.spi.Park;
-import io.boxline.spi.ParkState;
 import io.boxline.spi.ParkedEvent;
 import io.boxline.spi.ParkedSummary;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.PartitionRead;
-import io.boxline.spi.Resolution;
 import io.boxline.spi.Store;
 import io.boxline.spi.StoredEvent;
 import java.time.Clock;
@@ -40,7 +39,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -49,7 +47,8 @@ import java.util.regex.Pattern;
  * Java member does, and reads or writes cursors and parked events under the lease epoch. Between
  * two check-ins a member's leases are kept in memory (its session), so a fetch before its next
  * check-in is due only reads; everything else is read from the store on each call, and any instance
- * serves any member.
+ * serves any member. The sessions are kept in {@link RemoteSessions}; {@link RemoteSettlement}
+ * settles.
  *
  * <p>Ack ids are {@code topicId.partition.epoch.from.sequence} for a new event (fetched when the
  * cursor stood at {@code from}) and {@code topicId.partition.epoch.rATTEMPTS.sequence} for a parked
@@ -58,11 +57,6 @@ import java.util.regex.Pattern;
 final class RemoteMembers implements RemoteConsumers {
   // 200: the server puts its token's name (up to 60) and a colon before a client's id (up to 100).
   private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,200}");
-  private static final Pattern ACK =
-      Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(r?)(\\d+)\\.(\\d+)");
-
-  /** As a Java consumer's error text: a reason is kept with the parked event. */
-  static final int MAX_REASON_LENGTH = FailurePolicy.MAX_ERROR_LENGTH;
 
   private final Store store;
   private final CoordinationStore coordination;
@@ -71,14 +65,8 @@ final class RemoteMembers implements RemoteConsumers {
   private final Observers observers;
   private final Function<String, MemberPolicy> policies;
   private final EventWaiters waiters;
-
-  private record StampedPolicy(GroupPolicy policy, long stamp) {}
-
-  /** Each group's policy as last read here, with the stamp of the check-in that saw it. */
-  private final Map<String, StampedPolicy> groupPolicies = new ConcurrentHashMap<>();
-
-  /** Each group's size as this process's last fetch saw it, for the deadline it writes. */
-  private final Map<String, Integer> groupSizes = new ConcurrentHashMap<>();
+  private final RemoteSessions sessions;
+  private final RemoteSettlement settlement;
 
   /** The failure policy of each subscription's remote members, made on first use. */
   private final Map<String, FailurePolicy> failures = new ConcurrentHashMap<>();
@@ -101,6 +89,8 @@ final class RemoteMembers implements RemoteConsumers {
     this.clock = clock;
     this.observers = observers;
     this.policies = policies;
+    this.sessions = new RemoteSessions(coordination);
+    this.settlement = new RemoteSettlement(store, topics, clock, sessions, this::failures);
   }
 
   private FailurePolicy failures(SubscriptionInfo sub) {
@@ -165,7 +155,7 @@ final class RemoteMembers implements RemoteConsumers {
       throw new ValidationException("maxEvents must be between 1 and 10000, got " + maxEvents);
     }
     String group = sub.name();
-    String sessionKey = group + "\n" + me;
+    String sessionKey = RemoteSessions.key(group, me);
     long started = System.nanoTime();
     Session known = sessions.get(sessionKey);
     // A subscription deleted and created again under its name is another group.
@@ -176,8 +166,8 @@ final class RemoteMembers implements RemoteConsumers {
             && known.dueIn(started) > 0;
     // Taken before anything is read: when no log of the subscription's topics has grown since a
     // fetch that found nothing for the member, that fetch's answer still holds and nothing is read.
-    long appends = waiters.version(topicIds(sub)) + settles(group).get();
-    Long quietAt = current && waiters.hearsEveryAppend() ? quiet.get(sessionKey) : null;
+    long appends = waiters.version(topicIds(sub)) + sessions.settles(group).get();
+    Long quietAt = current && waiters.hearsEveryAppend() ? sessions.quietAt(sessionKey) : null;
     if (quietAt != null && quietAt == appends) {
       return new Batch(List.of(), partitions(known), known.within(started));
     }
@@ -190,13 +180,13 @@ final class RemoteMembers implements RemoteConsumers {
             + quietAt
             + " now="
             + appends);
-    quiet.remove(sessionKey);
+    sessions.notQuiet(sessionKey);
     // Every cursor and head in one read: the partitions with new events, and where to read them.
     Map<PartitionKey, Long> positions = new HashMap<>();
     Map<PartitionKey, Backlog> backlogs = new LinkedHashMap<>();
     for (PartitionLag l : store.lag(sub.id())) {
       PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
-      sawHead(k, l.lastSequence());
+      settlement.sawHead(k, l.lastSequence());
       positions.put(k, l.position());
       if (l.lastSequence() > l.position()) {
         backlogs.put(k, new Backlog(k.topicId(), k.partition(), l.lastSequence(), false));
@@ -204,14 +194,13 @@ final class RemoteMembers implements RemoteConsumers {
     }
     if (current && known.leases().isEmpty() && known.taken().containsAll(backlogs.keySet())) {
       // Holds nothing, and no partition with events was free at its check-in: nothing to give.
-      quiet.put(sessionKey, appends);
+      sessions.quiet(sessionKey, appends);
       return new Batch(List.of(), List.of(), known.within(started));
     }
     FailurePolicy failurePolicy = failures(sub);
     // One look for the whole subscription: with nothing parked (dead letters do not hold keys) no
     // partition has blocked keys or due retries, the partitions with events are the ones the
-    // cursors
-    // show, and the per-partition reads of parked events are skipped.
+    // cursors show, and the per-partition reads of parked events are skipped.
     boolean nothingParked =
         !failurePolicy.deadLetterBlocksKey()
             && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
@@ -231,7 +220,7 @@ final class RemoteMembers implements RemoteConsumers {
     } else {
       held = checkInAndPlan(sub, me, weight, started, progress);
       sessions.put(sessionKey, held);
-      sweepSessions(started);
+      sessions.sweep(started);
     }
     Instant now = clock.instant();
     List<Delivery> deliveries = new ArrayList<>();
@@ -268,7 +257,7 @@ final class RemoteMembers implements RemoteConsumers {
         && java.util.Collections.disjoint(held.leases().keySet(), backlogs.keySet())) {
       // Caught up everywhere it holds, nothing parked: until a log grows, a settle or the next
       // check-in, a fetch would find the same.
-      quiet.put(sessionKey, appends);
+      sessions.quiet(sessionKey, appends);
     }
     // After a check-in, the whole interval; between two, what is left of it.
     Duration within =
@@ -308,48 +297,6 @@ final class RemoteMembers implements RemoteConsumers {
     return out;
   }
 
-  /**
-   * What a member's last check-in here gave it: its leases, and the partitions some live member
-   * held then ({@code taken}), until its next check-in is due. A fetch before then reads under
-   * these leases without checking in, unless a partition that was free has events; a leave, a
-   * refused settlement or the end of the interval ends the session.
-   */
-  private record Session(
-      long subscriptionId,
-      double weight,
-      long checkedInAt,
-      long intervalNanos,
-      Map<PartitionKey, Lease> leases,
-      Set<PartitionKey> taken,
-      long groupHash) {
-    /** Nanoseconds until the next check-in is due, from {@code System.nanoTime()} values. */
-    long dueIn(long now) {
-      return checkedInAt + intervalNanos - now;
-    }
-
-    /** What is left of the interval, at least a millisecond. */
-    Duration within(long now) {
-      return Duration.ofNanos(Math.max(1_000_000, dueIn(now)));
-    }
-  }
-
-  /** Each member's session, by group and member; ended sessions are swept once a minute. */
-  private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-
-  /**
-   * Members whose last fetch found nothing to deliver and nothing parked, by group and member: the
-   * {@link EventWaiters#version} of their topics plus the group's settlements, taken before that
-   * fetch read anything.
-   */
-  private final Map<String, Long> quiet = new ConcurrentHashMap<>();
-
-  /** Settlements begun and ended here, by group: one moves every fetch of the group to read. */
-  private final Map<String, AtomicLong> settles = new ConcurrentHashMap<>();
-
-  private AtomicLong settles(String group) {
-    return settles.computeIfAbsent(group, g -> new AtomicLong());
-  }
-
   /** The ids of the subscription's topics (from the topic cache: no read). */
   private Set<Long> topicIds(SubscriptionInfo sub) {
     Set<Long> ids = new HashSet<>();
@@ -367,104 +314,9 @@ final class RemoteMembers implements RemoteConsumers {
     return List.copyOf(out);
   }
 
-  private final java.util.concurrent.atomic.AtomicLong lastSweep =
-      new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
-
-  private void sweepSessions(long now) {
-    long last = lastSweep.get();
-    if (now - last >= 60_000_000_000L && lastSweep.compareAndSet(last, now)) {
-      sessions.values().removeIf(s -> s.dueIn(now) <= 0);
-      quiet.keySet().removeIf(k -> !sessions.containsKey(k));
-    }
-  }
-
-  /** Which members the group has, as one number: the same set gives the same number. */
-  private static long groupHash(List<Member> members) {
-    long sum = 0;
-    for (Member m : members) {
-      sum += m.id().hashCode() * 0x9E3779B97F4A7C15L;
-    }
-    return sum * 31 + members.size();
-  }
-
   @Override
   public Map<String, Duration> renew(SubscriptionInfo sub, java.util.Collection<String> members) {
-    String group = sub.name();
-    long now = System.nanoTime();
-    // When one member is into the second half of its interval, every member with a session here is
-    // renewed with it: one write, and from then on the members fall due together.
-    List<String> due = new ArrayList<>();
-    boolean anyDue = false;
-    for (String m : new HashSet<>(members)) {
-      Session s = sessions.get(group + "\n" + m);
-      // Only members whose last fetch found nothing to do: one with parked events keeps fetching at
-      // its check-ins, which is when it sees a retry fall due.
-      if (s != null
-          && s.subscriptionId() == sub.id()
-          && s.dueIn(now) > 0
-          && quiet.containsKey(group + "\n" + m)) {
-        due.add(m);
-        anyDue |= s.dueIn(now) < s.intervalNanos() / 2;
-      }
-    }
-    StampedPolicy known = groupPolicies.get(group);
-    if (!anyDue || known == null) {
-      return Map.of();
-    }
-    // A renewal stands for a check-in only while a check-in would change nothing: the same members
-    // (no newcomer waits for its share, nobody left), no lease of a dead member or stuck releasing
-    // (a check-in would reclaim it), and the policy the members checked in under.
-    GroupView view = coordination.view(group);
-    Set<String> live = new HashSet<>();
-    view.members().forEach(m -> live.add(m.id()));
-    for (Lease l : view.leases()) {
-      if (!live.contains(l.owner())
-          || (l.releasing()
-              && l.since().plus(known.policy().releaseGrace()).isBefore(view.now()))) {
-        return Map.of();
-      }
-    }
-    if (!known.policy().equals(coordination.policy(group))) {
-      return Map.of();
-    }
-    long groupNow = groupHash(view.members());
-    due.removeIf(m -> sessions.get(group + "\n" + m).groupHash() != groupNow);
-    if (due.isEmpty()) {
-      return Map.of();
-    }
-    Duration ttl = known.policy().deadline(groupSizes.getOrDefault(group, live.size()));
-    int renewed = coordination.renew(group, due, ttl);
-    if (renewed != due.size()) {
-      // A store that cannot renew many at once, or a member that expired meanwhile: each of them
-      // checks in with its next fetch.
-      due.forEach(m -> endSession(group, m));
-      return Map.of();
-    }
-    Map<String, Duration> out = new HashMap<>();
-    for (String m : due) {
-      Session s =
-          sessions.computeIfPresent(
-              group + "\n" + m,
-              (k, old) ->
-                  new Session(
-                      old.subscriptionId(),
-                      old.weight(),
-                      now,
-                      old.intervalNanos(),
-                      old.leases(),
-                      old.taken(),
-                      old.groupHash()));
-      if (s != null) {
-        out.put(m, Duration.ofNanos(s.intervalNanos()));
-      }
-    }
-    return out;
-  }
-
-  /** Ends the member's session here: its next fetch checks in. */
-  private void endSession(String group, String member) {
-    sessions.remove(group + "\n" + member);
-    quiet.remove(group + "\n" + member);
+    return sessions.renew(sub, members);
   }
 
   /** Where a subscription's partitions stand: the backlogged ones and every cursor's position. */
@@ -479,13 +331,13 @@ final class RemoteMembers implements RemoteConsumers {
     String group = sub.name();
     // The policy as last read, re-read when the check-in's stamp says it may have changed (or the
     // store gives no stamp), as a Java member does.
-    StampedPolicy known = groupPolicies.get(group);
+    StampedPolicy known = sessions.policy(group);
     GroupPolicy policy = known != null ? known.policy() : coordination.policy(group);
     // As for a Java member, the check-in interval grows with the group (checkInRate), so a large
     // group of waiting members costs about checkInRate fetches per second. The deadline written
     // now follows the group's size as last seen here; the interval given back is never longer
     // than the one that deadline was made for.
-    int seen = groupSizes.getOrDefault(group, 1);
+    int seen = sessions.groupSize(group, 1);
     Duration ttl = policy.deadline(seen);
     GroupView view = coordination.checkIn(group, me, weight, ttl);
     if (known != null
@@ -494,13 +346,13 @@ final class RemoteMembers implements RemoteConsumers {
       policy = coordination.policy(group);
     }
     if (known == null || known.stamp() != view.policyStamp() || known.policy() != policy) {
-      groupPolicies.put(group, new StampedPolicy(policy, view.policyStamp()));
+      sessions.policy(group, new StampedPolicy(policy, view.policyStamp()));
     }
     List<Member> members = new ArrayList<>(view.members());
     if (members.stream().noneMatch(m -> m.id().equals(me))) {
       members.add(new Member(me, weight));
     }
-    groupSizes.put(group, members.size());
+    sessions.sawGroupSize(group, members.size());
     Duration interval = policy.checkInInterval(Math.min(seen, Math.max(1, members.size())));
     refuseWhenFull(group, me, policy, members, view);
     Set<String> live = new HashSet<>();
@@ -568,7 +420,7 @@ final class RemoteMembers implements RemoteConsumers {
         interval.toNanos(),
         java.util.Collections.unmodifiableMap(mine),
         Set.copyOf(taken),
-        groupHash(members));
+        RemoteSessions.groupHash(members));
   }
 
   private void refuseWhenFull(
@@ -657,7 +509,7 @@ final class RemoteMembers implements RemoteConsumers {
       long leadingEnd = from;
       boolean onlyLeading = true;
       for (StoredEvent r : read) {
-        Park skip = skipped(r, topic, key, blocked, now, policy);
+        Park skip = RemoteSettlement.skipped(r, topic, key, blocked, now, policy);
         if (onlyLeading && skip != null) {
           leading.add(skip);
           leadingEnd = r.sequence();
@@ -673,7 +525,7 @@ final class RemoteMembers implements RemoteConsumers {
       if (leading.isEmpty()) {
         return;
       }
-      CommitOutcome o = settle(sub, key, epoch, from, leadingEnd, leading);
+      CommitOutcome o = settlement.settle(sub, key, epoch, from, leadingEnd, leading);
       if (o != CommitOutcome.COMMITTED) {
         // Another member holds it now, or the cursor moved: this partition gives nothing today.
         out.subList(firstOfPartition, out.size()).clear();
@@ -686,51 +538,9 @@ final class RemoteMembers implements RemoteConsumers {
     }
   }
 
-  /**
-   * The park of an event the member is not given, noting its key as blocked where it must hold the
-   * later ones; null when the member gets it. A row that cannot be delivered as stored is
-   * dead-lettered at once, through the policy (its hook and observers see it).
-   */
-  private static Park skipped(
-      StoredEvent r,
-      TopicInfo topic,
-      PartitionKey key,
-      Set<String> blocked,
-      Instant now,
-      FailurePolicy policy) {
-    if (r.key() != null && blocked.contains(r.key())) {
-      return park(r, ParkState.WAITING, 0, now);
-    }
-    if (r.malformed() != null) {
-      io.boxline.internal.Outcome dead =
-          policy.dead(
-              r.toEvent(topic.name(), key.partition()),
-              1,
-              "cannot be delivered as stored: " + r.malformed());
-      if (r.key() != null && policy.holdsKey(ParkState.DEAD)) {
-        blocked.add(r.key());
-      }
-      return FailurePolicy.park(r.toEvent(topic.name(), key.partition()), dead);
-    }
-    if (r.deliverAt() != null && r.deliverAt().isAfter(now)) {
-      if (r.key() != null) {
-        blocked.add(r.key());
-      }
-      return park(r, ParkState.RETRY, 0, r.deliverAt());
-    }
-    return null;
-  }
-
-  private static Park park(StoredEvent r, ParkState state, int attempts, Instant at) {
-    return new Park(r.sequence(), r.id(), r.key(), r.type(), state, attempts, at, null);
-  }
-
   private static String ackId(PartitionKey key, long epoch, String from, long seq) {
     return key.topicId() + "." + key.partition() + "." + epoch + "." + from + "." + seq;
   }
-
-  private record Ack(
-      PartitionKey key, long epoch, boolean retry, long fromOrAttempt, long seq, Settlement s) {}
 
   @Override
   public int settle(String subscriptionName, String memberId, List<Settlement> settlements) {
@@ -741,330 +551,14 @@ final class RemoteMembers implements RemoteConsumers {
   @Override
   public int settle(SubscriptionInfo sub, String memberId, List<Settlement> settlements) {
     member(memberId);
-    // A settlement may park an event (a retry due later): the fetches of the group that are
-    // under way or come after read again (counted before and after, as a fetch may look between).
-    AtomicLong settling = settles(sub.name());
-    settling.incrementAndGet();
-    try {
-      return settleCounted(sub, memberId, settlements);
-    } finally {
-      settling.incrementAndGet();
-    }
-  }
-
-  private int settleCounted(SubscriptionInfo sub, String memberId, List<Settlement> settlements) {
-    Map<PartitionKey, List<Ack>> byPartition = new LinkedHashMap<>();
-    for (Settlement s : settlements) {
-      Ack a = parse(s);
-      List<Ack> list = byPartition.computeIfAbsent(a.key(), k -> new ArrayList<>());
-      if (!list.isEmpty() && list.get(0).epoch() != a.epoch()) {
-        throw new ValidationException(
-            "ack ids of partition "
-                + a.key().partition()
-                + " carry two epochs; settle what one fetch gave out");
-      }
-      list.add(a);
-    }
-    Instant now = clock.instant();
-    Tally tally = new Tally();
-    // With nothing parked in the subscription (dead letters do not hold keys), a partition whose
-    // events are all done, in one unbroken run from its cursor, parks nothing: its cursor moves
-    // without reading the events, together with the other such partitions, in one write.
-    FailurePolicy policy = failures(sub);
-    boolean nothingParked =
-        !policy.deadLetterBlocksKey() && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
-    Map<PartitionKey, Long> heads = null;
-    List<Run> runs = new ArrayList<>();
-    // Each partition is settled on its own: one that was taken over does not hold back the others.
-    for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
-      Run run = nothingParked ? Run.of(e.getKey(), e.getValue()) : null;
-      if (run != null) {
-        if (run.last() > seenHeads.getOrDefault(run.key(), 0L) && heads == null) {
-          heads = heads(sub); // not given out by a fetch here
-        }
-        if (run.last() <= seenHeads.getOrDefault(run.key(), 0L)
-            || (heads != null && run.last() <= heads.getOrDefault(run.key(), 0L))) {
-          runs.add(run);
-          continue;
-        }
-      }
-      settleRuns(sub, memberId, runs, tally); // in request order: the ones before go first
-      try {
-        tally.settled += settlePartition(sub, e.getKey(), e.getValue(), now);
-      } catch (FencedException f) {
-        tally.refuse(sub, memberId, e.getKey(), f.getMessage());
-      }
-    }
-    settleRuns(sub, memberId, runs, tally);
-    if (!tally.refused.isEmpty()) {
-      throw new io.boxline.PartitionsFencedException(
-          tally.firstRefusal
-              + (tally.refused.size() > 1
-                  ? " (" + tally.refused.size() + " partitions refused)"
-                  : "")
-              + "; "
-              + tally.settled
-              + " events of the other partitions were settled",
-          tally.refused,
-          tally.settled);
-    }
-    return tally.settled;
-  }
-
-  /** What a settle request came to so far. */
-  private final class Tally {
-    int settled;
-    final List<io.boxline.TopicPartition> refused = new ArrayList<>();
-    String firstRefusal;
-
-    void refuse(SubscriptionInfo sub, String memberId, PartitionKey key, String why) {
-      endSession(sub.name(), memberId);
-      refused.add(new io.boxline.TopicPartition(topics.get(key.topicId()).name(), key.partition()));
-      firstRefusal = firstRefusal == null ? why : firstRefusal;
-    }
-  }
-
-  /** A partition's new events all settled as done, in one unbroken run after {@code from}. */
-  private record Run(PartitionKey key, long epoch, long from, long last, int count) {
-    /** The run of these acks, or null when they are anything else (the full path checks them). */
-    static Run of(PartitionKey key, List<Ack> acks) {
-      long from = acks.get(0).fromOrAttempt();
-      Set<Long> seen = new HashSet<>();
-      long last = from;
-      for (Ack a : acks) {
-        if (a.retry()
-            || a.s().outcome() != RemoteConsumers.Outcome.DONE
-            || a.fromOrAttempt() != from
-            || a.seq() <= from
-            || !seen.add(a.seq())) {
-          return null;
-        }
-        last = Math.max(last, a.seq());
-      }
-      return last - from == acks.size()
-          ? new Run(key, acks.get(0).epoch(), from, last, acks.size())
-          : null;
-    }
-  }
-
-  /** Moves the cursors of the runs in one write, and forgets them. */
-  private void settleRuns(SubscriptionInfo sub, String memberId, List<Run> runs, Tally tally) {
-    if (runs.isEmpty()) {
-      return;
-    }
-    List<io.boxline.spi.Settlement> moves = new ArrayList<>(runs.size());
-    runs.forEach(
-        r -> moves.add(io.boxline.spi.Settlement.move(r.key(), r.epoch(), r.from(), r.last())));
-    List<CommitOutcome> outcomes = store.settle(sub.id(), moves);
-    for (int i = 0; i < runs.size(); i++) {
-      Run r = runs.get(i);
-      if (outcomes.get(i) == CommitOutcome.COMMITTED) {
-        tally.settled += r.count();
-      } else {
-        TopicInfo topic = topics.get(r.key().topicId());
-        tally.refuse(
-            sub,
-            memberId,
-            r.key(),
-            fenced(topic.name() + " partition " + r.key().partition(), r.epoch()).getMessage());
-      }
-    }
-    runs.clear();
-  }
-
-  /** Each partition's newest sequence, from one read of the subscription's cursors. */
-  private Map<PartitionKey, Long> heads(SubscriptionInfo sub) {
-    Map<PartitionKey, Long> heads = new HashMap<>();
-    for (PartitionLag l : store.lag(sub.id())) {
-      PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
-      heads.put(k, l.lastSequence());
-      sawHead(k, l.lastSequence());
-    }
-    return heads;
-  }
-
-  /**
-   * The newest sequence each partition was seen to hold here. A log only grows at its head (and a
-   * topic's id is never reused), so a settlement of events up to a sequence seen here needs no read
-   * to know the log holds them.
-   */
-  private final Map<PartitionKey, Long> seenHeads = new ConcurrentHashMap<>();
-
-  private void sawHead(PartitionKey key, long head) {
-    seenHeads.merge(key, head, Math::max);
-  }
-
-  private Ack parse(Settlement s) {
-    if (s == null || s.ackId() == null || s.outcome() == null) {
-      throw new ValidationException("each settlement needs an ackId and an outcome");
-    }
-    io.boxline.Names.requireStorable("reason", s.reason(), MAX_REASON_LENGTH);
-    var m = ACK.matcher(s.ackId());
-    if (!m.matches()) {
-      throw new ValidationException("'" + s.ackId() + "' is not an ack id given out by fetch");
-    }
-    try {
-      PartitionKey key = PartitionKey.of(Long.parseLong(m.group(1)), Integer.parseInt(m.group(2)));
-      return new Ack(
-          key,
-          Long.parseLong(m.group(3)),
-          !m.group(4).isEmpty(),
-          Long.parseLong(m.group(5)),
-          Long.parseLong(m.group(6)),
-          s);
-    } catch (NumberFormatException ex) {
-      throw new ValidationException("'" + s.ackId() + "' is not an ack id given out by fetch");
-    }
-  }
-
-  private int settlePartition(SubscriptionInfo sub, PartitionKey key, List<Ack> acks, Instant now) {
-    long epoch = acks.get(0).epoch();
-    TopicInfo topic = topics.get(key.topicId());
-    String where = topic.name() + " partition " + key.partition();
-    FailurePolicy policy = failures(sub);
-    List<Ack> retried = new ArrayList<>();
-    TreeMap<Long, Ack> fresh = new TreeMap<>();
-    long from = -1;
-    for (Ack a : acks) {
-      if (a.retry()) {
-        retried.add(a);
-      } else {
-        if (from >= 0 && from != a.fromOrAttempt()) {
-          throw new ValidationException(
-              "ack ids of "
-                  + where
-                  + " come from two fetches; settle each fetch's events before fetching again");
-        }
-        from = a.fromOrAttempt();
-        fresh.put(a.seq(), a);
-      }
-    }
-    // The keys blocked when the events were fetched: read before the retries are resolved, since
-    // resolving one may unblock a key whose new events that fetch left out.
-    Set<String> blocked =
-        fresh.isEmpty()
-            ? Set.of()
-            : new HashSet<>(
-                store.parked(sub.id(), key, policy.deadLetterBlocksKey()).blockedKeys());
-    if (!retried.isEmpty()) {
-      Map<Long, Resolution> resolutions = new HashMap<>();
-      for (Ack a : retried) {
-        resolutions.put(a.seq(), resolveRetry(a, topic, key, where, policy));
-      }
-      if (!store.resolveParked(sub.id(), key, epoch, resolutions)) {
-        throw fenced(where, epoch);
-      }
-    }
-    if (fresh.isEmpty()) {
-      return retried.size();
-    }
-    long last = fresh.lastKey();
-    if (fresh.firstKey() <= from) {
-      throw new ValidationException(
-          "ack id for sequence " + fresh.firstKey() + " of " + where + " is not after its cursor");
-    }
-    if (last - from > 10_000) {
-      throw new ValidationException(
-          "a settlement of "
-              + where
-              + " spans more than 10000 events; fetch gives out at most that");
-    }
-    List<StoredEvent> range = store.read(key.topicId(), key.partition(), from, (int) (last - from));
-    if (range.isEmpty() || range.get(range.size() - 1).sequence() < last) {
-      throw new ValidationException(
-          "ack id for sequence " + last + " of " + where + " names an event the log does not hold");
-    }
-    List<Park> parks = new ArrayList<>();
-    for (StoredEvent r : range) {
-      if (r.sequence() > last) {
-        break;
-      }
-      Ack a = fresh.get(r.sequence());
-      Park skip = skipped(r, topic, key, blocked, now, policy);
-      if (skip != null) {
-        parks.add(skip); // the fetch left it out (or its key got blocked since): it waits
-        continue;
-      }
-      if (a == null && r.deliverAt() != null) {
-        // Not yet due when fetched: it is tried when it is.
-        if (r.key() != null) {
-          blocked.add(r.key());
-        }
-        Instant due = r.deliverAt().isAfter(now) ? r.deliverAt() : now;
-        parks.add(park(r, ParkState.RETRY, 0, due));
-        continue;
-      }
-      if (a == null) {
-        throw new ValidationException(
-            "sequence "
-                + r.sequence()
-                + " of "
-                + where
-                + " was fetched but is not settled; settle each partition's events in order, up to the last one settled");
-      }
-      Settlement s = a.s();
-      if (s.outcome() == RemoteConsumers.Outcome.DONE) {
-        continue;
-      }
-      Event ev = r.toEvent(topic.name(), key.partition());
-      io.boxline.internal.Outcome o = policy.settled(ev, s.outcome(), s.retryIn(), s.reason(), 1);
-      if (o.park() == null) {
-        continue;
-      }
-      if (r.key() != null && policy.holdsKey(o.park())) {
-        blocked.add(r.key());
-      }
-      parks.add(FailurePolicy.park(ev, o));
-    }
-    CommitOutcome o = settle(sub, key, epoch, from, last, parks);
-    if (o != CommitOutcome.COMMITTED) {
-      throw fenced(where, epoch);
-    }
-    return retried.size() + fresh.size();
-  }
-
-  /** What the settlement of a parked event's next attempt means, under the policy. */
-  private Resolution resolveRetry(
-      Ack a, TopicInfo topic, PartitionKey key, String where, FailurePolicy policy) {
-    Settlement s = a.s();
-    if (s.outcome() == RemoteConsumers.Outcome.DONE) {
-      return Resolution.done();
-    }
-    List<StoredEvent> read = store.read(key.topicId(), key.partition(), a.seq() - 1, 1);
-    if (read.isEmpty() || read.get(0).sequence() != a.seq()) {
-      throw new ValidationException(
-          "ack id for sequence "
-              + a.seq()
-              + " of "
-              + where
-              + " names an event the log does not hold");
-    }
-    Event ev = read.get(0).toEvent(topic.name(), key.partition());
-    return FailurePolicy.toResolution(
-        policy.settled(ev, s.outcome(), s.retryIn(), s.reason(), (int) a.fromOrAttempt()));
-  }
-
-  private CommitOutcome settle(
-      SubscriptionInfo sub, PartitionKey key, long epoch, long from, long to, List<Park> parks) {
-    return store
-        .settle(
-            sub.id(), List.of(io.boxline.spi.Settlement.move(key, epoch, from, to).parking(parks)))
-        .get(0);
-  }
-
-  private static FencedException fenced(String where, long epoch) {
-    return new FencedException(
-        where
-            + " is no longer held under epoch "
-            + epoch
-            + " (another member took it, or it was rewound): fetch again");
+    return settlement.settle(sub, memberId, settlements);
   }
 
   @Override
   public void leave(String subscriptionName, String memberId) {
     String group = subscription(subscriptionName).name();
-    endSession(group, member(memberId));
+    sessions.endSession(group, member(memberId));
     coordination.leave(group, memberId);
-    endSession(group, memberId); // and one a fetch in flight may have begun meanwhile
+    sessions.endSession(group, memberId); // and one a fetch in flight may have begun meanwhile
   }
 }
