@@ -171,15 +171,6 @@ final class RemoteMembers implements RemoteConsumers {
     if (quietAt != null && quietAt == appends) {
       return new Batch(List.of(), partitions(known), known.within(started));
     }
-    System.err.println(
-        "DBGQ "
-            + sessionKey.replace("\n", "|")
-            + " current="
-            + current
-            + " quietAt="
-            + quietAt
-            + " now="
-            + appends);
     sessions.notQuiet(sessionKey);
     // Every cursor and head in one read: the partitions with new events, and where to read them.
     Map<PartitionKey, Long> positions = new HashMap<>();
