@@ -245,9 +245,10 @@ final class RemoteMembers implements RemoteConsumers {
     }
     if (nothingParked
         && deliveries.isEmpty()
-        && java.util.Collections.disjoint(held.leases().keySet(), backlogs.keySet())) {
-      // Caught up everywhere it holds, nothing parked: until a log grows, a settle or the next
-      // check-in, a fetch would find the same.
+        && java.util.Collections.disjoint(held.leases().keySet(), backlogs.keySet())
+        && held.taken().containsAll(backlogs.keySet())) {
+      // Caught up everywhere it holds, nothing parked, no partition with events left free: until a
+      // log grows, a settle or the next check-in, a fetch would find the same.
       sessions.quiet(sessionKey, appends);
     }
     // After a check-in, the whole interval; between two, what is left of it.
