@@ -114,6 +114,12 @@ class ConfigReaderTest {
   void badValuesNameTheKeyAndWhatIsExpected() {
     refused(TOKEN + "http: {shutdownTimeout: soon}\n", "http.shutdownTimeout", "250ms, 30s");
     refused(TOKEN + "http: {port: 70000}\n", "http.port", "between 0 and 65535");
+    // Longer than milliseconds can count: refused by name, not an overflow later.
+    refused(
+        TOKEN + "topics:\n  - {name: a/b, retention: {maxAge: PT2562047788015215H}}\n",
+        "topics[0].retention.maxAge",
+        "at most 36500d");
+    refused(TOKEN + "http: {shutdownTimeout: 99999999d}\n", "http.shutdownTimeout", "at most");
     refused(TOKEN + "topics:\n  - {name: orders}\n", "topics[0].name", "namespace/topic");
     refused(
         TOKEN + "topics:\n  - {name: a/b, sequencing: eventually}\n",
