@@ -328,13 +328,13 @@ final class AdminApi {
     if (!c.caller.allAccess()) {
       visibleSubscription(admin, c.caller, name);
     }
+    boolean deleted;
     try {
-      c.json(
-          200,
-          Views.of("name", name, "deleted", admin.deleteSubscription(name, c.boolQuery("force"))));
+      deleted = admin.deleteSubscription(name, c.boolQuery("force"));
     } finally {
-      known.forget(name);
+      known.forget(name); // before the answer: the caller's next request must not find it
     }
+    c.json(200, Views.of("name", name, "deleted", deleted));
   }
 
   private boolean deleteTopic(TopicName t, boolean force) {
@@ -401,12 +401,14 @@ final class AdminApi {
     Problems.onlyFields(body, "", Set.of("to"));
     String to = text(body, "to", true);
     requireNewName(c.caller, to);
+    SubscriptionInfo renamed;
     try {
-      c.json(200, Views.subscription(admin.renameSubscription(s.name(), to)));
+      renamed = admin.renameSubscription(s.name(), to);
     } finally {
-      known.forget(s.name());
+      known.forget(s.name()); // before the answer, as for a delete
       known.forget(to);
     }
+    c.json(200, Views.subscription(renamed));
   }
 
   /** What a token may name a subscription it creates or renames: its namespaces only. */
