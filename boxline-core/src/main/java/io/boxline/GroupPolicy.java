@@ -148,9 +148,7 @@ public record GroupPolicy(
       throw new ValidationException(
           name + " must be at least 1 ms (kept in whole milliseconds), got " + d);
     }
-    if (d.compareTo(Duration.ofDays(36_500)) > 0) {
-      throw new ValidationException(name + " must be at most 36500 days (100 years), got " + d);
-    }
+    Names.requireStorable(name, d);
   }
 
   private static Duration millis(Duration d) {

@@ -162,6 +162,20 @@ public final class Names {
     return value;
   }
 
+  /**
+   * The longest duration Boxline takes (a retention age, a group policy's intervals, a setting):
+   * 100 years, kept in milliseconds with room to compute with.
+   */
+  public static final java.time.Duration MAX_DURATION = java.time.Duration.ofDays(36_500);
+
+  /** {@code value} when it is at most {@link #MAX_DURATION} (or null); else a clear error. */
+  public static java.time.Duration requireStorable(String what, java.time.Duration value) {
+    if (value != null && value.compareTo(MAX_DURATION) > 0) {
+      throw new ValidationException(what + " must be at most 36500 days (100 years), got " + value);
+    }
+    return value;
+  }
+
   /** The earliest instant Boxline stores (a delivery time, a start position): 0001-01-01. */
   public static final Instant MIN_INSTANT = Instant.parse("0001-01-01T00:00:00Z");
 

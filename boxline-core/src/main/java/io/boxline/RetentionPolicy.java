@@ -24,9 +24,6 @@ public record RetentionPolicy(
   /** How long a subscription without a live consumer holds events back by default. */
   public static final Duration DEFAULT_ABANDON_AFTER = Duration.ofDays(7);
 
-  /** The longest age a store can keep in milliseconds with room to compute with. */
-  private static final Duration LONGEST = Duration.ofDays(36_500);
-
   public RetentionPolicy {
     // Stores keep milliseconds: a finer value would not read back as given (and one under a
     // millisecond would read back as zero), so the policy holds what is kept.
@@ -39,16 +36,8 @@ public record RetentionPolicy(
       throw new ValidationException(
           "retention maxAge must be at least 1 ms (kept in whole milliseconds), got " + maxAge);
     }
-    if (maxAge != null && maxAge.compareTo(LONGEST) > 0) {
-      throw new ValidationException(
-          "retention maxAge must be at most 36500 days (100 years; leave it out to keep events"
-              + " forever), got "
-              + maxAge);
-    }
-    if (abandonAfter != null && abandonAfter.compareTo(LONGEST) > 0) {
-      throw new ValidationException(
-          "retention abandonAfter must be at most 36500 days (100 years), got " + abandonAfter);
-    }
+    Names.requireStorable("retention maxAge (leave it out to keep events forever)", maxAge);
+    Names.requireStorable("retention abandonAfter", abandonAfter);
     if (maxEventsPerPartition < 0) {
       throw new ValidationException(
           "retention maxEventsPerPartition must be positive (or 0 for no bound), got "

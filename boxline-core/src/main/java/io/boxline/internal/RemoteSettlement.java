@@ -102,17 +102,17 @@ final class RemoteSettlement {
     FailurePolicy policy = failures.apply(sub);
     boolean nothingParked =
         !policy.deadLetterBlocksKey() && store.retrying(sub.id(), sub.name(), null, 1).isEmpty();
-    Map<PartitionKey, Long> heads = null;
+    boolean headsRead = false;
     List<Run> runs = new ArrayList<>();
     // Each partition is settled on its own: one that was taken over does not hold back the others.
     for (Map.Entry<PartitionKey, List<Ack>> e : byPartition.entrySet()) {
       Run run = nothingParked ? Run.of(e.getKey(), e.getValue()) : null;
       if (run != null) {
-        if (run.last() > seenHeads.getOrDefault(run.key(), 0L) && heads == null) {
-          heads = heads(sub); // not given out by a fetch here
+        if (run.last() > seenHeads.getOrDefault(run.key(), 0L) && !headsRead) {
+          readHeads(sub); // not given out by a fetch here
+          headsRead = true;
         }
-        if (run.last() <= seenHeads.getOrDefault(run.key(), 0L)
-            || (heads != null && run.last() <= heads.getOrDefault(run.key(), 0L))) {
+        if (run.last() <= seenHeads.getOrDefault(run.key(), 0L)) {
           runs.add(run);
           continue;
         }
@@ -201,15 +201,13 @@ final class RemoteSettlement {
     runs.clear();
   }
 
-  /** Each partition's newest sequence, from one read of the subscription's cursors. */
-  private Map<PartitionKey, Long> heads(SubscriptionInfo sub) {
-    Map<PartitionKey, Long> heads = new HashMap<>();
+  /**
+   * Notes each partition's newest sequence as seen, from one read of the subscription's cursors.
+   */
+  private void readHeads(SubscriptionInfo sub) {
     for (PartitionLag l : store.lag(sub.id())) {
-      PartitionKey k = PartitionKey.of(topics.get(l.topic()).id(), l.partition());
-      heads.put(k, l.lastSequence());
-      sawHead(k, l.lastSequence());
+      sawHead(PartitionKey.of(topics.get(l.topic()).id(), l.partition()), l.lastSequence());
     }
-    return heads;
   }
 
   /**

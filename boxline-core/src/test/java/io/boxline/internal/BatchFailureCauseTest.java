@@ -9,7 +9,6 @@ import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
 import io.boxline.HandlerDecision;
 import io.boxline.NamespacePath;
-import io.boxline.OutgoingEvent;
 import io.boxline.RetryPolicy;
 import io.boxline.Sequencing;
 import io.boxline.SubscriptionSpec;
@@ -67,18 +66,7 @@ class BatchFailureCauseTest {
   }
 
   private void publish(String body) {
-    boxline.inTransaction(
-        tx ->
-            boxline
-                .publisher()
-                .publish(
-                    tx,
-                    OutgoingEvent.builder(ORDERS)
-                        .type("order.placed")
-                        .key("k")
-                        .contentType("text/plain")
-                        .payload(body.getBytes(StandardCharsets.UTF_8))
-                        .build()));
+    TextEvents.publish(boxline, ORDERS, "k", body);
   }
 
   private static boolean isPoison(Event e) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.boxline.Boxline;
 import io.boxline.NamespacePath;
-import io.boxline.OutgoingEvent;
 import io.boxline.RemoteConsumers;
 import io.boxline.RemoteConsumers.Batch;
 import io.boxline.RemoteConsumers.Settlement;
@@ -16,7 +15,6 @@ import io.boxline.internal.memory.InMemoryStore;
 import io.boxline.spi.Store;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +39,14 @@ class QuietFetchTest {
 
   @BeforeEach
   void setUp() {
+    start(true);
+  }
+
+  /**
+   * A Boxline on a memory store whose every call is counted; {@code storeHears}: whether the store
+   * tells it of other processes' appends (false: {@code listen} answers that it cannot).
+   */
+  private void start(boolean storeHears) {
     Store real = InMemoryStore.create();
     Store counted =
         (Store)
@@ -51,6 +57,9 @@ class QuietFetchTest {
                   calls
                       .computeIfAbsent(method.getName(), k -> new AtomicInteger())
                       .incrementAndGet();
+                  if (!storeHears && method.getName().equals("listen")) {
+                    return false;
+                  }
                   try {
                     return method.invoke(real, args);
                   } catch (InvocationTargetException e) {
@@ -92,18 +101,7 @@ class QuietFetchTest {
   }
 
   private void publish(String key) {
-    boxline.inTransaction(
-        tx ->
-            boxline
-                .publisher()
-                .publish(
-                    tx,
-                    OutgoingEvent.builder(ORDERS)
-                        .type("order.placed")
-                        .key(key)
-                        .contentType("text/plain")
-                        .payload("x".getBytes(StandardCharsets.UTF_8))
-                        .build()));
+    TextEvents.publish(boxline, ORDERS, key, "x");
   }
 
   /** Fetches until an event comes (the sequencer places it a moment after the commit). */
@@ -154,6 +152,19 @@ class QuietFetchTest {
                 "not yet")));
     Batch retried = fetchUntilDelivered();
     assertThat(retried.deliveries().get(0).attempt()).isEqualTo(2);
+  }
+
+  /**
+   * Without the store's wake-ups an append of another process would go unheard: every fetch reads,
+   * as docs/architecture.md says.
+   */
+  @Test
+  void withoutTheStoresWakeUpsEveryFetchReads() {
+    boxline.close();
+    start(false);
+    assertThat(members.hearsEveryAppend()).isFalse();
+    members.fetch(sub, "m", 1, 10);
+    assertThat(callsOf(3)).as("three fetches of a member with nothing to take").isNotEmpty();
   }
 
   @Test

@@ -571,16 +571,13 @@ public final class ConfigReader {
         n.integer("concurrency", 4, 1, 256));
   }
 
-  /** The longest duration any setting or request takes: longer ones overflow in milliseconds. */
-  static final Duration MAX_DURATION = Duration.ofDays(36_500);
-
   /**
    * Parses {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or ISO-8601 {@code
-   * PT30S}, at most {@link #MAX_DURATION} (100 years).
+   * PT30S}, at most {@link io.boxline.Names#MAX_DURATION} (100 years).
    */
   public static Duration duration(String s) {
     Duration d = parseDuration(s);
-    if (d.compareTo(MAX_DURATION) > 0) {
+    if (d.compareTo(io.boxline.Names.MAX_DURATION) > 0) {
       throw new io.boxline.ValidationException(
           "a duration must be at most 36500d (100 years), got '" + Problems.quote(s) + "'");
     }

@@ -303,14 +303,19 @@ final class ProduceApi {
    * One step of a tail: sends what the topic's log holds past the stream's positions when it was
    * woken by an append, a keep-alive when the stream was quiet for {@link #KEEPALIVE_MILLIS}, then
    * waits (holding no thread) for the next append or keep-alive. A quiet tail reads nothing from
-   * the database (but a look every {@link #lookEvery}).
+   * the database (but a look every {@link TailCursor#lookEvery}).
    */
   private void pump(Call c, Tail t) throws Exception {
     try {
       while (running.getAsBoolean() && !t.ended) {
         if (t.woken == null) {
           // Taken before the heads are read: an event placed meanwhile ends the wait at once.
-          t.woken = boxline.remoteConsumers().awaitAppend(t.cursor.topic, lookEvery());
+          t.woken =
+              boxline
+                  .remoteConsumers()
+                  .awaitAppend(
+                      t.cursor.topic,
+                      TailCursor.lookEvery(boxline, Duration.ofMillis(LOOK_MILLIS)));
           waits.add(t.woken);
         }
         boolean sent = false;
@@ -355,17 +360,6 @@ final class ProduceApi {
     } catch (io.boxline.NotFoundException topicDeleted) {
       // The topic was deleted while followed: the stream ends; a reconnect gets 404.
     }
-  }
-
-  /**
-   * How long a quiet tail waits before it looks at its topic anyway: {@link #LOOK_MILLIS} when the
-   * store does not tell this server of other processes' appends, an hour when it does (then every
-   * append wakes the tail, and the look only bounds a fault).
-   */
-  private Duration lookEvery() {
-    return boxline.remoteConsumers().hearsEveryAppend()
-        ? Duration.ofHours(1)
-        : Duration.ofMillis(LOOK_MILLIS);
   }
 
   /** Writes the events past the tail's positions; true when it wrote any. */

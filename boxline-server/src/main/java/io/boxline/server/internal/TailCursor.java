@@ -108,6 +108,17 @@ final class TailCursor {
     return sent;
   }
 
+  /**
+   * How long a quiet tail waits for its topic to grow before it looks anyway: an hour when the
+   * store tells this server of every process's appends (the look only bounds a fault), else {@code
+   * withoutWakeups}.
+   */
+  static java.time.Duration lookEvery(Boxline boxline, java.time.Duration withoutWakeups) {
+    return boxline.remoteConsumers().hearsEveryAppend()
+        ? java.time.Duration.ofHours(1)
+        : withoutWakeups;
+  }
+
   /** Where the tail stands: {@code partition:sequence} pairs, {@code 0:0} before any event. */
   String position() {
     StringBuilder sb = new StringBuilder();

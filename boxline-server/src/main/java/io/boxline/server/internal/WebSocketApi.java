@@ -221,10 +221,7 @@ final class WebSocketApi {
             boxline
                 .remoteConsumers()
                 .awaitAppend(
-                    cursor.topic,
-                    boxline.remoteConsumers().hearsEveryAppend()
-                        ? Duration.ofHours(1)
-                        : Duration.ofMillis(IDLE_MILLIS));
+                    cursor.topic, TailCursor.lookEvery(boxline, Duration.ofMillis(IDLE_MILLIS)));
       }
       CompletableFuture<Void> woken = appended;
       if (look) {
