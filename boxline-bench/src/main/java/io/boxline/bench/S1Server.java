@@ -43,6 +43,14 @@ final class S1Server {
   static final Opt<String> RATES =
       DEF.text("rates", "200,1000", "paced rates for latency, events/s");
   static final Opt<Integer> SECONDS = DEF.integer("seconds", 10, "seconds per latency trial");
+  static final Opt<Boolean> PUBLISH =
+      DEF.flag("publish", true, "run the publish throughput trials before the latency trials");
+  static final Opt<String> PATHS =
+      DEF.text(
+          "paths",
+          "java,jmember,tail,member,other",
+          "latency paths: java, jmember, tail, member, other (member on a second server), othertail"
+              + " (tail on the second server), otherjava (Java consumer of the second server)");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -93,7 +101,7 @@ final class S1Server {
           Table publish =
               new Table("path", "events per transaction", "events", "seconds", "events/s");
           int trial = 0;
-          for (int perTx : new int[] {1, 50}) {
+          for (int perTx : o.get(PUBLISH) ? new int[] {1, 50} : new int[0]) {
             // Batches of 50 go ten times as fast: ten times the events, so a trial lasts seconds.
             int events = perTx == 1 ? o.get(EVENTS) : o.get(EVENTS) * 10;
             for (String client : List.of("java", "jdk", "lean")) {
@@ -128,15 +136,21 @@ final class S1Server {
           Table latency = new Table("path", "rate/s", "events", "p50 ms", "p99 ms", "max ms");
           for (String r : o.get(RATES).split(",")) {
             int rate = Integer.parseInt(r.trim());
-            for (String path : List.of("java", "jmember", "tail", "member", "other")) {
+            for (String path : o.get(PATHS).split(",")) {
               TopicName t = topic(boxline, "s1-lat-" + trial++);
               double[] ms =
                   switch (path) {
-                    case "java" -> javaLatency(boxline, t, rate, o.get(SECONDS));
-                    case "tail" -> httpLatency(boxline, base, t, rate, o.get(SECONDS));
+                    case "java" -> javaLatency(boxline, boxline, t, rate, o.get(SECONDS));
+                    case "tail" -> httpLatency(boxline, base, base, t, rate, o.get(SECONDS));
                     case "jmember" -> memberLatency(boxline, null, base, t, rate, o.get(SECONDS));
                     case "member" -> memberLatency(boxline, base, base, t, rate, o.get(SECONDS));
-                    default -> memberLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
+                    case "othertail" ->
+                        httpLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
+                    case "otherjava" ->
+                        javaLatency(boxline, other.boxline(), t, rate, o.get(SECONDS));
+                    case "other" ->
+                        memberLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
+                    default -> throw new IllegalArgumentException("S1: no latency path " + path);
                   };
               Arrays.sort(ms);
               String label =
@@ -145,6 +159,8 @@ final class S1Server {
                     case "tail" -> "HTTP POST → tail stream";
                     case "jmember" -> "Java inTransaction → HTTP group member";
                     case "member" -> "HTTP POST → HTTP group member (fetch)";
+                    case "othertail" -> "HTTP POST → tail stream on another server";
+                    case "otherjava" -> "Java inTransaction → handler on another server";
                     default -> "HTTP POST → HTTP group member on another server";
                   };
               log(
@@ -252,15 +268,16 @@ final class S1Server {
     return "{\"key\":\"k-" + i + "\",\"type\":\"s1\",\"payload\":" + payload(stamp) + "}";
   }
 
-  private static double[] javaLatency(Boxline boxline, TopicName t, int rate, int seconds)
-      throws Exception {
+  /** Publishes with {@code boxline}; {@code consuming} (the same or another instance) handles. */
+  private static double[] javaLatency(
+      Boxline boxline, Boxline consuming, TopicName t, int rate, int seconds) throws Exception {
     boxline.admin().createSubscription(SubscriptionSpec.of(t.name(), t));
     int n = rate * seconds;
     double[] ms = new double[n];
     CountDownLatch all = new CountDownLatch(n);
     AtomicInteger seen = new AtomicInteger();
     try (Consumer c =
-        boxline
+        consuming
             .consumer(t.name())
             .handler(
                 (Event e) -> {
@@ -286,8 +303,10 @@ final class S1Server {
     return ms;
   }
 
+  /** POSTs to {@code base} while a tail of {@code tailBase} (the same or another server) reads. */
   private static double[] httpLatency(
-      Boxline boxline, String base, TopicName t, int rate, int seconds) throws Exception {
+      Boxline boxline, String base, String tailBase, TopicName t, int rate, int seconds)
+      throws Exception {
     int n = rate * seconds;
     double[] ms = new double[n];
     CountDownLatch all = new CountDownLatch(n);
@@ -298,7 +317,8 @@ final class S1Server {
               try {
                 HttpRequest req =
                     HttpRequest.newBuilder(
-                            URI.create(topicUrl(base, t).replace("/events", "/tail?from=earliest")))
+                            URI.create(
+                                topicUrl(tailBase, t).replace("/events", "/tail?from=earliest")))
                         .build();
                 // Closing the stream closes the connection, which ends the tail on the server.
                 try (var body = HTTP.send(req, HttpResponse.BodyHandlers.ofLines()).body()) {
