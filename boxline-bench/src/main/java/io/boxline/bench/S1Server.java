@@ -48,9 +48,11 @@ final class S1Server {
   static final Opt<String> PATHS =
       DEF.text(
           "paths",
-          "java,jmember,tail,member,other",
+          "java,jmember,tail,member,other,notify",
           "latency paths: java, jmember, tail, member, other (member on a second server), othertail"
-              + " (tail on the second server), otherjava (Java consumer of the second server)");
+              + " (tail on the second server), otherjava (Java consumer of the second server),"
+              + " notify (PostgreSQL's own NOTIFY to a LISTEN connection: the floor of every"
+              + " wake-up across instances)");
 
   static final Workload WORKLOAD =
       DEF.runs(
@@ -150,6 +152,7 @@ final class S1Server {
                         javaLatency(boxline, other.boxline(), t, rate, o.get(SECONDS));
                     case "other" ->
                         memberLatency(boxline, base, otherBase, t, rate, o.get(SECONDS));
+                    case "notify" -> notifyLatency(run.db(), rate, o.get(SECONDS));
                     default -> throw new IllegalArgumentException("S1: no latency path " + path);
                   };
               Arrays.sort(ms);
@@ -161,6 +164,7 @@ final class S1Server {
                     case "member" -> "HTTP POST → HTTP group member (fetch)";
                     case "othertail" -> "HTTP POST → tail stream on another server";
                     case "otherjava" -> "Java inTransaction → handler on another server";
+                    case "notify" -> "PostgreSQL NOTIFY committed → LISTEN connection";
                     default -> "HTTP POST → HTTP group member on another server";
                   };
               log(
@@ -302,6 +306,81 @@ final class S1Server {
     }
     return ms;
   }
+
+  /**
+   * PostgreSQL's own signal at the same pace: {@code pg_notify} in its own transaction (stamped
+   * before it is sent) to the moment a connection that LISTENs receives it. Every wake-up of a
+   * waiter on another instance rides on this, so it bounds what the cross-instance paths can do.
+   */
+  private static double[] notifyLatency(Db db, int rate, int seconds) throws Exception {
+    int n = rate * seconds;
+    double[] ms = new double[n];
+    long[] sent = new long[n];
+    CountDownLatch all = new CountDownLatch(n);
+    String channel = "s1_notify_" + Long.toHexString(System.nanoTime());
+    try (java.sql.Connection listen =
+        java.sql.DriverManager.getConnection(db.url, db.user, db.password)) {
+      try (java.sql.Statement st = listen.createStatement()) {
+        st.execute("LISTEN " + channel);
+      }
+      org.postgresql.PGConnection pg = listen.unwrap(org.postgresql.PGConnection.class);
+      Thread listener =
+          new Thread(
+              () -> {
+                try {
+                  while (all.getCount() > 0) {
+                    org.postgresql.PGNotification[] got = pg.getNotifications(500);
+                    long now = System.nanoTime();
+                    for (org.postgresql.PGNotification note : got == null ? NO_NOTES : got) {
+                      int i = Integer.parseInt(note.getParameter());
+                      ms[i] = (now - sent[i]) / 1e6;
+                      all.countDown();
+                    }
+                  }
+                } catch (java.sql.SQLException e) {
+                  log("S1 notify listener failed: %s", e);
+                }
+              },
+              "s1-listen");
+      listener.start();
+      List<java.sql.Connection> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
+      ThreadLocal<java.sql.PreparedStatement> notify =
+          ThreadLocal.withInitial(
+              () -> {
+                try {
+                  java.sql.Connection c =
+                      java.sql.DriverManager.getConnection(db.url, db.user, db.password);
+                  opened.add(c);
+                  return c.prepareStatement("SELECT pg_notify('" + channel + "', ?)");
+                } catch (java.sql.SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      try {
+        Pacer.run(
+            n,
+            rate,
+            4,
+            (i, late) -> {
+              java.sql.PreparedStatement ps = notify.get();
+              ps.setString(1, Integer.toString(i));
+              sent[i] = System.nanoTime();
+              ps.execute();
+            });
+        check(
+            all.await(60, java.util.concurrent.TimeUnit.SECONDS),
+            "S1: the LISTEN connection heard " + (n - all.getCount()) + " of " + n);
+      } finally {
+        for (java.sql.Connection c : opened) {
+          c.close();
+        }
+        listener.join(5_000);
+      }
+    }
+    return ms;
+  }
+
+  private static final org.postgresql.PGNotification[] NO_NOTES = {};
 
   /** POSTs to {@code base} while a tail of {@code tailBase} (the same or another server) reads. */
   private static double[] httpLatency(
