@@ -64,6 +64,13 @@ final class Api {
             : HttpRequest.BodyPublishers.ofString(body));
     try {
       HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      ApiContract.SERVED.check(
+          method,
+          path,
+          body,
+          r.statusCode(),
+          r.headers().firstValue("Content-Type").orElse(null),
+          r.body());
       return new Reply(r.statusCode(), r.body());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);

@@ -249,15 +249,17 @@ class ConsoleApiTest {
   void theConsoleIsServedWithItsSecurityHeaders() throws Exception {
     HttpClient http = HttpClient.newHttpClient();
     HttpResponse<String> root =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + "/")).build(),
-            HttpResponse.BodyHandlers.ofString());
+        ApiContract.checked(
+            http.send(
+                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/")).build(),
+                HttpResponse.BodyHandlers.ofString()));
     assertThat(root.statusCode()).isEqualTo(302);
     assertThat(root.headers().firstValue("Location")).contains("/console/");
     HttpResponse<String> page =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/")).build(),
-            HttpResponse.BodyHandlers.ofString());
+        ApiContract.checked(
+            http.send(
+                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/")).build(),
+                HttpResponse.BodyHandlers.ofString()));
     assertThat(page.statusCode()).isEqualTo(200);
     assertThat(page.headers().firstValue("Content-Type")).contains("text/html; charset=utf-8");
     assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow())
@@ -266,28 +268,31 @@ class ConsoleApiTest {
     assertThat(page.body()).contains("<script type=\"module\" src=\"app.js\">");
     String etag = page.headers().firstValue("ETag").orElseThrow();
     HttpResponse<String> again =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/"))
-                .header("If-None-Match", etag)
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+        ApiContract.checked(
+            http.send(
+                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/"))
+                    .header("If-None-Match", etag)
+                    .build(),
+                HttpResponse.BodyHandlers.ofString()));
     assertThat(again.statusCode()).isEqualTo(304);
     for (String file : new String[] {"app.js", "app.css", "overview.js", "logo.svg"}) {
       assertThat(
-              http.send(
-                      HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/" + file))
-                          .build(),
-                      HttpResponse.BodyHandlers.ofString())
+              ApiContract.checked(
+                      http.send(
+                          HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/" + file))
+                              .build(),
+                          HttpResponse.BodyHandlers.ofString()))
                   .statusCode())
           .as(file)
           .isEqualTo(200);
     }
     for (String bad : new String[] {"..%2Fopenapi.json", "missing.js", "App.JS", "x.class"}) {
       assertThat(
-              http.send(
-                      HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/" + bad))
-                          .build(),
-                      HttpResponse.BodyHandlers.ofString())
+              ApiContract.checked(
+                      http.send(
+                          HttpRequest.newBuilder(URI.create(server.baseUrl() + "/console/" + bad))
+                              .build(),
+                          HttpResponse.BodyHandlers.ofString()))
                   .statusCode())
           .as(bad)
           .isEqualTo(404);

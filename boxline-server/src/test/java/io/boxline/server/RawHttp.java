@@ -145,7 +145,19 @@ final class RawHttp {
   }
 
   Response send(Request r, int timeoutMillis, int streamMillis) {
-    return send(r.bytes(host, port), r.method.equals("HEAD"), timeoutMillis, streamMillis);
+    Response out = send(r.bytes(host, port), r.method.equals("HEAD"), timeoutMillis, streamMillis);
+    if (out.status > 0
+        && out.error == null
+        && !out.timedOut
+        && out.header("Content-Encoding") == null) {
+      ApiContract.SERVED.check(
+          r.method,
+          r.target,
+          out.status,
+          out.header("Content-Type"),
+          out.streamCut ? "" : out.bodyText());
+    }
+    return out;
   }
 
   /**

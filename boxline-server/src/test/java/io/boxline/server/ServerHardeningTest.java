@@ -198,19 +198,23 @@ class ServerHardeningTest {
     List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       polls.add(
-          client.sendAsync(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          base
-                              + "/v1/subscriptions/"
-                              + enc(subscription)
-                              + "/members/m"
-                              + i
-                              + "/fetch"))
-                  .header("Authorization", "Bearer " + A_CONSUMER)
-                  .POST(HttpRequest.BodyPublishers.ofString("{\"waitMillis\":" + waitMillis + "}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString()));
+          client
+              .sendAsync(
+                  HttpRequest.newBuilder(
+                          URI.create(
+                              base
+                                  + "/v1/subscriptions/"
+                                  + enc(subscription)
+                                  + "/members/m"
+                                  + i
+                                  + "/fetch"))
+                      .header("Authorization", "Bearer " + A_CONSUMER)
+                      .POST(
+                          HttpRequest.BodyPublishers.ofString(
+                              "{\"waitMillis\":" + waitMillis + "}"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .thenApply(ApiContract::checked));
     }
     return polls;
   }

@@ -559,13 +559,14 @@ class ServerLifecycleTest {
       java.net.http.HttpClient client =
           java.net.http.HttpClient.newBuilder().sslContext(ssl).build();
       var response =
-          client.send(
-              java.net.http.HttpRequest.newBuilder(
-                      java.net.URI.create(base + "/v1/topics/" + enc("app/orders") + "/events"))
-                  .header("Authorization", "Bearer " + TOKEN)
-                  .POST(java.net.http.HttpRequest.BodyPublishers.ofString(keyedBatch(20, 3)))
-                  .build(),
-              java.net.http.HttpResponse.BodyHandlers.ofString());
+          ApiContract.checked(
+              client.send(
+                  java.net.http.HttpRequest.newBuilder(
+                          java.net.URI.create(base + "/v1/topics/" + enc("app/orders") + "/events"))
+                      .header("Authorization", "Bearer " + TOKEN)
+                      .POST(java.net.http.HttpRequest.BodyPublishers.ofString(keyedBatch(20, 3)))
+                      .build(),
+                  java.net.http.HttpResponse.BodyHandlers.ofString()));
       assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
       ServerApiTest.await("20 events at the webhook", () -> received.size() >= 20);
       Map<String, List<Integer>> perKey = new java.util.HashMap<>();

@@ -77,7 +77,7 @@ class ServerOperationsTest {
   }
 
   static HttpResponse<byte[]> send(HttpRequest r) throws Exception {
-    return CLIENT.send(r, HttpResponse.BodyHandlers.ofByteArray());
+    return ApiContract.checked(CLIENT.send(r, HttpResponse.BodyHandlers.ofByteArray()));
   }
 
   static HttpRequest publish(String base, String requestId, int n) {
@@ -320,11 +320,15 @@ class ServerOperationsTest {
             .connectTimeout(Duration.ofSeconds(5))
             .build();
     HttpResponse<String> first =
-        h2.send(request(base + "/health/live").GET().build(), HttpResponse.BodyHandlers.ofString());
+        ApiContract.checked(
+            h2.send(
+                request(base + "/health/live").GET().build(),
+                HttpResponse.BodyHandlers.ofString()));
     assertThat(first.version()).isEqualTo(HttpClient.Version.HTTP_2);
     assertThat(first.body()).contains("UP");
     HttpResponse<String> sent =
-        h2.send(publish(base, "h2-req", 5), HttpResponse.BodyHandlers.ofString());
+        ApiContract.checked(
+            h2.send(publish(base, "h2-req", 5), HttpResponse.BodyHandlers.ofString()));
     assertThat(sent.version()).isEqualTo(HttpClient.Version.HTTP_2);
     assertThat(sent.statusCode()).as(sent.body()).isEqualTo(200);
     assertThat(sent.headers().firstValue("X-Request-Id")).hasValue("h2-req");
