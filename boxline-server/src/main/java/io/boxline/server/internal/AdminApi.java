@@ -22,7 +22,6 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -74,9 +73,7 @@ final class AdminApi {
   }
 
   private void whoami(Call c) {
-    c.json(
-        200,
-        Views.of("name", c.caller.name, "role", c.caller.role.name().toLowerCase(Locale.ROOT)));
+    c.json(200, new ApiBodies.Caller(c.caller.name, c.caller.role.name().toLowerCase(Locale.ROOT)));
   }
 
   private void namespaces(Call c) {
@@ -87,7 +84,7 @@ final class AdminApi {
         out.add(ns.toString());
       }
     }
-    c.json(200, Views.of("namespaces", out));
+    c.json(200, new ApiBodies.Namespaces(out));
   }
 
   private void createNamespace(Call c) {
@@ -96,24 +93,24 @@ final class AdminApi {
     NamespacePath ns = Call.valid(() -> NamespacePath.of(text(body, "name", true)));
     c.caller.require(Action.MANAGE, ns);
     admin.createNamespace(ns);
-    c.json(201, Views.of("name", ns.toString()));
+    c.json(201, new ApiBodies.Namespace(ns.toString()));
   }
 
   private void deleteNamespace(Call c) {
     NamespacePath ns = c.namespace();
     c.caller.require(Action.MANAGE, ns);
-    c.json(200, Views.of("name", ns.toString(), "deleted", admin.deleteNamespace(ns)));
+    c.json(200, new ApiBodies.Deleted(ns.toString(), admin.deleteNamespace(ns)));
   }
 
   private void topics(Call c) {
     c.caller.require(Action.READ);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Topic> out = new ArrayList<>();
     for (TopicInfo t : admin.topics()) {
       if (c.caller.covers(t.name())) {
         out.add(Views.topic(t));
       }
     }
-    c.json(200, Views.of("topics", out));
+    c.json(200, new ApiBodies.Topics(out));
   }
 
   private void createTopic(Call c) {
@@ -143,7 +140,7 @@ final class AdminApi {
   private void deleteTopic(Call c) {
     TopicName t = c.topic();
     c.caller.require(Action.MANAGE, t);
-    c.json(200, Views.of("name", t.toString(), "deleted", deleteTopic(t, c.boolQuery("force"))));
+    c.json(200, new ApiBodies.Deleted(t.toString(), deleteTopic(t, c.boolQuery("force"))));
   }
 
   private void setRetention(Call c) {
@@ -177,11 +174,11 @@ final class AdminApi {
                     id == null ? null : uuid(id),
                     c.intQuery("limit", 100, 1, 1000)));
     List<Event> events = admin.events(q);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Event> out = new ArrayList<>();
     boolean raw = rawPayload(c);
     events.forEach(e -> out.add(Views.event(e, raw)));
     Long next = events.size() < q.limit() ? null : events.get(events.size() - 1).sequence();
-    c.json(200, Views.of("events", out, "next", next));
+    c.json(200, new ApiBodies.EventPage(out, next));
   }
 
   private void event(Call c) {
@@ -237,13 +234,13 @@ final class AdminApi {
 
   private void subscriptions(Call c) {
     c.caller.require(Action.READ);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Subscription> out = new ArrayList<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
       if (c.caller.covers(s)) {
         out.add(Views.subscription(s));
       }
     }
-    c.json(200, Views.of("subscriptions", out));
+    c.json(200, new ApiBodies.Subscriptions(out));
   }
 
   private void createSubscription(Call c) {
@@ -316,9 +313,11 @@ final class AdminApi {
 
   private void subscription(Call c) {
     SubscriptionInfo s = subscription(c, Action.READ);
-    Map<String, Object> out = Views.subscription(s);
-    out.put("groupPolicy", Views.policy(admin.groupPolicy(s.name())));
-    out.put("failures", Views.failures(admin.failures(s.name())));
+    ApiBodies.SubscriptionDetail out =
+        new ApiBodies.SubscriptionDetail(
+            Views.subscription(s),
+            Views.policy(admin.groupPolicy(s.name())),
+            Views.failures(admin.failures(s.name())));
     c.json(200, out);
   }
 
@@ -334,7 +333,7 @@ final class AdminApi {
     } finally {
       known.forget(name); // before the answer: the caller's next request must not find it
     }
-    c.json(200, Views.of("name", name, "deleted", deleted));
+    c.json(200, new ApiBodies.Deleted(name, deleted));
   }
 
   private boolean deleteTopic(TopicName t, boolean force) {
@@ -348,18 +347,16 @@ final class AdminApi {
   private void lag(Call c) {
     SubscriptionInfo s = subscription(c, Action.READ);
     Instant now = clock.instant();
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Lag> out = new ArrayList<>();
     long total = 0;
     double oldest = 0;
     for (PartitionLag l : admin.lag(s.name())) {
-      Map<String, Object> v = Views.lag(l, now);
+      ApiBodies.Lag v = Views.lag(l, now);
       total += l.backlog();
-      oldest = Math.max(oldest, (Double) v.get("lagSeconds"));
+      oldest = Math.max(oldest, v.lagSeconds());
       out.add(v);
     }
-    c.json(
-        200,
-        Views.of("subscription", s.name(), "lag", total, "lagSeconds", oldest, "partitions", out));
+    c.json(200, new ApiBodies.SubscriptionLag(s.name(), total, oldest, out));
   }
 
   private void group(Call c) {
@@ -433,11 +430,11 @@ final class AdminApi {
     Problems.onlyFields(body, "", Set.of("to"));
     StartPosition to = start(text(body, "to", true), "to");
     Instant now = clock.instant();
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Lag> out = new ArrayList<>();
     for (PartitionLag l : admin.rewind(s.name(), to)) {
       out.add(Views.lag(l, now));
     }
-    c.json(200, Views.of("subscription", s.name(), "partitions", out));
+    c.json(200, new ApiBodies.Rewound(s.name(), out));
   }
 
   private void outbox(Call c) {
@@ -445,10 +442,10 @@ final class AdminApi {
     var b = admin.outboxBacklog();
     c.json(
         200,
-        Views.of(
-            "events", b.events(),
-            "oldestCreatedAt", Views.time(b.oldestCreatedAt()),
-            "ageSeconds", b.age(clock.instant()).toMillis() / 1000.0));
+        new ApiBodies.Outbox(
+            b.events(),
+            Views.time(b.oldestCreatedAt()),
+            b.age(clock.instant()).toMillis() / 1000.0));
   }
 
   static StartPosition start(String s, String field) {

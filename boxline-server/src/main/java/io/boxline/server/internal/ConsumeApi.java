@@ -392,12 +392,9 @@ final class ConsumeApi {
     if (!poll.left && !poll.gone) {
       answered.put(poll.key, new Answered(poll.subscription, poll.member, System.nanoTime()));
     }
-    Map<String, Object> view =
+    ApiBodies.MemberBatch view =
         MemberWire.batch(c.caller.ackKey(), poll.subscription.name(), poll.member, batch, poll.raw);
-    if (poll.settled >= 0) {
-      view.put("settled", poll.settled);
-    }
-    c.json(200, view);
+    c.json(200, poll.settled >= 0 ? view.settled(poll.settled) : view);
   }
 
   private void settle(Call c) {
@@ -408,7 +405,7 @@ final class ConsumeApi {
     List<Settlement> settlements =
         MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
     int n = Call.valid(() -> boxline.remoteConsumers().settle(s, member, settlements));
-    c.json(200, Views.of("settled", n));
+    c.json(200, new ApiBodies.Settled(n));
   }
 
   private void leave(Call c) {
@@ -431,6 +428,6 @@ final class ConsumeApi {
           boxline.remoteConsumers().leave(s.name(), member);
           return null;
         });
-    c.json(200, Views.of("subscription", s.name(), "member", c.param("member"), "left", true));
+    c.json(200, new ApiBodies.Left(s.name(), c.param("member"), true));
   }
 }

@@ -55,20 +55,21 @@ final class FailuresApi {
 
   private void subscriptionFailures(Call c) {
     SubscriptionInfo s = subscription(admin, c, Action.READ);
-    Map<String, Object> out = Views.failures(admin.failures(s.name()));
-    out.put("inbox", admin.inboxSize(s.name()));
-    c.json(200, out);
+    c.json(
+        200,
+        new ApiBodies.SubscriptionFailures(
+            Views.failures(admin.failures(s.name())), admin.inboxSize(s.name())));
   }
 
   private void retries(Call c) {
     SubscriptionInfo s = subscription(admin, c, Action.READ);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Retrying> out = new ArrayList<>();
     EventPosition after = position(c.query.get("after"));
     for (RetryingEvent r :
         Call.valid(() -> admin.retrying(s.name(), after, c.intQuery("limit", 100, 1, 10_000)))) {
       out.add(Views.retrying(r, rawPayload(c)));
     }
-    c.json(200, Views.of("retries", out));
+    c.json(200, new ApiBodies.RetryList(out));
   }
 
   private void deadLetters(Call c) {
@@ -77,30 +78,23 @@ final class FailuresApi {
     filters.remove("payload");
     DeadLetterQuery q = deadLetterQuery(s.name(), filters, c.intQuery("limit", 100, 1, 10_000));
     boolean raw = rawPayload(c);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.DeadLetter> out = new ArrayList<>();
     for (DeadLetter d : boxline.deadLetters().list(q)) {
       out.add(Views.deadLetter(d, raw));
     }
-    c.json(200, Views.of("deadLetters", out));
+    c.json(200, new ApiBodies.DeadLetterList(out));
   }
 
   private void deadLetterReasons(Call c) {
     SubscriptionInfo s = subscription(admin, c, Action.READ);
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.DeadLetterReason> out = new ArrayList<>();
     for (io.boxline.DeadLetterReason r :
         boxline.deadLetters().reasons(s.name(), c.intQuery("limit", 100, 1, 1000))) {
       out.add(
-          Views.of(
-              "reason",
-              r.reason(),
-              "count",
-              r.count(),
-              "firstDeadAt",
-              Views.time(r.firstDeadAt()),
-              "lastDeadAt",
-              Views.time(r.lastDeadAt())));
+          new ApiBodies.DeadLetterReason(
+              r.reason(), r.count(), Views.time(r.firstDeadAt()), Views.time(r.lastDeadAt())));
     }
-    c.json(200, Views.of("subscription", s.name(), "reasons", out));
+    c.json(200, new ApiBodies.DeadLetterReasons(s.name(), out));
   }
 
   /**
@@ -141,16 +135,7 @@ final class FailuresApi {
       n = redrive ? boxline.deadLetters().redrive(q) : boxline.deadLetters().discard(q);
     }
     c.json(
-        200,
-        Views.of(
-            "subscription",
-            s.name(),
-            "action",
-            redrive ? "redrive" : "discard",
-            "dryRun",
-            dryRun,
-            "affected",
-            n));
+        200, new ApiBodies.DeadLetterAction(s.name(), redrive ? "redrive" : "discard", dryRun, n));
   }
 
   private static int parseLimit(String s) {
@@ -207,13 +192,13 @@ final class FailuresApi {
         visible.put(s.name(), s);
       }
     }
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Failures> out = new ArrayList<>();
     for (FailureCounts f : admin.failures()) {
       if (visible.containsKey(f.subscription())) {
         out.add(Views.failures(f));
       }
     }
-    c.json(200, Views.of("failures", out));
+    c.json(200, new ApiBodies.FailureList(out));
   }
 
   private static String blankToNull(String s) {

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -37,30 +36,22 @@ final class MemberWire {
   /**
    * A fetched batch as the API shows it: each ack id sealed for this token, subscription, member.
    */
-  static Map<String, Object> batch(
+  static ApiBodies.MemberBatch batch(
       byte[] key, String subscription, String member, RemoteConsumers.Batch batch, boolean raw) {
-    List<Object> events = new ArrayList<>();
+    List<ApiBodies.Delivery> events = new ArrayList<>();
     for (RemoteConsumers.Delivery d : batch.deliveries()) {
       events.add(
-          Views.of(
-              "ackId",
+          new ApiBodies.Delivery(
               AckIds.seal(key, subscription, member, d.ackId()),
-              "attempt",
               d.attempt(),
-              "event",
               Views.event(d.event(), raw)));
     }
-    List<Object> partitions = new ArrayList<>();
+    List<Problems.PartitionRef> partitions = new ArrayList<>();
     batch
         .partitions()
         .forEach(
-            p ->
-                partitions.add(
-                    Views.of("topic", p.topic().toString(), "partition", p.partition())));
-    return Views.of(
-        "events", events,
-        "partitions", partitions,
-        "checkInWithinMillis", batch.checkInWithin().toMillis());
+            p -> partitions.add(new Problems.PartitionRef(p.topic().toString(), p.partition())));
+    return new ApiBodies.MemberBatch(events, partitions, batch.checkInWithin().toMillis(), null);
   }
 
   /** The settlements of a {@code "settle"} list, each ack id opened; 400 for anything amiss. */

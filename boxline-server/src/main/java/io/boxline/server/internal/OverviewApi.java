@@ -41,19 +41,18 @@ final class OverviewApi {
   private void overview(Call c) {
     c.caller.require(Action.READ);
     Instant now = clock.instant();
-    List<Object> topics = new ArrayList<>();
+    List<ApiBodies.OverviewTopic> topics = new ArrayList<>();
     for (TopicInfo t : admin.topics()) {
       if (c.caller.covers(t.name())) {
         TopicState s = admin.topicState(t.name());
-        Map<String, Object> v = Views.topic(t);
-        v.put("events", s.events());
-        v.put("namespace", t.name().namespace().toString());
-        topics.add(v);
+        topics.add(
+            new ApiBodies.OverviewTopic(
+                Views.topic(t), s.events(), t.name().namespace().toString()));
       }
     }
     Map<String, FailureCounts> failures = new HashMap<>();
     admin.failures().forEach(f -> failures.put(f.subscription(), f));
-    List<Object> subscriptions = new ArrayList<>();
+    List<ApiBodies.OverviewSubscription> subscriptions = new ArrayList<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
       if (!c.caller.covers(s)) {
         continue;
@@ -72,34 +71,31 @@ final class OverviewApi {
         }
       }
       FailureCounts f = failures.getOrDefault(s.name(), new FailureCounts(s.name(), 0, 0, 0));
-      Map<String, Object> v = Views.subscription(s);
-      v.put("lag", lag);
-      v.put("lagSeconds", lagSeconds);
-      v.put("handled", handled);
-      v.put("retrying", f.retrying());
-      v.put("waiting", f.waiting());
-      v.put("deadLetters", f.deadLetters());
-      v.put("members", g.members().size());
-      v.put("health", health(lag, lagSeconds, f, g.members().size()));
-      subscriptions.add(v);
+      subscriptions.add(
+          new ApiBodies.OverviewSubscription(
+              Views.subscription(s),
+              lag,
+              lagSeconds,
+              handled,
+              f.retrying(),
+              f.waiting(),
+              f.deadLetters(),
+              g.members().size(),
+              health(lag, lagSeconds, f, g.members().size())));
     }
-    Map<String, Object> out = new java.util.LinkedHashMap<>();
-    out.put("readAt", Views.time(now));
-    out.put("topics", topics);
-    out.put("subscriptions", subscriptions);
+    ApiBodies.OutboxBacklog outbox = null;
     if (c.caller.allAccess()) {
       var b = admin.outboxBacklog();
-      out.put(
-          "outbox", Views.of("events", b.events(), "ageSeconds", b.age(now).toMillis() / 1000.0));
+      outbox = new ApiBodies.OutboxBacklog(b.events(), b.age(now).toMillis() / 1000.0);
     }
-    c.json(200, out);
+    c.json(200, new ApiBodies.Overview(Views.time(now), topics, subscriptions, outbox));
   }
 
   /**
    * critical: events wait and nobody consumes them; warn: dead letters, retries or an oldest
    * unhandled event past {@link #LAGGING_AFTER}; else ok. The reasons say which.
    */
-  static Map<String, Object> health(long lag, double lagSeconds, FailureCounts f, int members) {
+  static ApiBodies.Health health(long lag, double lagSeconds, FailureCounts f, int members) {
     List<String> reasons = new ArrayList<>();
     String status = "ok";
     if (lag > 0 && members == 0) {
@@ -119,6 +115,6 @@ final class OverviewApi {
       status = status.equals("ok") ? "warn" : status;
       reasons.add(f.retrying() + " events retrying");
     }
-    return Views.of("status", status, "reasons", reasons);
+    return new ApiBodies.Health(status, reasons);
   }
 }

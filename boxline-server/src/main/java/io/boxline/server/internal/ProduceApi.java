@@ -138,18 +138,11 @@ final class ProduceApi {
       }
       throw e;
     }
-    List<Object> out = new ArrayList<>();
+    List<ApiBodies.Published> out = new ArrayList<>();
     for (PublishResult r : results) {
-      out.add(
-          Views.of(
-              "id",
-              r.eventId().toString(),
-              "partition",
-              r.partition(),
-              "duplicate",
-              r.duplicate()));
+      out.add(new ApiBodies.Published(r.eventId().toString(), r.partition(), r.duplicate()));
     }
-    c.json(200, Views.of("topic", topic.toString(), "results", out));
+    c.json(200, new ApiBodies.PublishAnswer(topic.toString(), out));
   }
 
   private static OutgoingEvent event(TopicName topic, JsonNode e, byte[] payload, String at) {

@@ -286,7 +286,7 @@ public final class ServerRuntime implements AutoCloseable {
   }
 
   private void registerOps(Router r) {
-    r.addInline("GET", "/health/live", c -> c.json(200, Views.of("status", "UP")));
+    r.addInline("GET", "/health/live", c -> c.json(200, new ApiBodies.Live("UP")));
     r.addOpen(
         "GET",
         "/health/ready",
@@ -294,7 +294,7 @@ public final class ServerRuntime implements AutoCloseable {
           String problem = readiness();
           c.json(
               problem == null ? 200 : 503,
-              Views.of("status", problem == null ? "UP" : "DOWN", "problem", problem));
+              new ApiBodies.Ready(problem == null ? "UP" : "DOWN", problem));
         });
     r.addOpen(
         "GET",

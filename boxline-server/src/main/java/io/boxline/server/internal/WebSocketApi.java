@@ -1,5 +1,7 @@
 package io.boxline.server.internal;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
 import io.boxline.RemoteConsumers;
@@ -13,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -234,10 +235,7 @@ final class WebSocketApi {
               this::ending,
               (e, at) -> {
                 position = at;
-                lastSend.set(
-                    send(
-                        Views.of(
-                            "type", "event", "position", at, "event", Views.event(e, cursor.raw))));
+                lastSend.set(send(new WsEvent("event", at, Views.event(e, cursor.raw))));
               });
           position = cursor.position();
         } catch (io.boxline.NotFoundException deleted) {
@@ -293,7 +291,7 @@ final class WebSocketApi {
         w.complete(null);
       }
       String at = position;
-      send(Views.of("type", "end", "reason", "the server is stopping", "position", at))
+      send(new WsEnd("end", "the server is stopping", at))
           .whenComplete(
               (v, e) ->
                   close(
@@ -394,12 +392,12 @@ final class WebSocketApi {
             int n =
                 Call.valid(
                     () -> boxline.remoteConsumers().settle(subscription, member, settlements));
-            send(withId(Views.of("type", "settled", "settled", n), id));
+            send(new WsSettled("settled", idOf(id), n));
           }
           case "leave" -> {
             Problems.onlyFields(m, "", LEAVE_FIELDS);
             leave();
-            send(withId(Views.of("type", "left"), id))
+            send(new WsLeft("left", idOf(id)))
                 .whenComplete((v, e) -> close(StatusCode.NORMAL, "left"));
           }
           default ->
@@ -445,12 +443,11 @@ final class WebSocketApi {
         woken.cancel(false);
         wanting = false;
         lastSent = System.nanoTime();
-        Map<String, Object> out = Views.of("type", "batch");
-        if (fetchId != null) {
-          out.put("id", fetchId);
-        }
-        out.putAll(MemberWire.batch(caller.ackKey(), name, member, batch, raw));
-        send(out);
+        send(
+            new WsBatch(
+                "batch",
+                idOf(fetchId),
+                MemberWire.batch(caller.ackKey(), name, member, batch, raw)));
         return;
       }
       if (System.nanoTime() - lastSent > TimeUnit.MILLISECONDS.toNanos(PING_MILLIS)) {
@@ -688,8 +685,8 @@ final class WebSocketApi {
     }
   }
 
-  /** An error message, with the same codes as the HTTP API's problems. */
-  private static Map<String, Object> error(JsonNode id, Throwable e) {
+  /** An error message, with the same codes and fields as the HTTP API's problems. */
+  private static WsError error(JsonNode id, Throwable e) {
     ApiException api = Router.translate(e);
     if (api.status >= 500 && api.status != 503) {
       String correlation = UUID.randomUUID().toString().substring(0, 13);
@@ -700,30 +697,43 @@ final class WebSocketApi {
               "internal",
               "the server failed; its log has the details under correlation id " + correlation);
     }
-    Map<String, Object> m =
-        withId(
-            Views.of(
-                "type",
-                "error",
-                "status",
-                api.status,
-                "error",
-                api.code,
-                "message",
-                api.getMessage()),
-            id);
-    if (api.refusal != null) {
-      m.put("settled", api.refusal.settled());
-      m.put("refused", api.refusal.refused());
-    }
-    return m;
+    Problems.Refusal r = api.refusal;
+    return new WsError(
+        "error",
+        idOf(id),
+        new Problems.Problem(
+            api.status,
+            api.code,
+            api.getMessage(),
+            null,
+            r == null ? null : r.settled(),
+            r == null ? null : r.refused()));
   }
 
-  /** A message with the client's {@code id} of the message it answers, when it gave one. */
-  private static Map<String, Object> withId(Map<String, Object> m, JsonNode id) {
-    if (id != null && !id.isNull()) {
-      m.put("id", id);
-    }
-    return m;
+  /** The client's {@code id} of the message an answer is for, or null when it gave none. */
+  private static JsonNode idOf(JsonNode id) {
+    return id == null || id.isNull() ? null : id;
   }
+
+  // The messages the server sends on a WebSocket; "id" echoes the client's, when it gave one.
+
+  record WsEvent(String type, String position, ApiBodies.Event event) {}
+
+  record WsEnd(String type, String reason, String position) {}
+
+  record WsSettled(
+      String type, @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode id, int settled) {}
+
+  record WsLeft(String type, @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode id) {}
+
+  record WsError(
+      String type,
+      @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode id,
+      @JsonUnwrapped Problems.Problem problem) {}
+
+  /** A batch sent to a WebSocket member: a fetch's answer with the message's type and id. */
+  record WsBatch(
+      String type,
+      @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode id,
+      @JsonUnwrapped ApiBodies.MemberBatch batch) {}
 }
