@@ -199,8 +199,27 @@ class ConsoleApiTest {
                 "{\"error\":\"java.lang.IllegalArgumentException: bad a\",\"dryRun\":true}")
             .json();
     assertThat(dry.get("affected").asInt()).isEqualTo(2);
+    assertThat(dry.get("more").asBoolean()).isFalse();
     assertThat(api.get("/v1/subscriptions/a-reasons/dead-letters/reasons?limit=0").status())
         .isEqualTo(400);
+    // A bulk action past its limit says that more remain; the same request again goes on.
+    JsonNode partly =
+        api.post(
+                "/v1/subscriptions/a-reasons/dead-letters/redrive",
+                "{\"error\":\"java.lang.IllegalArgumentException: bad a\",\"dryRun\":true,"
+                    + "\"limit\":1}")
+            .json();
+    assertThat(partly.get("affected").asInt()).isEqualTo(1);
+    assertThat(partly.get("limit").asInt()).isEqualTo(1);
+    assertThat(partly.get("more").asBoolean()).isTrue();
+    JsonNode first =
+        api.post("/v1/subscriptions/a-reasons/dead-letters/discard", "{\"limit\":2}").json();
+    assertThat(first.get("affected").asInt()).isEqualTo(2);
+    assertThat(first.get("more").asBoolean()).isTrue();
+    JsonNode rest =
+        api.post("/v1/subscriptions/a-reasons/dead-letters/discard", "{\"limit\":2}").json();
+    assertThat(rest.get("affected").asInt()).isEqualTo(1);
+    assertThat(rest.get("more").asBoolean()).isFalse();
   }
 
   @Test

@@ -172,8 +172,12 @@ final class ApiBodies {
 
   record DeadLetterReasons(String subscription, List<DeadLetterReason> reasons) {}
 
-  /** What a redrive or discard did (or, with {@code dryRun}, would do). */
-  record DeadLetterAction(String subscription, String action, boolean dryRun, int affected) {}
+  /**
+   * What a redrive or discard did (or, with {@code dryRun}, would do): at most {@code limit} dead
+   * letters; {@code more} says that others matching the filters remain past it.
+   */
+  record DeadLetterAction(
+      String subscription, String action, boolean dryRun, int affected, int limit, boolean more) {}
 
   record FailureList(List<Failures> failures) {}
 

@@ -129,13 +129,25 @@ final class FailuresApi {
     DeadLetterQuery q = deadLetterQuery(s.name(), filters, limit);
     boolean dryRun = body.path("dryRun").asBoolean(false);
     int n;
+    boolean more;
     if (dryRun) {
-      n = boxline.deadLetters().list(q).size();
+      List<DeadLetter> selected = boxline.deadLetters().list(q);
+      n = selected.size();
+      more =
+          n == limit
+              && !boxline
+                  .deadLetters()
+                  .list(q.after(EventPosition.of(selected.get(n - 1).event())).limit(1))
+                  .isEmpty();
     } else {
       n = redrive ? boxline.deadLetters().redrive(q) : boxline.deadLetters().discard(q);
+      // What was done left the dead letters; any that still match were past the limit.
+      more = n == limit && !boxline.deadLetters().list(q.limit(1)).isEmpty();
     }
     c.json(
-        200, new ApiBodies.DeadLetterAction(s.name(), redrive ? "redrive" : "discard", dryRun, n));
+        200,
+        new ApiBodies.DeadLetterAction(
+            s.name(), redrive ? "redrive" : "discard", dryRun, n, limit, more));
   }
 
   private static int parseLimit(String s) {

@@ -143,7 +143,8 @@ export function failures(root, params) {
         + (action === 'redrive' ? ' They are handled again in order per key.' : ' The events stay in the log.'), `${verb} ${num(dry.affected)}`);
       if (!ok) return;
       const done = await api(subPath(sub.value) + '/dead-letters/' + action, { method: 'POST', body });
-      notify(`${action === 'redrive' ? 'Redriven' : 'Discarded'}: ${num(done.affected)}.`, true);
+      notify(`${action === 'redrive' ? 'Redriven' : 'Discarded'}: ${num(done.affected)}.`
+        + (done.more ? ` More match past the limit of ${num(done.limit)}: run it again to go on.` : ''), true);
       pages.length = 0;
       load();
     } catch (e) { notify(e.message); }
