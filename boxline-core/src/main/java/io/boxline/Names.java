@@ -168,6 +168,53 @@ public final class Names {
    */
   public static final java.time.Duration MAX_DURATION = java.time.Duration.ofDays(36_500);
 
+  private static final java.util.regex.Pattern SHORT_DURATION =
+      java.util.regex.Pattern.compile("(\\d{1,18})(ms|s|m|h|d)");
+
+  /**
+   * A duration as Boxline reads it everywhere (the server's config and API, the command line): a
+   * whole number with a unit — {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} — or
+   * ISO-8601 ({@code PT0.25S}); not negative, at most {@link #MAX_DURATION}.
+   *
+   * @throws ValidationException naming the text and both forms
+   */
+  public static java.time.Duration duration(String text) {
+    String s = text == null ? "" : text.trim();
+    java.time.Duration d;
+    java.util.regex.Matcher m = SHORT_DURATION.matcher(s);
+    try {
+      if (m.matches()) {
+        long v = Long.parseLong(m.group(1));
+        d =
+            switch (m.group(2)) {
+              case "ms" -> java.time.Duration.ofMillis(v);
+              case "s" -> java.time.Duration.ofSeconds(v);
+              case "m" -> java.time.Duration.ofMinutes(v);
+              case "h" -> java.time.Duration.ofHours(v);
+              default -> java.time.Duration.ofDays(v);
+            };
+      } else {
+        d = java.time.Duration.parse(s);
+      }
+    } catch (java.time.format.DateTimeParseException | ArithmeticException e) {
+      throw new ValidationException(
+          "'"
+              + (s.length() > 40 ? s.substring(0, 40) + "…" : s)
+              + "' is not a duration: write a whole number with ms, s, m, h or d (250ms, 30s, 5m,"
+              + " 2h, 7d) or ISO-8601 (PT0.25S)");
+    }
+    if (d.isNegative()) {
+      throw new ValidationException("a duration must not be negative, got '" + s + "'");
+    }
+    if (d.compareTo(MAX_DURATION) > 0) {
+      throw new ValidationException(
+          "a duration must be at most 36500d (100 years), got '"
+              + (s.length() > 40 ? s.substring(0, 40) + "…" : s)
+              + "'");
+    }
+    return d;
+  }
+
   /** {@code value} when it is at most {@link #MAX_DURATION} (or null); else a clear error. */
   public static java.time.Duration requireStorable(String what, java.time.Duration value) {
     if (value != null && value.compareTo(MAX_DURATION) > 0) {

@@ -61,6 +61,16 @@ public final class BoxlineCli {
     cl.setExecutionExceptionHandler(new Failures());
     cl.setParameterExceptionHandler(Failures::usage);
     cl.setCaseInsensitiveEnumValuesAllowed(true);
+    // Durations are written as in the server's config and API: 500ms, 30s, 5m, 2h, 7d or PT0.5S.
+    cl.registerConverter(
+        java.time.Duration.class,
+        text -> {
+          try {
+            return io.boxline.Names.duration(text);
+          } catch (io.boxline.ValidationException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
+          }
+        });
     cl.setUsageHelpAutoWidth(true);
     return cl;
   }

@@ -253,7 +253,7 @@ final class ChangeCommands {
       description = "Set how long a topic keeps its events.",
       footer = {
         "%nExamples:",
-        "  boxline retention acme/billing/invoices --max-age P7D",
+        "  boxline retention acme/billing/invoices --max-age 7d",
         "  boxline retention acme/billing/invoices --max-events 1000000 --delete-unconsumed",
         "  boxline retention acme/billing/invoices --forever"
       })
@@ -261,7 +261,10 @@ final class ChangeCommands {
     @Parameters(paramLabel = "TOPIC")
     String topic;
 
-    @Option(names = "--max-age", paramLabel = "DURATION", description = "ISO-8601, e.g. P7D")
+    @Option(
+        names = "--max-age",
+        paramLabel = "DURATION",
+        description = "7d, 12h, 30m, 500ms or ISO-8601 (P7D)")
     Duration maxAge;
 
     @Option(names = "--max-events", description = "per partition")
@@ -327,7 +330,10 @@ final class ChangeCommands {
     @Option(names = "--batch-size", description = "events per batch for every member")
     Integer batchSize;
 
-    @Option(names = "--max-check-in-interval", paramLabel = "DURATION", description = "ISO-8601")
+    @Option(
+        names = "--max-check-in-interval",
+        paramLabel = "DURATION",
+        description = "30s, 5m or ISO-8601 (PT30S)")
     Duration maxCheckInInterval;
 
     @Option(names = "--clear", description = "remove the override")

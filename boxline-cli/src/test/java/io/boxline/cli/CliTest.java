@@ -265,6 +265,14 @@ class CliTest {
     assertThat(app.admin().groupPolicy("billing").slack()).isNotEqualTo(0.3);
     assertThat(ok("retention", topic, "--max-age", "P7D").out())
         .contains("max age PT168H, keeps unconsumed");
+    // Durations are written as in the server's config and API too.
+    assertThat(ok("retention", topic, "--max-age", "36h").out()).contains("max age PT36H");
+    Cli.Result badAge = cli.run("retention", topic, "--max-age", "3 days");
+    assertThat(badAge.exit()).isEqualTo(2);
+    assertThat(badAge.err())
+        .contains("'3 days' is not a duration")
+        .contains("250ms, 30s, 5m, 2h, 7d")
+        .doesNotContain("Exception");
 
     Cli.Result unconfirmed = cli.run("delete", "subscription", "billing");
     assertThat(unconfirmed.exit()).isEqualTo(4);

@@ -31,8 +31,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reads the server's YAML config into a {@link ServerConfig}: unknown keys, wrong types, missing
@@ -576,31 +574,6 @@ public final class ConfigReader {
    * PT30S}, at most {@link io.boxline.Names#MAX_DURATION} (100 years).
    */
   public static Duration duration(String s) {
-    Duration d = parseDuration(s);
-    if (d.compareTo(io.boxline.Names.MAX_DURATION) > 0) {
-      throw new io.boxline.ValidationException(
-          "a duration must be at most 36500d (100 years), got '" + Problems.quote(s) + "'");
-    }
-    return d;
-  }
-
-  private static Duration parseDuration(String s) {
-    Matcher m = Pattern.compile("(\\d+)(ms|s|m|h|d)").matcher(s);
-    if (m.matches()) {
-      long v = Long.parseLong(m.group(1));
-      switch (m.group(2)) {
-        case "ms":
-          return Duration.ofMillis(v);
-        case "s":
-          return Duration.ofSeconds(v);
-        case "m":
-          return Duration.ofMinutes(v);
-        case "h":
-          return Duration.ofHours(v);
-        default:
-          return Duration.ofDays(v);
-      }
-    }
-    return Duration.parse(s);
+    return io.boxline.Names.duration(s);
   }
 }
