@@ -183,6 +183,11 @@ final class RemoteSessions {
     }
     long groupNow = groupHash(view.members());
     due.removeIf(m -> sessions.get(key(group, m)).groupHash() != groupNow);
+    // A partition with events that another member held at this one's check-in and has given up
+    // since (a rebalance, a leave) is free: the check-in would take it, so the member checks in.
+    Set<PartitionKey> leased = new HashSet<>();
+    view.leases().forEach(l -> leased.add(new PartitionKey(l.topicId(), l.partition())));
+    due.removeIf(m -> !leased.containsAll(sessions.get(key(group, m)).taken()));
     if (due.isEmpty()) {
       return Map.of();
     }

@@ -287,6 +287,65 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     awaitRenewed(members, sub, List.of("m1", "m2", "m3"));
   }
 
+  /**
+   * A member that joined while another held every partition, and waits with nothing to do, is not
+   * renewed past a partition the other gave up at its next check-in: it checks in and takes it,
+   * although no log grew.
+   */
+  @Test
+  void aPartitionAnotherMemberGaveUpReachesAWaitingMemberThatIsRenewed() {
+    TopicName t = topic(boxline, "acme/remote/handover", 4);
+    subscribe(boxline, "remote-handover", t);
+    checkInPolicy("remote-handover", 100, Duration.ofMillis(300));
+    for (int i = 0; i < 200; i++) {
+      publish(t, "k" + i, "e" + i);
+    }
+    SuiteSupport.awaitSequenced(boxline, "remote-handover", 200);
+    RemoteConsumers members = boxline.remoteConsumers();
+    io.boxline.SubscriptionInfo sub = boxline.admin().subscription("remote-handover").orElseThrow();
+    // a alone takes all four partitions; b joins while a holds them and gets nothing.
+    assertThat(members.fetch(sub, "a", 1, 1).partitions()).hasSize(4);
+    assertThat(members.fetch(sub, "b", 1, 10).deliveries()).isEmpty();
+    Set<Integer> bGot = new HashSet<>();
+    Await.until(
+        WAIT,
+        "b takes the partitions a gave up",
+        () -> {
+          // a goes on one event at a time, settling each: a check-in of its gives up half.
+          List<Settlement> done = new ArrayList<>();
+          for (Delivery d : members.fetch(sub, "a", 1, 1).deliveries()) {
+            done.add(Settlement.done(d.ackId()));
+          }
+          settleUnlessFenced(members, sub, "a", done);
+          // b waits as a long poll does: renewed while nothing changed for it, fetching quietly.
+          members.renew(sub, List.of("b"));
+          List<Settlement> mine = new ArrayList<>();
+          for (Delivery d : members.fetch(sub, "b", 1, 10).deliveries()) {
+            bGot.add(d.event().partition());
+            mine.add(Settlement.done(d.ackId()));
+          }
+          settleUnlessFenced(members, sub, "b", mine);
+          return !bGot.isEmpty();
+        });
+    assertThat(boxline.admin().group("remote-handover").members()).hasSize(2);
+  }
+
+  /** Settles; a partition that moved meanwhile is the next owner's (its events come again). */
+  private static void settleUnlessFenced(
+      RemoteConsumers members,
+      io.boxline.SubscriptionInfo sub,
+      String member,
+      List<Settlement> settlements) {
+    if (settlements.isEmpty()) {
+      return;
+    }
+    try {
+      members.settle(sub, member, settlements);
+    } catch (FencedException moved) {
+      // expected now and then while the partitions move
+    }
+  }
+
   /** Fetches (a check-in when due) until one renewal takes all of {@code ids} together. */
   private static void awaitRenewed(
       RemoteConsumers members, io.boxline.SubscriptionInfo sub, List<String> ids) {
