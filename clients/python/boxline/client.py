@@ -14,6 +14,9 @@ from .models import (Batch, Caller, DeadLetter, Event, OutgoingEvent, Published,
 
 __version__ = "0.1.0"
 USER_AGENT = "boxline-python/" + __version__
+# The version of the server's HTTP API this client is written for: a server that cannot answer it
+# refuses every request with 400 unsupported_version, naming both versions.
+API_VERSION = "1.0"
 
 # A reused keep-alive connection that the server closed while idle fails with one of these before
 # any answer; the request is then sent again once, on a fresh connection.
@@ -56,7 +59,7 @@ class Client:
 
     def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
         h = {"Authorization": "Bearer " + self.token, "User-Agent": USER_AGENT,
-             "Accept": "application/json"}
+             "Boxline-Api": API_VERSION, "Accept": "application/json"}
         h.update(extra or {})
         return h
 

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -217,6 +218,49 @@ class ServerHardeningTest {
               .thenApply(ApiContract::checked));
     }
     return polls;
+  }
+
+  /**
+   * A client names the API version it was written for; another major or a newer minor is refused
+   * before anything is done, and every answer names the server's version.
+   */
+  @Test
+  void aClientOfAnotherApiVersionIsRefusedWithBothVersionsNamed() throws Exception {
+    HttpClient client = HttpClient.newHttpClient();
+    Map<String, String> refused =
+        Map.of(
+            "2.0", "use a client of the 1.x line or a server of the 2.x line",
+            "1.9", "the client needs 1.9: upgrade the server",
+            "one", "must be MAJOR.MINOR, such as 1.0");
+    for (Map.Entry<String, String> v : refused.entrySet()) {
+      HttpResponse<String> r =
+          ApiContract.checked(
+              client.send(
+                  HttpRequest.newBuilder(URI.create(base + "/v1/topics"))
+                      .header("Authorization", "Bearer " + ADMIN)
+                      .header("Boxline-Api", v.getKey())
+                      .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"ta/versioned\"}"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString()));
+      assertThat(r.statusCode()).as(v.getKey()).isEqualTo(400);
+      assertThat(Api.JSON.readTree(r.body()).get("error").asText())
+          .isEqualTo("unsupported_version");
+      assertThat(r.body()).as(v.getKey()).contains(v.getValue());
+      assertThat(r.headers().firstValue("Boxline-Api")).hasValue("1.0");
+    }
+    assertThat(api.get("/v1/topics/" + Api.enc("ta/versioned")).status())
+        .as("nothing was done")
+        .isEqualTo(404);
+    HttpResponse<String> ok =
+        ApiContract.checked(
+            client.send(
+                HttpRequest.newBuilder(URI.create(base + "/v1/topics"))
+                    .header("Authorization", "Bearer " + ADMIN)
+                    .header("Boxline-Api", "1.0")
+                    .build(),
+                HttpResponse.BodyHandlers.ofString()));
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(ok.headers().firstValue("Boxline-Api")).hasValue("1.0");
   }
 
   static final String EXACT =

@@ -145,6 +145,9 @@ public final class ServerClient {
           "'" + base + "' is not a server URL: " + e.getMessage() + " (e.g. http://host:8080)");
     }
     rb.header("Accept", "application/json");
+    // The version of the server's API this client is written for; a server that cannot answer it
+    // refuses with 400 unsupported_version, naming both.
+    rb.header("Boxline-Api", "1.0");
     if (token != null) {
       rb.header("Authorization", "Bearer " + token);
     }

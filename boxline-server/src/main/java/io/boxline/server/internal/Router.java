@@ -111,6 +111,7 @@ final class Router extends Handler.Abstract.NonBlocking {
     String rawPath = request.getHttpURI().getPath();
     active.incrementAndGet();
     Exchange x = new Exchange(request, response, callback, method, rawPath, t0);
+    response.getHeaders().put(ApiVersion.HEADER, ApiVersion.CURRENT);
     Route match;
     Map<String, String> params;
     try {
@@ -147,6 +148,7 @@ final class Router extends Handler.Abstract.NonBlocking {
         throw ApiException.notFound("no such endpoint; see /openapi.json for the API");
       }
       x.route = match.pattern();
+      ApiVersion.check(request.getHeaders().get(ApiVersion.HEADER));
       long length = request.getLength();
       if (length > maxBodyBytes) {
         response.getHeaders().put("Connection", "close");
