@@ -122,7 +122,16 @@ public final class ServerRuntime implements AutoCloseable {
             relays.size(),
             config.authDisabled() && config.tokens().isEmpty()
                 ? "none, auth disabled"
-                : config.tokens()));
+                : config.tokens().stream()
+                    .map(
+                        t ->
+                            t.name()
+                                + " ("
+                                + t.role().name().toLowerCase(java.util.Locale.ROOT)
+                                + " of "
+                                + String.join(", ", t.namespaces())
+                                + ")")
+                    .collect(java.util.stream.Collectors.joining(", "))));
   }
 
   /** Creates what the config declares and is missing; refuses what exists differently. */
