@@ -81,7 +81,8 @@ final class ApiBodies {
 
   /**
    * An event: a JSON payload is inlined as stored ({@code payload}), any other is base64 ({@code
-   * payloadBase64}); exactly one of the two is present.
+   * payloadBase64}); at most one of the two is present (neither for an event without payload
+   * bytes).
    */
   record Event(
       String id,

@@ -568,12 +568,4 @@ public final class ConfigReader {
         n.integer("batchSize", 100, 1, 10_000),
         n.integer("concurrency", 4, 1, 256));
   }
-
-  /**
-   * Parses {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or ISO-8601 {@code
-   * PT30S}, at most {@link io.boxline.Names#MAX_DURATION} (100 years).
-   */
-  public static Duration duration(String s) {
-    return io.boxline.Names.duration(s);
-  }
 }

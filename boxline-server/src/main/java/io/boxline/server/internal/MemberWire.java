@@ -92,7 +92,7 @@ final class MemberWire {
       Duration wait = null;
       if (retryIn != null) {
         try {
-          wait = ConfigReader.duration(retryIn);
+          wait = io.boxline.Names.duration(retryIn);
           if (wait.isNegative()) {
             throw new IllegalArgumentException();
           }

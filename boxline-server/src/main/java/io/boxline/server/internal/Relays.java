@@ -40,7 +40,7 @@ final class Relays {
             b.standardWebhooksSecret(s.get("standardWebhooksSecret"));
           }
           if (s.containsKey("requestTimeout")) {
-            b.requestTimeout(ConfigReader.duration(s.get("requestTimeout")));
+            b.requestTimeout(io.boxline.Names.duration(s.get("requestTimeout")));
           }
           return b.build();
         }
