@@ -1,6 +1,5 @@
 package io.boxline.server.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Admin;
 import io.boxline.Boxline;
 import io.boxline.Event;
@@ -23,7 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -88,9 +86,8 @@ final class AdminApi {
   }
 
   private void createNamespace(Call c) {
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", Set.of("name"));
-    NamespacePath ns = Call.valid(() -> NamespacePath.of(text(body, "name", true)));
+    var body = c.body(ApiRequests.NewNamespace.class);
+    NamespacePath ns = Call.valid(() -> NamespacePath.of(required("name", body.name())));
     c.caller.require(Action.MANAGE, ns);
     admin.createNamespace(ns);
     c.json(201, new ApiBodies.Namespace(ns.toString()));
@@ -114,12 +111,11 @@ final class AdminApi {
   }
 
   private void createTopic(Call c) {
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", Set.of("name", "partitions", "sequencing"));
-    TopicName name = Call.valid(() -> TopicName.parse(text(body, "name", true)));
+    var body = c.body(ApiRequests.NewTopic.class);
+    TopicName name = Call.valid(() -> TopicName.parse(required("name", body.name())));
     c.caller.require(Action.MANAGE, name);
-    int partitions = integer(body, "partitions", 16);
-    String seq = Optional.ofNullable(text(body, "sequencing", false)).orElse("sequencer");
+    int partitions = body.partitions() == null ? 16 : body.partitions();
+    String seq = body.sequencing() == null ? "sequencer" : body.sequencing();
     Sequencing sequencing;
     try {
       sequencing = Sequencing.valueOf(seq.toUpperCase(Locale.ROOT).replace('-', '_'));
@@ -146,7 +142,7 @@ final class AdminApi {
   private void setRetention(Call c) {
     TopicName t = c.topic();
     c.caller.require(Action.MANAGE, t);
-    admin.setRetention(t, ConfigReader.retentionFrom(c.body()));
+    admin.setRetention(t, c.body(ApiRequests.Retention.class).policy());
     c.json(200, Views.topicState(admin.topicState(t)));
   }
 
@@ -244,26 +240,23 @@ final class AdminApi {
   }
 
   private void createSubscription(Call c) {
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", Set.of("name", "topics", "start"));
-    String name = text(body, "name", true);
-    JsonNode topicsNode = body.get("topics");
-    if (topicsNode == null || !topicsNode.isArray() || topicsNode.isEmpty()) {
+    var body = c.body(ApiRequests.NewSubscription.class);
+    String name = required("name", body.name());
+    if (body.topics() == null || body.topics().isEmpty()) {
       throw ApiException.badRequest(
           "topics must be a list of one or more topic names, e.g. [\"acme/orders\"]");
     }
     List<TopicName> topics = new ArrayList<>();
-    for (JsonNode t : topicsNode) {
-      if (!t.isTextual()) {
+    for (String t : body.topics()) {
+      if (t == null) {
         throw ApiException.badRequest("topics must hold topic names as strings");
       }
-      topics.add(Call.valid(() -> TopicName.parse(t.asText())));
+      topics.add(Call.valid(() -> TopicName.parse(t)));
     }
     Call.valid(() -> Names.requireSubscriptionName(name));
     c.caller.requireAll(Action.MANAGE, topics, "every topic of the subscription");
     requireNewName(c.caller, name);
-    StartPosition start =
-        start(Optional.ofNullable(text(body, "start", false)).orElse("earliest"), "start");
+    StartPosition start = start(body.start() == null ? "earliest" : body.start(), "start");
     SubscriptionSpec spec =
         Call.valid(
             () -> SubscriptionSpec.of(name, topics.toArray(TopicName[]::new)).startAt(start));
@@ -371,7 +364,7 @@ final class AdminApi {
 
   private void setGroupPolicy(Call c) {
     SubscriptionInfo s = subscription(c, Action.MANAGE);
-    admin.setGroupPolicy(s.name(), ConfigReader.groupPolicyFrom(c.body()));
+    admin.setGroupPolicy(s.name(), c.body(ApiRequests.GroupPolicyBody.class).policy());
     c.json(200, Views.policy(admin.groupPolicy(s.name())));
   }
 
@@ -383,7 +376,7 @@ final class AdminApi {
 
   private void setDefaultGroupPolicy(Call c) {
     c.caller.requireCluster(Action.MANAGE);
-    var policy = ConfigReader.groupPolicyFrom(c.body());
+    var policy = c.body(ApiRequests.GroupPolicyBody.class).policy();
     admin.setDefaultGroupPolicy(policy);
     c.json(200, Views.policy(policy));
   }
@@ -394,9 +387,7 @@ final class AdminApi {
    */
   private void rename(Call c) {
     SubscriptionInfo s = subscription(c, Action.MANAGE);
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", Set.of("to"));
-    String to = text(body, "to", true);
+    String to = required("to", c.body(ApiRequests.Target.class).to());
     requireNewName(c.caller, to);
     SubscriptionInfo renamed;
     try {
@@ -426,9 +417,7 @@ final class AdminApi {
 
   private void rewind(Call c) {
     SubscriptionInfo s = subscription(c, Action.MANAGE);
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", Set.of("to"));
-    StartPosition to = start(text(body, "to", true), "to");
+    StartPosition to = start(required("to", c.body(ApiRequests.Target.class).to()), "to");
     Instant now = clock.instant();
     List<ApiBodies.Lag> out = new ArrayList<>();
     for (PartitionLag l : admin.rewind(s.name(), to)) {
@@ -460,32 +449,12 @@ final class AdminApi {
     }
   }
 
-  static String text(JsonNode body, String field, boolean required) {
-    if (!body.isObject()) {
-      throw ApiException.badRequest("the body must be a JSON object");
+  /** A field the body must have; 400 naming it when it is missing or null. */
+  static <T> T required(String field, T value) {
+    if (value == null) {
+      throw ApiException.badRequest("the body needs \"" + field + "\"");
     }
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      if (required) {
-        throw ApiException.badRequest("the body needs \"" + field + "\"");
-      }
-      return null;
-    }
-    if (!v.isTextual()) {
-      throw ApiException.badRequest("\"" + field + "\" must be a string");
-    }
-    return v.asText();
-  }
-
-  static int integer(JsonNode body, String field, int dflt) {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      return dflt;
-    }
-    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-      throw ApiException.badRequest("\"" + field + "\" must be a whole number");
-    }
-    return v.asInt();
+    return value;
   }
 
   static UUID uuid(String s) {

@@ -1,10 +1,8 @@
 package io.boxline.server.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.boxline.NamespacePath;
@@ -29,25 +27,12 @@ import org.eclipse.jetty.util.Callback;
  * #notModified} answers it; the router completes the exchange afterwards.
  */
 final class Call {
-  /** Writes answers; reads request bodies that carry no event payload. */
+  /** Writes answers ({@link RequestBodies} reads requests). */
   static final ObjectMapper JSON =
       JsonMapper.builder()
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
           .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           .build();
-
-  /**
-   * Reads publish bodies: duplicate keys inside a payload are the sender's business (the payload is
-   * stored as sent); the envelope's own keys are checked by {@link Payloads}.
-   */
-  static final ObjectMapper PUBLISH_JSON =
-      JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
-
-  static {
-    // Request bodies deeper than this are refused (400), not parsed recursively.
-    JSON.getFactory()
-        .setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(200).build());
-  }
 
   final Request request;
   final Response response;
@@ -169,35 +154,24 @@ final class Call {
             + "'");
   }
 
-  /** The request body as a JSON object; 400 when it is missing, not JSON or not an object. */
-  JsonNode body() {
+  /** The request body as a {@code type}; 400 when it is missing or does not fit. */
+  <T> T body(Class<T> type) {
     if (bodyBytes.length == 0) {
       throw ApiException.badRequest("this request needs a JSON body");
     }
-    return parse(JSON, bodyBytes);
-  }
-
-  /** The body as a JSON object, or an empty object when there is none. */
-  JsonNode bodyOrEmpty() {
-    return bodyBytes.length == 0 ? JSON.createObjectNode() : parse(JSON, bodyBytes);
-  }
-
-  static JsonNode parse(ObjectMapper mapper, byte[] bytes) {
-    try {
-      JsonNode node = mapper.readTree(bytes);
-      if (node == null || node.isMissingNode()) {
-        throw ApiException.badRequest("this request needs a JSON body");
-      }
-      if (!node.isObject()) {
-        throw ApiException.badRequest("the body must be a JSON object");
-      }
-      return node;
-    } catch (JsonProcessingException e) {
-      throw ApiException.badRequest("the body is not valid JSON: " + Problems.jsonError(e));
-    } catch (IOException e) {
-      throw ApiException.badRequest("the body could not be read");
+    T value = RequestBodies.bind(bodyBytes, type);
+    if (value == null) {
+      throw ApiException.badRequest("the body must be a JSON object");
     }
+    return value;
   }
+
+  /** The body as a {@code type}, or one with every field left out when there is no body. */
+  <T> T bodyOrEmpty(Class<T> type) {
+    return bodyBytes.length == 0 ? RequestBodies.bind(EMPTY_OBJECT, type) : body(type);
+  }
+
+  private static final byte[] EMPTY_OBJECT = {'{', '}'};
 
   void json(int status, Object value) {
     byte[] bytes;

@@ -416,11 +416,6 @@ public final class ConfigReader {
   }
 
   /** A retention policy from a request body (the same keys as in the config file). */
-  static RetentionPolicy retentionFrom(JsonNode body) {
-    ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
-    return r.retention(r.node(body, ""));
-  }
-
   RetentionPolicy retention(ConfigNode n) {
     n.only("maxAge", "keepUnconsumed", "maxEventsPerPartition", "abandonAfter");
     return n.wrap(
@@ -501,11 +496,6 @@ public final class ConfigReader {
   }
 
   /** A group policy from a request body (the same keys as in the config file). */
-  static GroupPolicy groupPolicyFrom(JsonNode body) {
-    ConfigReader r = new ConfigReader("request body", Map.of(), false, false);
-    return r.groupPolicy(r.node(body, ""));
-  }
-
   GroupPolicy groupPolicy(ConfigNode n) {
     n.only(
         "checkInRate",

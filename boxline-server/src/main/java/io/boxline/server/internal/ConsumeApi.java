@@ -1,6 +1,5 @@
 package io.boxline.server.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
 import io.boxline.RemoteConsumers;
 import io.boxline.RemoteConsumers.Settlement;
@@ -140,10 +139,6 @@ final class ConsumeApi {
     r.add("DELETE", "/v1/subscriptions/{subscription}/members/{member}", this::leave);
   }
 
-  private static final Set<String> FETCH_FIELDS =
-      Set.of("weight", "max", "waitMillis", "payload", "settle");
-  private static final Set<String> SETTLE_FIELDS = Set.of("settle");
-
   /** Long polls waiting between two fetches on this instance (they hold no thread). */
   private final java.util.concurrent.atomic.AtomicInteger waiting =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -252,22 +247,21 @@ final class ConsumeApi {
   private void fetch(Call c) {
     SubscriptionInfo s = subscription(c);
     String member = member(c);
-    JsonNode body = c.bodyOrEmpty();
-    Problems.onlyFields(body, "", FETCH_FIELDS);
-    double weight = body.path("weight").isMissingNode() ? 1.0 : MemberWire.number(body, "weight");
-    int max = AdminApi.integer(body, "max", 100);
-    int waitMillis = AdminApi.integer(body, "waitMillis", 0);
+    ApiRequests.Fetch body = c.bodyOrEmpty(ApiRequests.Fetch.class);
+    double weight = body.weight() == null ? 1.0 : body.weight();
+    int max = body.max() == null ? 100 : body.max();
+    int waitMillis = body.waitMillis() == null ? 0 : body.waitMillis();
     if (waitMillis < 0 || waitMillis > MAX_WAIT_MILLIS) {
       throw ApiException.badRequest(
           "waitMillis must be between 0 and " + MAX_WAIT_MILLIS + ", got " + waitMillis);
     }
-    boolean raw = Payloads.base64(AdminApi.text(body, "payload", false));
+    boolean raw = Payloads.base64(body.payload());
     // What the last batch's handling came to, settled before this fetch: one round trip a cycle.
     // A refused settlement answers as a settle would, and nothing is fetched.
     int settled = -1;
-    if (body.has("settle")) {
+    if (body.settle() != null) {
       List<Settlement> settlements =
-          MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
+          MemberWire.settlements(body.settle(), c.caller.ackKey(), s.name(), member);
       settled = Call.valid(() -> boxline.remoteConsumers().settle(s, member, settlements));
     }
     Poll poll =
@@ -400,10 +394,9 @@ final class ConsumeApi {
   private void settle(Call c) {
     SubscriptionInfo s = subscription(c);
     String member = member(c);
-    JsonNode body = c.body();
-    Problems.onlyFields(body, "", SETTLE_FIELDS);
     List<Settlement> settlements =
-        MemberWire.settlements(body.get("settle"), c.caller.ackKey(), s.name(), member);
+        MemberWire.settlements(
+            c.body(ApiRequests.Settle.class).settle(), c.caller.ackKey(), s.name(), member);
     int n = Call.valid(() -> boxline.remoteConsumers().settle(s, member, settlements));
     c.json(200, new ApiBodies.Settled(n));
   }

@@ -5,7 +5,6 @@ import static io.boxline.server.internal.AdminApi.rawPayload;
 import static io.boxline.server.internal.AdminApi.subscription;
 import static io.boxline.server.internal.AdminApi.uuid;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Admin;
 import io.boxline.Boxline;
 import io.boxline.DeadLetter;
@@ -74,9 +73,8 @@ final class FailuresApi {
 
   private void deadLetters(Call c) {
     SubscriptionInfo s = subscription(admin, c, Action.READ);
-    Map<String, String> filters = new HashMap<>(c.query);
-    filters.remove("payload");
-    DeadLetterQuery q = deadLetterQuery(s.name(), filters, c.intQuery("limit", 100, 1, 10_000));
+    DeadLetterQuery q =
+        deadLetterQuery(s.name(), queryFilter(c.query), c.intQuery("limit", 100, 1, 10_000));
     boolean raw = rawPayload(c);
     List<ApiBodies.DeadLetter> out = new ArrayList<>();
     for (DeadLetter d : boxline.deadLetters().list(q)) {
@@ -103,31 +101,10 @@ final class FailuresApi {
    */
   private void redriveOrDiscard(Call c, boolean redrive) {
     SubscriptionInfo s = subscription(admin, c, Action.REDRIVE);
-    JsonNode body = c.bodyOrEmpty();
-    if (!body.isObject()) {
-      throw ApiException.badRequest("the body must be a JSON object of filters");
-    }
-    Map<String, String> filters = new HashMap<>();
-    body.fields()
-        .forEachRemaining(
-            f -> {
-              if (f.getKey().equals("dryRun")) {
-                if (!f.getValue().isBoolean()) {
-                  throw ApiException.badRequest("dryRun must be true or false");
-                }
-              } else if (f.getValue().isTextual() || f.getValue().isIntegralNumber()) {
-                filters.put(f.getKey(), f.getValue().asText());
-              } else if (!f.getValue().isNull()) {
-                throw ApiException.badRequest(
-                    "filter '"
-                        + f.getKey()
-                        + "' must be a string; nothing was "
-                        + (redrive ? "redriven" : "discarded"));
-              }
-            });
-    int limit = filters.containsKey("limit") ? parseLimit(filters.remove("limit")) : 100_000;
-    DeadLetterQuery q = deadLetterQuery(s.name(), filters, limit);
-    boolean dryRun = body.path("dryRun").asBoolean(false);
+    ApiRequests.DeadLetterFilter body = c.bodyOrEmpty(ApiRequests.DeadLetterFilter.class);
+    int limit = body.limit() == null ? 100_000 : body.limit();
+    DeadLetterQuery q = deadLetterQuery(s.name(), body, limit);
+    boolean dryRun = Boolean.TRUE.equals(body.dryRun());
     int n;
     boolean more;
     if (dryRun) {
@@ -150,44 +127,60 @@ final class FailuresApi {
             s.name(), redrive ? "redrive" : "discard", dryRun, n, limit, more));
   }
 
-  private static int parseLimit(String s) {
-    try {
-      return Integer.parseInt(s);
-    } catch (NumberFormatException e) {
-      throw ApiException.badRequest("limit must be a whole number, got '" + s + "'");
-    }
-  }
-
-  private static final Set<String> DEAD_LETTER_FILTERS =
+  private static final Set<String> QUERY_FILTERS =
       Set.of(
-          "topic", "type", "key", "eventId", "error", "deadBefore", "deadAfter", "after", "limit");
+          "topic",
+          "type",
+          "key",
+          "eventId",
+          "error",
+          "deadBefore",
+          "deadAfter",
+          "after",
+          "limit",
+          "payload");
 
-  private static DeadLetterQuery deadLetterQuery(
-      String subscription, Map<String, String> f, int limit) {
-    for (String k : f.keySet()) {
-      if (!DEAD_LETTER_FILTERS.contains(k)) {
-        String near = ConfigNode.nearest(k, DEAD_LETTER_FILTERS);
+  /** The filters of a dead-letter listing's query (limit and payload are read apart). */
+  private static ApiRequests.DeadLetterFilter queryFilter(Map<String, String> q) {
+    for (String k : q.keySet()) {
+      if (!QUERY_FILTERS.contains(k)) {
+        String near = ConfigNode.nearest(k, QUERY_FILTERS);
         throw ApiException.badRequest(
             "unknown filter '"
                 + Problems.quote(k)
                 + "'"
                 + (near == null ? "" : "; did you mean '" + near + "'?")
                 + " Filters are "
-                + new TreeSet<>(DEAD_LETTER_FILTERS));
+                + new TreeSet<>(QUERY_FILTERS));
       }
     }
+    return new ApiRequests.DeadLetterFilter(
+        q.get("topic"),
+        q.get("type"),
+        q.get("key"),
+        q.get("eventId"),
+        q.get("error"),
+        q.get("deadBefore"),
+        q.get("deadAfter"),
+        q.get("after"),
+        null,
+        null);
+  }
+
+  private static DeadLetterQuery deadLetterQuery(
+      String subscription, ApiRequests.DeadLetterFilter f, int limit) {
     return Call.valid(
         () ->
             new DeadLetterQuery(
                 subscription,
-                f.get("topic") == null ? null : TopicName.parse(f.get("topic")),
-                blankToNull(f.get("type")),
-                blankToNull(f.get("key")),
-                f.get("eventId") == null ? null : uuid(f.get("eventId")),
-                blankToNull(f.get("error")),
-                f.get("deadBefore") == null ? null : instant(f.get("deadBefore"), "deadBefore"),
-                f.get("deadAfter") == null ? null : instant(f.get("deadAfter"), "deadAfter"),
-                position(f.get("after")),
+                f.topic() == null ? null : TopicName.parse(f.topic()),
+                blankToNull(f.type()),
+                blankToNull(f.key()),
+                f.eventId() == null ? null : uuid(f.eventId()),
+                blankToNull(f.error()),
+                f.deadBefore() == null ? null : instant(f.deadBefore(), "deadBefore"),
+                f.deadAfter() == null ? null : instant(f.deadAfter(), "deadAfter"),
+                position(f.after()),
                 limit));
   }
 

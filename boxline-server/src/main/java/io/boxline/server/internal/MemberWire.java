@@ -1,14 +1,11 @@
 package io.boxline.server.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.RemoteConsumers;
 import io.boxline.RemoteConsumers.Outcome;
 import io.boxline.RemoteConsumers.Settlement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -17,8 +14,6 @@ import java.util.regex.Pattern;
  */
 final class MemberWire {
   private static final Pattern MEMBER = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
-  private static final Set<String> SETTLEMENT_FIELDS =
-      Set.of("ackId", "outcome", "retryIn", "reason");
 
   private MemberWire() {}
 
@@ -56,8 +51,8 @@ final class MemberWire {
 
   /** The settlements of a {@code "settle"} list, each ack id opened; 400 for anything amiss. */
   static List<Settlement> settlements(
-      JsonNode list, byte[] key, String subscription, String member) {
-    if (list == null || !list.isArray() || list.isEmpty()) {
+      List<ApiRequests.Settlement> list, byte[] key, String subscription, String member) {
+    if (list == null || list.isEmpty()) {
       throw ApiException.badRequest(
           "the body is {\"settle\": [{\"ackId\": \"...\", \"outcome\": \"done\"}, ...]}; outcome is done, retry or dead");
     }
@@ -66,61 +61,37 @@ final class MemberWire {
     }
     List<Settlement> settlements = new ArrayList<>();
     for (int i = 0; i < list.size(); i++) {
-      JsonNode x = list.get(i);
+      ApiRequests.Settlement x = list.get(i);
       String at = "settle[" + i + "]: ";
-      if (!x.isObject()) {
+      if (x == null) {
         throw ApiException.badRequest(at + "must be an object");
       }
-      Problems.onlyFields(x, at, SETTLEMENT_FIELDS);
-      String sealed = AdminApi.text(x, "ackId", true);
-      String outcome = AdminApi.text(x, "outcome", false);
-      if (outcome == null) {
+      if (x.ackId() == null) {
+        throw ApiException.badRequest(at + "the body needs \"ackId\"");
+      }
+      if (x.outcome() == null) {
         throw ApiException.badRequest(
             at + "needs \"outcome\": done, retry or dead (nothing is assumed)");
       }
       Outcome o;
       try {
-        o = Outcome.valueOf(outcome.toUpperCase(Locale.ROOT));
+        o = Outcome.valueOf(x.outcome().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw ApiException.badRequest(
-            at + "outcome must be done, retry or dead, got '" + Problems.quote(outcome) + "'");
+            at + "outcome must be done, retry or dead, got '" + Problems.quote(x.outcome()) + "'");
       }
-      String retryIn = AdminApi.text(x, "retryIn", false);
-      if (retryIn != null && o != Outcome.RETRY) {
+      if (x.retryIn() != null && o != Outcome.RETRY) {
         throw ApiException.badRequest(at + "retryIn goes with outcome retry only");
       }
-      Duration wait = null;
-      if (retryIn != null) {
-        try {
-          wait = io.boxline.Names.duration(retryIn);
-          if (wait.isNegative()) {
-            throw new IllegalArgumentException();
-          }
-        } catch (RuntimeException e) {
-          throw ApiException.badRequest(
-              at
-                  + "retryIn must be a duration such as 500ms, 30s or 5m, got '"
-                  + Problems.quote(retryIn)
-                  + "'");
-        }
-      }
-      String ackId = AckIds.open(key, subscription, member, sealed);
+      String ackId = AckIds.open(key, subscription, member, x.ackId());
       if (ackId == null) {
         throw ApiException.badRequest(
             at
                 + "ackId is not one that fetch gave this member of this subscription; settle only"
                 + " the ack ids of your own fetches");
       }
-      settlements.add(new Settlement(ackId, o, wait, AdminApi.text(x, "reason", false)));
+      settlements.add(new Settlement(ackId, o, x.retryIn(), x.reason()));
     }
     return settlements;
-  }
-
-  static double number(JsonNode body, String field) {
-    JsonNode v = body.get(field);
-    if (v == null || !v.isNumber()) {
-      throw ApiException.badRequest("\"" + field + "\" must be a number");
-    }
-    return v.asDouble();
   }
 }

@@ -101,7 +101,7 @@ final class Payloads {
    */
   static List<byte[]> cut(byte[] body, boolean batch) {
     List<byte[]> out = new ArrayList<>();
-    try (JsonParser p = Call.PUBLISH_JSON.getFactory().createParser(body)) {
+    try (JsonParser p = RequestBodies.PUBLISH_MAPPER.getFactory().createParser(body)) {
       p.nextToken();
       if (!batch) {
         out.add(event(p, body, ""));

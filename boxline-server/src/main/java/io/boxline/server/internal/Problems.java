@@ -3,11 +3,7 @@ package io.boxline.server.internal;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Error answers and the checks that produce them. Every refusal is a JSON problem ({@link Problem})
@@ -82,26 +78,5 @@ final class Problems {
       reason = "it is not well-formed";
     }
     return reason + where;
-  }
-
-  /**
-   * 400 unless every field of {@code object} is one of {@code known}; the message names the nearest
-   * known field. {@code at} names the object in the body ("" for the body itself).
-   */
-  static void onlyFields(JsonNode object, String at, Set<String> known) {
-    for (Iterator<String> it = object.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!known.contains(f)) {
-        String near = ConfigNode.nearest(f, known);
-        throw ApiException.badRequest(
-            at
-                + "unknown field '"
-                + quote(f)
-                + "'"
-                + (near == null ? "" : "; did you mean '" + near + "'?")
-                + " Known fields: "
-                + String.join(", ", new TreeSet<>(known)));
-      }
-    }
   }
 }

@@ -1,6 +1,5 @@
 package io.boxline.server.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Boxline;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
@@ -14,9 +13,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -30,18 +27,6 @@ import java.util.function.BooleanSupplier;
  */
 final class ProduceApi {
   static final int MAX_EVENTS_PER_REQUEST = 1000;
-  private static final Set<String> EVENT_FIELDS =
-      Set.of(
-          "id",
-          "key",
-          "type",
-          "source",
-          "contentType",
-          "payload",
-          "payloadBase64",
-          "headers",
-          "idempotencyKey",
-          "deliverAt");
 
   /**
    * The longest a tail waits without looking at its topic: it is woken when the topic's log grows
@@ -80,20 +65,16 @@ final class ProduceApi {
       throw ApiException.badRequest(
           "this request needs a JSON body: one event or {\"events\": [...]}");
     }
-    JsonNode body = Call.parse(Call.PUBLISH_JSON, c.bodyBytes);
-    List<JsonNode> items = new ArrayList<>();
-    boolean batch = body.isObject() && body.has("events");
-    if (batch) {
-      if (body.size() != 1 || !body.get("events").isArray()) {
-        throw ApiException.badRequest(
-            "a batch is {\"events\": [ ... ]} with nothing beside the list");
-      }
-      body.get("events").forEach(items::add);
-    } else if (body.isObject()) {
-      items.add(body);
-    } else {
+    ApiRequests.Publish body = RequestBodies.bindPublish(c.bodyBytes, ApiRequests.Publish.class);
+    if (body == null) {
       throw ApiException.badRequest(
           "the body must be one event (a JSON object) or {\"events\": [ ... ]}");
+    }
+    boolean batch = body.isBatch();
+    List<ApiRequests.Publish> items = batch ? body.events() : List.of(body);
+    if (batch && body.hasEventFields()) {
+      throw ApiException.badRequest(
+          "a batch is {\"events\": [ ... ]} with nothing beside the list");
     }
     if (items.isEmpty()) {
       throw ApiException.badRequest("the batch holds no events");
@@ -108,9 +89,13 @@ final class ProduceApi {
               + items.size()
               + ": split the batch");
     }
-    for (JsonNode item : items) {
-      if (!item.isObject()) {
-        throw ApiException.badRequest("an event must be a JSON object");
+    for (int i = 0; i < items.size(); i++) {
+      if (items.get(i) == null) {
+        throw ApiException.badRequest("events[" + i + "]: an event must be a JSON object");
+      }
+      if (batch && items.get(i).isBatch()) {
+        throw ApiException.badRequest(
+            "events[" + i + "]: an event holds no \"events\"; a batch is one list of events");
       }
     }
     List<byte[]> payloads = Payloads.cut(c.bodyBytes, batch);
@@ -145,87 +130,76 @@ final class ProduceApi {
     c.json(200, new ApiBodies.PublishAnswer(topic.toString(), out));
   }
 
-  private static OutgoingEvent event(TopicName topic, JsonNode e, byte[] payload, String at) {
-    if (!e.isObject()) {
-      throw ApiException.badRequest(at + "an event must be a JSON object");
-    }
-    Problems.onlyFields(e, at, EVENT_FIELDS);
-    if (e.path("type").isMissingNode() || e.path("type").isNull()) {
+  private static OutgoingEvent event(
+      TopicName topic, ApiRequests.Publish e, byte[] payload, String at) {
+    if (e.type() == null) {
       throw ApiException.badRequest(at + "an event needs \"type\", e.g. \"OrderPlaced\"");
     }
-    if (e.has("payload") && e.has("payloadBase64")) {
+    if (e.payload() != null && e.payloadBase64() != null) {
       throw ApiException.badRequest(at + "give payload (JSON) or payloadBase64 (bytes), not both");
     }
     OutgoingEvent.Builder b = OutgoingEvent.builder(topic);
     try {
-      str(e, "id", at).ifPresent(v -> b.id(AdminApi.uuid(v)));
-      str(e, "key", at).ifPresent(b::key);
-      str(e, "type", at).ifPresent(b::type);
-      str(e, "source", at).ifPresent(b::source);
-      str(e, "idempotencyKey", at).ifPresent(b::idempotencyKey);
-      str(e, "deliverAt", at)
-          .ifPresent(
-              v -> {
-                try {
-                  b.deliverAt(Instant.parse(v));
-                } catch (DateTimeParseException ex) {
-                  throw ApiException.badRequest(
-                      at + "deliverAt must be an ISO-8601 time, got '" + v + "'");
-                }
-              });
-      if (e.has("payloadBase64")) {
-        String v = str(e, "payloadBase64", at).orElse("");
+      if (e.id() != null) {
+        b.id(AdminApi.uuid(e.id()));
+      }
+      if (e.key() != null) {
+        b.key(e.key());
+      }
+      b.type(e.type());
+      if (e.source() != null) {
+        b.source(e.source());
+      }
+      if (e.idempotencyKey() != null) {
+        b.idempotencyKey(e.idempotencyKey());
+      }
+      if (e.deliverAt() != null) {
         try {
-          b.payload(Base64.getDecoder().decode(v));
+          b.deliverAt(Instant.parse(e.deliverAt()));
+        } catch (DateTimeParseException ex) {
+          throw ApiException.badRequest(
+              at
+                  + "deliverAt must be an ISO-8601 time, got '"
+                  + Problems.quote(e.deliverAt())
+                  + "'");
+        }
+      }
+      if (e.payloadBase64() != null) {
+        try {
+          b.payload(Base64.getDecoder().decode(e.payloadBase64()));
         } catch (IllegalArgumentException ex) {
           throw ApiException.badRequest(at + "payloadBase64 is not base64");
         }
-        b.contentType(str(e, "contentType", at).orElse("application/octet-stream"));
-      } else {
-        if (payload != null) {
-          // Stored as the sender wrote it: the bytes of the value in the request body.
-          String type = str(e, "contentType", at).orElse("application/json");
-          if (!Payloads.isJson(type)) {
-            throw ApiException.badRequest(
-                at
-                    + "payload holds JSON, but contentType is '"
-                    + Problems.quote(type)
-                    + "'; send other content as payloadBase64 with its contentType");
-          }
-          b.payload(payload);
-          b.contentType(type);
-        } else {
-          str(e, "contentType", at).ifPresent(b::contentType);
+        b.contentType(e.contentType() == null ? "application/octet-stream" : e.contentType());
+      } else if (payload != null) {
+        // Stored as the sender wrote it: the bytes of the value in the request body.
+        String type = e.contentType() == null ? "application/json" : e.contentType();
+        if (!Payloads.isJson(type)) {
+          throw ApiException.badRequest(
+              at
+                  + "payload holds JSON, but contentType is '"
+                  + Problems.quote(type)
+                  + "'; send other content as payloadBase64 with its contentType");
         }
+        b.payload(payload);
+        b.contentType(type);
+      } else if (e.contentType() != null) {
+        b.contentType(e.contentType());
       }
-      JsonNode headers = e.get("headers");
-      if (headers != null && !headers.isNull()) {
-        if (!headers.isObject()) {
-          throw ApiException.badRequest(at + "headers must be an object of strings");
-        }
-        for (Iterator<Map.Entry<String, JsonNode>> it = headers.fields(); it.hasNext(); ) {
-          Map.Entry<String, JsonNode> h = it.next();
-          if (!h.getValue().isTextual()) {
-            throw ApiException.badRequest(at + "header '" + h.getKey() + "' must be a string");
-          }
-          b.header(h.getKey(), h.getValue().asText());
-        }
+      if (e.headers() != null) {
+        e.headers()
+            .forEach(
+                (k, v) -> {
+                  if (v == null) {
+                    throw ApiException.badRequest(at + "header '" + k + "' must be a string");
+                  }
+                  b.header(k, v);
+                });
       }
       return b.build();
     } catch (io.boxline.ValidationException ex) {
       throw ApiException.badRequest(at + ex.getMessage());
     }
-  }
-
-  private static java.util.Optional<String> str(JsonNode e, String field, String at) {
-    JsonNode v = e.get(field);
-    if (v == null || v.isNull()) {
-      return java.util.Optional.empty();
-    }
-    if (!v.isTextual()) {
-      throw ApiException.badRequest(at + field + " must be a string");
-    }
-    return java.util.Optional.of(v.asText());
   }
 
   /**

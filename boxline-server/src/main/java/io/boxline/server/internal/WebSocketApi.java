@@ -48,9 +48,6 @@ final class WebSocketApi {
 
   private static final long IDLE_MILLIS = 5_000;
   private static final long PING_MILLIS = 15_000;
-  private static final Set<String> FETCH_FIELDS = Set.of("op", "id", "weight", "max", "payload");
-  private static final Set<String> SETTLE_FIELDS = Set.of("op", "id", "settle");
-  private static final Set<String> LEAVE_FIELDS = Set.of("op", "id");
 
   private final Boxline boxline;
   private final Auth auth;
@@ -360,49 +357,31 @@ final class WebSocketApi {
     private void handle(String text) {
       JsonNode id = null;
       try {
-        JsonNode m = Call.parse(Call.JSON, text.getBytes(StandardCharsets.UTF_8));
-        id = m.get("id");
-        String op = AdminApi.text(m, "op", false);
-        if (op == null) {
-          throw ApiException.badRequest("a message needs \"op\": fetch, settle or leave");
-        }
+        JsonNode tree = RequestBodies.tree(text.getBytes(StandardCharsets.UTF_8));
+        id = tree.get("id"); // echoed even when the rest of the message is refused
         if (left) {
           throw ApiException.badRequest("this member left; open a new socket to join again");
         }
-        switch (op) {
-          case "fetch" -> {
-            Problems.onlyFields(m, "", FETCH_FIELDS);
-            double w = m.path("weight").isMissingNode() ? 1.0 : MemberWire.number(m, "weight");
-            int n = AdminApi.integer(m, "max", 100);
-            boolean r = Payloads.base64(AdminApi.text(m, "payload", false));
-            weight = w;
-            max = n;
-            raw = r;
-            fetchId = id;
-            wanting = true;
-            if (!waiting) {
-              fetchStep(false);
-            }
+        ApiRequests.WsMessage message = RequestBodies.bind(tree, ApiRequests.WsMessage.class);
+        if (message instanceof ApiRequests.WsFetch f) {
+          weight = f.weight() == null ? 1.0 : f.weight();
+          max = f.max() == null ? 100 : f.max();
+          raw = Payloads.base64(f.payload());
+          fetchId = id;
+          wanting = true;
+          if (!waiting) {
+            fetchStep(false);
           }
-          case "settle" -> {
-            Problems.onlyFields(m, "", SETTLE_FIELDS);
-            List<RemoteConsumers.Settlement> settlements =
-                MemberWire.settlements(
-                    m.get("settle"), caller.ackKey(), subscription.name(), member);
-            int n =
-                Call.valid(
-                    () -> boxline.remoteConsumers().settle(subscription, member, settlements));
-            send(new WsSettled("settled", idOf(id), n));
-          }
-          case "leave" -> {
-            Problems.onlyFields(m, "", LEAVE_FIELDS);
-            leave();
-            send(new WsLeft("left", idOf(id)))
-                .whenComplete((v, e) -> close(StatusCode.NORMAL, "left"));
-          }
-          default ->
-              throw ApiException.badRequest(
-                  "op must be fetch, settle or leave, got '" + Problems.quote(op) + "'");
+        } else if (message instanceof ApiRequests.WsSettle m) {
+          List<RemoteConsumers.Settlement> settlements =
+              MemberWire.settlements(m.settle(), caller.ackKey(), subscription.name(), member);
+          int n =
+              Call.valid(() -> boxline.remoteConsumers().settle(subscription, member, settlements));
+          send(new WsSettled("settled", idOf(id), n));
+        } else {
+          leave();
+          send(new WsLeft("left", idOf(id)))
+              .whenComplete((v, e) -> close(StatusCode.NORMAL, "left"));
         }
       } catch (Throwable e) {
         send(error(id, e));
