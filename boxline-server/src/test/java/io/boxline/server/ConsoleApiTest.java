@@ -29,6 +29,7 @@ class ConsoleApiTest {
   static final String ADMIN = "console-api-admin";
   static final String VIEWER = "console-api-viewer";
   static final String A_VIEWER = "console-api-a-viewer";
+  static final String PAGING_VIEWER = "console-api-paging-viewer";
   static final TopicName ORDERS = TopicName.parse("tenant-a/orders");
 
   String schema;
@@ -54,6 +55,9 @@ class ConsoleApiTest {
                     + "  - {name: a-wall, secret: "
                     + A_VIEWER
                     + ", role: viewer, namespaces: [tenant-a]}\n"
+                    + "  - {name: paging-wall, secret: "
+                    + PAGING_VIEWER
+                    + ", role: viewer, namespaces: [paging]}\n"
                     + "topics:\n"
                     + "  - {name: tenant-a/orders, partitions: 2}\n"
                     + "  - {name: tenant-b/orders, partitions: 2}\n"
@@ -131,6 +135,54 @@ class ConsoleApiTest {
         .contains("a-billing")
         .doesNotContain("b-billing");
     assertThat(scoped.has("outbox")).isFalse();
+  }
+
+  @Test
+  void topicsSubscriptionsAndTheOverviewPageByNameOnTheServer() {
+    for (String t : new String[] {"paging/e", "paging/a", "paging/d", "paging/b", "paging/c"}) {
+      assertThat(api.post("/v1/topics", "{\"name\":\"" + t + "\",\"partitions\":1}").status())
+          .isEqualTo(201);
+    }
+    for (String[] s : new String[][] {{"paging/s-a", "paging/a"}, {"paging/s-d", "paging/d"}}) {
+      assertThat(
+              api.post(
+                      "/v1/subscriptions",
+                      "{\"name\":\"" + s[0] + "\",\"topics\":[\"" + s[1] + "\"]}")
+                  .status())
+          .isEqualTo(201);
+    }
+    Api viewer = api.as(PAGING_VIEWER);
+    java.util.List<String> names = new java.util.ArrayList<>();
+    java.util.List<String> cursors = new java.util.ArrayList<>();
+    String after = "";
+    do {
+      JsonNode page = viewer.get("/v1/topics?limit=2" + after).json();
+      assertThat(page.get("topics").size()).isBetween(1, 2);
+      page.get("topics").forEach(t -> names.add(t.get("name").asText()));
+      cursors.add(page.get("next").asText(null));
+      after = page.get("next").isNull() ? null : "&after=" + enc(page.get("next").asText());
+    } while (after != null);
+    assertThat(names).containsExactly("paging/a", "paging/b", "paging/c", "paging/d", "paging/e");
+    assertThat(cursors).containsExactly("paging/b", "paging/d", null);
+
+    JsonNode subs = viewer.get("/v1/subscriptions?limit=1").json();
+    assertThat(subs.get("subscriptions").get(0).get("name").asText()).isEqualTo("paging/s-a");
+    assertThat(subs.get("next").asText()).isEqualTo("paging/s-a");
+    JsonNode last = viewer.get("/v1/subscriptions?limit=1&after=paging%2Fs-a").json();
+    assertThat(last.get("subscriptions").get(0).get("name").asText()).isEqualTo("paging/s-d");
+    assertThat(last.get("next").isNull()).isTrue();
+
+    // The overview's page holds its topics and their subscriptions only; totals count all.
+    JsonNode second = viewer.get("/v1/overview?limit=2&after=paging%2Fb").json();
+    assertThat(second.get("topics").findValuesAsText("name"))
+        .containsExactly("paging/c", "paging/d");
+    assertThat(second.get("subscriptions").findValuesAsText("name")).containsExactly("paging/s-d");
+    assertThat(second.get("totals").get("topics").asInt()).isEqualTo(5);
+    assertThat(second.get("totals").get("subscriptions").asInt()).isEqualTo(2);
+    assertThat(second.get("next").asText()).isEqualTo("paging/d");
+
+    assertThat(viewer.get("/v1/topics?limit=0").status()).isEqualTo(400);
+    assertThat(viewer.get("/v1/topics?limit=1001").status()).isEqualTo(400);
   }
 
   @Test

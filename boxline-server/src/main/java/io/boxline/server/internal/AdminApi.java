@@ -101,13 +101,16 @@ final class AdminApi {
 
   private void topics(Call c) {
     c.caller.require(Action.READ);
-    List<ApiBodies.Topic> out = new ArrayList<>();
+    List<TopicInfo> visible = new ArrayList<>();
     for (TopicInfo t : admin.topics()) {
       if (c.caller.covers(t.name())) {
-        out.add(Views.topic(t));
+        visible.add(t);
       }
     }
-    c.json(200, new ApiBodies.Topics(out));
+    NamePage<TopicInfo> page = NamePage.of(c, visible, t -> t.name().toString());
+    List<ApiBodies.Topic> out = new ArrayList<>();
+    page.items().forEach(t -> out.add(Views.topic(t)));
+    c.json(200, new ApiBodies.Topics(out, page.next()));
   }
 
   private void createTopic(Call c) {
@@ -230,13 +233,16 @@ final class AdminApi {
 
   private void subscriptions(Call c) {
     c.caller.require(Action.READ);
-    List<ApiBodies.Subscription> out = new ArrayList<>();
+    List<SubscriptionInfo> visible = new ArrayList<>();
     for (SubscriptionInfo s : admin.subscriptions()) {
       if (c.caller.covers(s)) {
-        out.add(Views.subscription(s));
+        visible.add(s);
       }
     }
-    c.json(200, new ApiBodies.Subscriptions(out));
+    NamePage<SubscriptionInfo> page = NamePage.of(c, visible, SubscriptionInfo::name);
+    List<ApiBodies.Subscription> out = new ArrayList<>();
+    page.items().forEach(s -> out.add(Views.subscription(s)));
+    c.json(200, new ApiBodies.Subscriptions(out, page.next()));
   }
 
   private void createSubscription(Call c) {

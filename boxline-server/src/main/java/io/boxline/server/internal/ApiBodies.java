@@ -137,11 +137,20 @@ final class ApiBodies {
 
   record OutboxBacklog(long events, double ageSeconds) {}
 
+  /**
+   * A page of the overview: topics by name and the subscriptions of those topics; {@code totals}
+   * count everything the caller may read; {@code next} is the {@code after} of the next page.
+   */
   record Overview(
       String readAt,
       List<OverviewTopic> topics,
       List<OverviewSubscription> subscriptions,
-      @JsonInclude(JsonInclude.Include.NON_NULL) OutboxBacklog outbox) {}
+      @JsonInclude(JsonInclude.Include.NON_NULL) OutboxBacklog outbox,
+      OverviewTotals totals,
+      String next) {}
+
+  /** What the caller may read in all: topics, subscriptions, and their failures. */
+  record OverviewTotals(int topics, int subscriptions, long retrying, long deadLetters) {}
 
   record Caller(String name, String role) {}
 
@@ -152,14 +161,16 @@ final class ApiBodies {
   /** The answer to a delete: the name and whether there was anything to delete. */
   record Deleted(String name, boolean deleted) {}
 
-  record Topics(List<Topic> topics) {}
+  /** A page of topics by name; {@code next} is the {@code after} of the next page, or null. */
+  record Topics(List<Topic> topics, String next) {}
 
   /**
    * A page of a partition's events; {@code next} is the {@code after} of the next page, or null.
    */
   record EventPage(List<Event> events, Long next) {}
 
-  record Subscriptions(List<Subscription> subscriptions) {}
+  /** A page of subscriptions by name; {@code next} as for {@link Topics}. */
+  record Subscriptions(List<Subscription> subscriptions, String next) {}
 
   record Rewound(String subscription, List<Lag> partitions) {}
 

@@ -6,6 +6,7 @@ import io.boxline.GroupState;
 import io.boxline.PartitionLag;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
+import io.boxline.TopicName;
 import io.boxline.TopicState;
 import io.boxline.server.internal.Auth.Action;
 import java.time.Clock;
@@ -13,14 +14,17 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * {@code GET /v1/overview}: every topic and subscription the caller may read, with the counters a
- * dashboard samples (heads, handled positions, lag, failures, members) in one request: one read per
- * topic, {@code Admin.group} per subscription (members and lag with age) and one for all failures.
- * Rates are the client's to compute from two samples: the counters only grow.
+ * {@code GET /v1/overview}: a page of the topics the caller may read (by name, {@code
+ * ?limit=&after=}) and the subscriptions of those topics, with the counters a dashboard samples
+ * (heads, handled positions, lag, failures, members), and totals over everything the caller may
+ * read: one read per topic of the page, {@code Admin.group} per subscription of the page, one for
+ * all failures. Rates are the client's to compute from two samples: the counters only grow.
  */
 final class OverviewApi {
   /** A subscription whose oldest unhandled event is older than this is lagging. */
@@ -41,21 +45,39 @@ final class OverviewApi {
   private void overview(Call c) {
     c.caller.require(Action.READ);
     Instant now = clock.instant();
-    List<ApiBodies.OverviewTopic> topics = new ArrayList<>();
+    List<TopicInfo> visibleTopics = new ArrayList<>();
     for (TopicInfo t : admin.topics()) {
       if (c.caller.covers(t.name())) {
-        TopicState s = admin.topicState(t.name());
-        topics.add(
-            new ApiBodies.OverviewTopic(
-                Views.topic(t), s.events(), t.name().namespace().toString()));
+        visibleTopics.add(t);
       }
+    }
+    NamePage<TopicInfo> page = NamePage.of(c, visibleTopics, t -> t.name().toString());
+    Set<TopicName> onPage = new HashSet<>();
+    List<ApiBodies.OverviewTopic> topics = new ArrayList<>();
+    for (TopicInfo t : page.items()) {
+      onPage.add(t.name());
+      TopicState s = admin.topicState(t.name());
+      topics.add(
+          new ApiBodies.OverviewTopic(Views.topic(t), s.events(), t.name().namespace().toString()));
     }
     Map<String, FailureCounts> failures = new HashMap<>();
     admin.failures().forEach(f -> failures.put(f.subscription(), f));
     List<ApiBodies.OverviewSubscription> subscriptions = new ArrayList<>();
+    int visibleSubscriptions = 0;
+    long retrying = 0;
+    long deadLetters = 0;
     for (SubscriptionInfo s : admin.subscriptions()) {
       if (!c.caller.covers(s)) {
         continue;
+      }
+      visibleSubscriptions++;
+      FailureCounts counts = failures.get(s.name());
+      if (counts != null) {
+        retrying += counts.retrying();
+        deadLetters += counts.deadLetters();
+      }
+      if (s.topics().stream().noneMatch(onPage::contains)) {
+        continue; // another page's: its group is not read for this one
       }
       GroupState g = admin.group(s.name());
       long lag = 0;
@@ -88,7 +110,16 @@ final class OverviewApi {
       var b = admin.outboxBacklog();
       outbox = new ApiBodies.OutboxBacklog(b.events(), b.age(now).toMillis() / 1000.0);
     }
-    c.json(200, new ApiBodies.Overview(Views.time(now), topics, subscriptions, outbox));
+    c.json(
+        200,
+        new ApiBodies.Overview(
+            Views.time(now),
+            topics,
+            subscriptions,
+            outbox,
+            new ApiBodies.OverviewTotals(
+                visibleTopics.size(), visibleSubscriptions, retrying, deadLetters),
+            page.next()));
   }
 
   /**

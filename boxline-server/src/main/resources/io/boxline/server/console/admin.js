@@ -1,4 +1,4 @@
-import { api, topicPath, may } from './api.js';
+import { api, apiAll, topicPath, may } from './api.js';
 import { h, clear, field, table, num } from './dom.js';
 import { notify } from './ui.js';
 
@@ -44,15 +44,15 @@ export function admin(root) {
   retTopic.addEventListener('change', () => fillRetention());
 
   async function refresh() {
-    const r = await api('/v1/topics');
+    const topics = await apiAll('/v1/topics', 'topics');
     const keep = retTopic.value;
     clear(subTopics); clear(retTopic);
-    for (const t of r.topics) {
+    for (const t of topics) {
       subTopics.append(h('option', { value: t.name }, t.name));
       retTopic.append(h('option', { value: t.name }, t.name));
     }
     if (keep) retTopic.value = keep;
-    clear(topicsList).append(table('Topics', ['Name', { label: 'Partitions', num: true }, 'Sequencing'], r.topics.map((t) => [t.name, num(t.partitions), t.sequencing])));
+    clear(topicsList).append(table('Topics', ['Name', { label: 'Partitions', num: true }, 'Sequencing'], topics.map((t) => [t.name, num(t.partitions), t.sequencing])));
     fillRetention();
   }
 

@@ -45,6 +45,18 @@ export async function api(path, { method = 'GET', body, params } = {}) {
   return data;
 }
 
+// Every item of a list the server pages by name (topics, subscriptions): follows `next` to the end.
+export async function apiAll(path, list) {
+  const all = [];
+  let after;
+  do {
+    const page = await api(path, { params: { limit: 1000, after } });
+    all.push(...page[list]);
+    after = page.next;
+  } while (after);
+  return all;
+}
+
 export const enc = (s) => encodeURIComponent(s);
 export const topicPath = (t) => '/v1/topics/' + enc(t);
 export const subPath = (s) => '/v1/subscriptions/' + enc(s);

@@ -1,4 +1,4 @@
-import { api, topicPath } from './api.js';
+import { api, apiAll, topicPath } from './api.js';
 import { h, clear, num, time, table, field } from './dom.js';
 import { eventDetail } from './eventview.js';
 import { notify } from './ui.js';
@@ -24,8 +24,8 @@ export function events(root, params) {
   const back = [];
   let head = null;
 
-  api('/v1/topics').then((r) => {
-    for (const t of r.topics) topicSel.append(h('option', { value: t.name }, `${t.name} (${t.partitions} partitions)`));
+  apiAll('/v1/topics', 'topics').then((topics) => {
+    for (const t of topics) topicSel.append(h('option', { value: t.name }, `${t.name} (${t.partitions} partitions)`));
     if (params.topic) topicSel.value = params.topic;
     if (params.subscription) {
       banner.append(h('p', { class: 'panel', id: 'unhandled-banner' },

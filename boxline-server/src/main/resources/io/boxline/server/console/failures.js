@@ -1,4 +1,4 @@
-import { api, subPath, may } from './api.js';
+import { api, apiAll, subPath, may } from './api.js';
 import { h, clear, num, time, table, field } from './dom.js';
 import { eventDetail } from './eventview.js';
 import { confirmAction, notify } from './ui.js';
@@ -37,8 +37,8 @@ export function failures(root, params) {
   }
   drawTabs();
 
-  api('/v1/subscriptions').then((r) => {
-    for (const s of r.subscriptions) sub.append(h('option', { value: s.name }, s.name));
+  apiAll('/v1/subscriptions', 'subscriptions').then((subscriptions) => {
+    for (const s of subscriptions) sub.append(h('option', { value: s.name }, s.name));
     if (params.subscription) sub.value = params.subscription;
     if (sub.value) load();
   }).catch((e) => notify(e.message));

@@ -2,14 +2,20 @@ import { api } from './api.js';
 import { h, clear, append, num, rate, seconds, badge, table } from './dom.js';
 import { record, rateOf } from './history.js';
 
-// Namespaces → topics → subscriptions, with rates from the counters sampled at every refresh.
+// Namespaces → topics → subscriptions, with rates from the counters sampled at every refresh. The
+// server pages the topics by name (PAGE at a time); the cards count everything the token covers.
+const PAGE = 50;
+
 export function overview(root) {
   const cards = h('div', { class: 'cards', id: 'overview-cards' });
   const body = h('div', { class: 'panel', id: 'overview-table' }, h('p', { class: 'muted' }, 'Loading…'));
-  clear(root).append(h('h1', null, 'Overview'), cards, body);
+  const pager = h('div', { class: 'pager', id: 'overview-pager' });
+  clear(root).append(h('h1', null, 'Overview'), cards, body, pager);
+  // The `after` of each page shown so far: the current page is the last.
+  const pages = [undefined];
 
   async function update() {
-    const o = await api('/v1/overview');
+    const o = await api('/v1/overview', { params: { limit: PAGE, after: pages[pages.length - 1] } });
     // One clock for every sample (the browser's): the server's and the database's may differ.
     const at = Date.now();
     for (const t of o.topics) record('in:' + t.name, t.events, at);
@@ -17,17 +23,17 @@ export function overview(root) {
       record('out:' + s.name, s.handled, at);
       record('lag:' + s.name, s.lag, at);
     }
-    const dead = o.subscriptions.reduce((a, s) => a + s.deadLetters, 0);
     const lag = o.subscriptions.reduce((a, s) => a + s.lag, 0);
+    const paged = pages.length > 1 || o.next;
     const inRate = o.topics.reduce((a, t) => a + (rateOf('in:' + t.name) || 0), 0);
     // The outbox is cluster-wide: only a token for every namespace gets it. The DOM's own append
     // would print a missing card as the text "null"; dom.js's append leaves it out.
     append(clear(cards), [
-      card('Topics', num(o.topics.length), 'topics'),
-      card('Subscriptions', num(o.subscriptions.length), 'subscriptions'),
-      card('Events in', rate(inRate), 'in-rate'),
-      card('Lag (events)', num(lag), 'lag'),
-      card('Dead letters', num(dead), 'dead-letters'),
+      card('Topics', num(o.totals.topics), 'topics'),
+      card('Subscriptions', num(o.totals.subscriptions), 'subscriptions'),
+      card(paged ? 'Events in (this page)' : 'Events in', rate(inRate), 'in-rate'),
+      card(paged ? 'Lag (events, this page)' : 'Lag (events)', num(lag), 'lag'),
+      card('Dead letters', num(o.totals.deadLetters), 'dead-letters'),
       o.outbox ? card('Outbox backlog', num(o.outbox.events) + (o.outbox.events ? ' · ' + seconds(o.outbox.ageSeconds) : ''), 'outbox') : null,
     ]);
     const rows = [];
@@ -52,6 +58,12 @@ export function overview(root) {
     clear(body).append(
       rows.length ? table('Topics and their subscriptions', headers, rows) : h('p', { class: 'muted' }, 'No topics yet.'),
       h('p', { class: 'muted' }, `Read at ${new Date(at).toLocaleTimeString('en-GB')}; rates over the last 10 s of samples.`));
+    const first = (pages.length - 1) * PAGE + 1;
+    clear(pager).append(...(paged ? [
+      h('button', { type: 'button', id: 'overview-prev', disabled: pages.length === 1, onclick: () => { pages.pop(); update(); } }, '← Previous'),
+      h('span', { class: 'muted' }, ` topics ${num(first)}–${num(first + o.topics.length - 1)} of ${num(o.totals.topics)} `),
+      h('button', { type: 'button', id: 'overview-next', disabled: !o.next, onclick: () => { pages.push(o.next); update(); } }, 'Next →'),
+    ] : []));
   }
 
   function subscriptionRow(s, topic) {
