@@ -215,6 +215,29 @@ public final class Names {
     return d;
   }
 
+  /**
+   * A duration as Boxline writes it everywhere (the server's answers, the command line's output):
+   * in the largest unit that holds it whole — {@code 7d}, {@code 2h}, {@code 5m}, {@code 30s},
+   * {@code 250ms} — or ISO-8601 when finer than a millisecond; {@link #duration} reads it back.
+   */
+  public static String durationText(java.time.Duration d) {
+    if (d.isNegative() || d.getNano() % 1_000_000 != 0) {
+      return d.toString();
+    }
+    long ms = d.toMillis();
+    if (ms == 0) {
+      return "0s";
+    }
+    long[] sizes = {86_400_000L, 3_600_000L, 60_000L, 1_000L, 1L};
+    String[] units = {"d", "h", "m", "s", "ms"};
+    for (int i = 0; i < sizes.length; i++) {
+      if (ms % sizes[i] == 0) {
+        return ms / sizes[i] + units[i];
+      }
+    }
+    return d.toString(); // not reached: every whole millisecond count ends at ms
+  }
+
   /** {@code value} when it is at most {@link #MAX_DURATION} (or null); else a clear error. */
   public static java.time.Duration requireStorable(String what, java.time.Duration value) {
     if (value != null && value.compareTo(MAX_DURATION) > 0) {

@@ -102,4 +102,23 @@ class NamesTest {
                     .register(EventType.of(Integer.class, "x", TopicName.of("a", "t"))))
         .hasMessageContaining("registered for both");
   }
+
+  @Test
+  void durationsAreWrittenInTheLargestWholeUnitAndReadBack() {
+    java.util.Map<java.time.Duration, String> cases = new java.util.LinkedHashMap<>();
+    cases.put(java.time.Duration.ZERO, "0s");
+    cases.put(java.time.Duration.ofMillis(250), "250ms");
+    cases.put(java.time.Duration.ofMillis(1500), "1500ms");
+    cases.put(java.time.Duration.ofSeconds(30), "30s");
+    cases.put(java.time.Duration.ofSeconds(90), "90s");
+    cases.put(java.time.Duration.ofMinutes(5), "5m");
+    cases.put(java.time.Duration.ofHours(48), "2d");
+    cases.put(java.time.Duration.ofHours(36), "36h");
+    cases.put(java.time.Duration.ofNanos(1_500), "PT0.0000015S");
+    cases.forEach(
+        (d, text) -> {
+          org.assertj.core.api.Assertions.assertThat(Names.durationText(d)).isEqualTo(text);
+          org.assertj.core.api.Assertions.assertThat(Names.duration(text)).isEqualTo(d);
+        });
+  }
 }

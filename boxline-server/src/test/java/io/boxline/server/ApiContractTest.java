@@ -63,7 +63,7 @@ class ApiContractTest {
     String state =
         TOPIC.substring(0, TOPIC.length() - 1)
             + ",\"retention\":{\"maxAge\":null,\"keepUnconsumed\":true,"
-            + "\"maxEventsPerPartition\":0,\"abandonAfter\":\"PT168H\"},\"heads\":[0,0,0,0],\"events\":0}";
+            + "\"maxEventsPerPartition\":0,\"abandonAfter\":\"7d\"},\"heads\":[0,0,0,0],\"events\":0}";
     assertThatCode(() -> CONTRACT.check("GET", "/v1/topics/acme%2Forders", 200, JSON, state))
         .doesNotThrowAnyException();
     assertThatThrownBy(

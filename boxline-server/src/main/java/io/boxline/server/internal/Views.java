@@ -12,6 +12,7 @@ import io.boxline.RetryingEvent;
 import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.TopicState;
+import io.boxline.Names;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,10 +42,10 @@ final class Views {
 
   static ApiBodies.Retention retention(RetentionPolicy r) {
     return new ApiBodies.Retention(
-        r.maxAge() == null ? null : r.maxAge().toString(),
+        r.maxAge() == null ? null : Names.durationText(r.maxAge()),
         r.keepUnconsumed(),
         r.maxEventsPerPartition(),
-        r.abandonAfter() == null ? null : r.abandonAfter().toString());
+        r.abandonAfter() == null ? null : Names.durationText(r.abandonAfter()));
   }
 
   static ApiBodies.Subscription subscription(SubscriptionInfo s) {
@@ -108,13 +109,13 @@ final class Views {
   static ApiBodies.Policy policy(GroupPolicy p) {
     return new ApiBodies.Policy(
         p.checkInRate(),
-        p.minCheckInInterval().toString(),
+        Names.durationText(p.minCheckInInterval()),
         p.deadlineMultiplier(),
         p.slack(),
-        p.releaseGrace().toString(),
-        p.idleRelease().toString(),
+        Names.durationText(p.releaseGrace()),
+        Names.durationText(p.idleRelease()),
         p.batchSize(),
-        p.maxCheckInInterval().toString(),
+        Names.durationText(p.maxCheckInInterval()),
         p.maxMembers());
   }
 
