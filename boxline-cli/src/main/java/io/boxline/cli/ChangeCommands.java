@@ -11,7 +11,6 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
-import io.boxline.cli.http.HttpAdmin;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -369,12 +368,12 @@ final class ChangeCommands {
       GroupPolicy now = admin.groupPolicy(subscription);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("checkInRate", now.checkInRate());
-      m.put("minCheckInInterval", now.minCheckInInterval().toString());
-      m.put("maxCheckInInterval", now.maxCheckInInterval().toString());
+      m.put("minCheckInInterval", io.boxline.Names.durationText(now.minCheckInInterval()));
+      m.put("maxCheckInInterval", io.boxline.Names.durationText(now.maxCheckInInterval()));
       m.put("deadlineMultiplier", now.deadlineMultiplier());
       m.put("slack", now.slack());
-      m.put("releaseGrace", now.releaseGrace().toString());
-      m.put("idleRelease", now.idleRelease().toString());
+      m.put("releaseGrace", io.boxline.Names.durationText(now.releaseGrace()));
+      m.put("idleRelease", io.boxline.Names.durationText(now.idleRelease()));
       m.put("batchSize", now.batchSize());
       m.put("maxMembers", now.maxMembers());
       if (output.json()) {
@@ -397,7 +396,7 @@ final class ChangeCommands {
     @Override
     public Integer call() {
       if (connection.overServer()) {
-        throw HttpAdmin.needsDatabase("'boxline migrate'");
+        throw Connection.needsDatabase("'boxline migrate'");
       }
       Connection.Session s = connection.openForMigration();
       try (s) {

@@ -7,13 +7,12 @@ import io.boxline.Admin;
 import io.boxline.Boxline;
 import io.boxline.DeadLetterQuery;
 import io.boxline.DeadLetters;
+import io.boxline.NotFoundException;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
 import io.boxline.StoreException;
-import io.boxline.cli.http.HttpAdmin;
-import io.boxline.cli.http.HttpDeadLetters;
-import io.boxline.cli.http.HttpPublisher;
-import io.boxline.cli.http.ServerClient;
+import io.boxline.client.BoxlineClient;
+import io.boxline.client.RemoteDeadLetters;
 import io.boxline.jdbc.JdbcStore;
 import java.io.IOException;
 import java.io.InputStream;
@@ -91,9 +90,9 @@ final class Connection {
   static final class Session implements AutoCloseable {
     private final HikariDataSource pool;
     private final Boxline boxline;
-    private final ServerClient server;
+    private final BoxlineClient server;
     private final Admin admin;
-    private final DeadLetters deadLetters;
+    private final RemoteDeadLetters deadLetters;
 
     /** Over a database. */
     Session(HikariDataSource pool, Boxline boxline) {
@@ -105,12 +104,12 @@ final class Connection {
     }
 
     /** Over a server. */
-    Session(ServerClient server) {
+    Session(BoxlineClient server) {
       this.pool = null;
       this.boxline = null;
       this.server = server;
-      this.admin = new HttpAdmin(server);
-      this.deadLetters = new HttpDeadLetters(server);
+      this.admin = server.admin();
+      this.deadLetters = server.deadLetters();
     }
 
     boolean overServer() {
@@ -118,7 +117,7 @@ final class Connection {
     }
 
     /** The server's client, or null over a database. */
-    ServerClient server() {
+    BoxlineClient server() {
       return server;
     }
 
@@ -132,13 +131,13 @@ final class Connection {
 
     /** How many dead letters match: over a server one dry-run request, not the list. */
     int countDeadLetters(DeadLetterQuery q) {
-      return deadLetters instanceof HttpDeadLetters h ? h.count(q) : deadLetters().list(q).size();
+      return deadLetters != null ? deadLetters.count(q) : deadLetters().list(q).size();
     }
 
     /** Publishes {@code events} (one topic) in one transaction: all or none. */
     List<PublishResult> publish(List<OutgoingEvent> events) {
       if (server != null) {
-        return new HttpPublisher(server).publishAll(events);
+        return server.publisher().publishAll(events);
       }
       return boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, events));
     }
@@ -146,13 +145,16 @@ final class Connection {
     /** The Boxline of a database session; over a server, a refusal naming {@code what}. */
     Boxline boxline(String what) {
       if (boxline == null) {
-        throw HttpAdmin.needsDatabase(what);
+        throw needsDatabase(what);
       }
       return boxline;
     }
 
     @Override
     public void close() {
+      if (server != null) {
+        server.close();
+      }
       if (boxline != null) {
         boxline.close();
       }
@@ -160,6 +162,15 @@ final class Connection {
         pool.close();
       }
     }
+  }
+
+  /** The refusal for what only a database connection offers. */
+  static CliException needsDatabase(String what) {
+    return new CliException(
+        ExitCodes.USAGE,
+        what
+            + " needs a database connection (--url): a Boxline server does not offer it over"
+            + " HTTP");
   }
 
   /**
@@ -337,18 +348,24 @@ final class Connection {
               + (serverUrl.startsWith("jdbc:") ? " (for a database, pass --url)" : ""));
     }
     String secret = token != null ? new String(token) : System.getenv("BOXLINE_TOKEN");
-    ServerClient client = new ServerClient(serverUrl, secret);
+    BoxlineClient client;
     try {
-      client.get("/v1/whoami");
-    } catch (ServerClient.Failure f) {
-      if (f.status == 404) {
-        throw new CliException(
-            ExitCodes.CANNOT_CONNECT,
-            client.url()
-                + " has no Boxline API (GET /v1/whoami answered 404): pass the server's base URL,"
-                + " e.g. https://boxline.internal:8080");
-      }
-      throw f;
+      client = BoxlineClient.builder().url(serverUrl).token(secret).build();
+    } catch (IllegalArgumentException e) {
+      throw new CliException(ExitCodes.CANNOT_CONNECT, e.getMessage());
+    }
+    try {
+      client.whoami();
+    } catch (NotFoundException e) {
+      client.close();
+      throw new CliException(
+          ExitCodes.CANNOT_CONNECT,
+          client.url()
+              + " has no Boxline API (GET /v1/whoami answered 404): pass the server's base URL,"
+              + " e.g. https://boxline.internal:8080");
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
     }
     return new Session(client);
   }

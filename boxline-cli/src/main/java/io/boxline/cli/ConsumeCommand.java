@@ -5,8 +5,7 @@ import io.boxline.Event;
 import io.boxline.HandlerDecision;
 import io.boxline.RemoteConsumers;
 import io.boxline.RetryPolicy;
-import io.boxline.cli.http.HttpMembers;
-import io.boxline.cli.http.ServerClient;
+import io.boxline.client.RemoteMembers;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -196,7 +195,7 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
   private Integer overServer() throws InterruptedException {
     PrintStream err = System.err;
     Connection.Session session = connection.open();
-    HttpMembers members = new HttpMembers(session.server());
+    RemoteMembers members = session.server().members();
     String member = memberId();
     Program program = perEvent ? null : new Program(command);
     AtomicBoolean stopping = new AtomicBoolean();
@@ -220,12 +219,15 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
       while (!stopping.get()) {
         RemoteConsumers.Batch batch;
         try {
-          batch = members.fetch(subscription, member, weight, FETCH_MAX, FETCH_WAIT_MILLIS);
-        } catch (ServerClient.Failure f) {
-          if (f.status != 0 && f.status < 500) {
+          batch =
+              members.fetch(
+                  subscription, member, weight, FETCH_MAX, Duration.ofMillis(FETCH_WAIT_MILLIS));
+        } catch (RuntimeException f) {
+          int status = Failures.serverStatus(f);
+          if (status < 0 || (status != 0 && status < 500)) {
             throw f; // the token, the subscription, a full group: nothing to wait for
           }
-          warn(err, f.getMessage() + "; fetching again in 1 s");
+          warn(err, Failures.fromServer(f).getMessage() + "; fetching again in 1 s");
           Thread.sleep(1000); // the server restarts or another one takes over
           continue;
         }
@@ -286,12 +288,13 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
         }
         try {
           members.settle(subscription, member, settle);
-        } catch (ServerClient.Failure f) {
-          if (f.status != 409 && f.status != 0 && f.status < 500) {
+        } catch (RuntimeException f) {
+          int status = Failures.serverStatus(f);
+          if (status < 0 || (status != 409 && status != 0 && status < 500)) {
             throw f;
           }
           // The partition moved on (or the answer was lost): its events come again.
-          warn(err, f.getMessage() + "; fetching again");
+          warn(err, Failures.fromServer(f).getMessage() + "; fetching again");
           continue;
         }
         done.addAndGet(ok);

@@ -101,7 +101,7 @@ final class Output {
     }
     List<String> parts = new ArrayList<>();
     if (r.maxAge() != null) {
-      parts.add("max age " + r.maxAge());
+      parts.add("max age " + io.boxline.Names.durationText(r.maxAge()));
     }
     if (r.maxEventsPerPartition() > 0) {
       parts.add("max " + r.maxEventsPerPartition() + "/partition");

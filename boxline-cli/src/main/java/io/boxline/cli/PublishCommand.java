@@ -2,11 +2,11 @@ package io.boxline.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Admin;
+import io.boxline.NotFoundException;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
 import io.boxline.TopicName;
-import io.boxline.cli.http.HttpPublisher;
-import io.boxline.cli.http.ServerClient;
+import io.boxline.client.RemotePublisher;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -96,11 +96,11 @@ final class PublishCommand extends InspectCommands.Base {
     if (batch < 1 || batch > 10_000) {
       throw new CliException(ExitCodes.USAGE, "--batch must be between 1 and 10000, got " + batch);
     }
-    if (session.overServer() && batch > HttpPublisher.MAX_BATCH) {
+    if (session.overServer() && batch > RemotePublisher.MAX_BATCH) {
       throw new CliException(
           ExitCodes.USAGE,
           "--batch over a server is at most "
-              + HttpPublisher.MAX_BATCH
+              + RemotePublisher.MAX_BATCH
               + " (one request per batch), got "
               + batch);
     }
@@ -176,11 +176,11 @@ final class PublishCommand extends InspectCommands.Base {
       Connection.Session session, TopicName name, List<OutgoingEvent> events) {
     try {
       return session.publish(events);
-    } catch (ServerClient.Failure f) {
-      if (f.status == 404) {
-        throw new CliException(ExitCodes.NOT_FOUND, missing(name));
+    } catch (NotFoundException e) {
+      if (!session.overServer()) {
+        throw e;
       }
-      throw f;
+      throw new CliException(ExitCodes.NOT_FOUND, missing(name));
     }
   }
 

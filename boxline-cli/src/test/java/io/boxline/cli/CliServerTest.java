@@ -452,7 +452,7 @@ class CliServerTest {
 
     // Changes: retention and the group policy.
     assertThat(ok("retention", topic, "--max-age", "P7D").out())
-        .contains("max age PT168H, keeps unconsumed");
+        .contains("max age 7d, keeps unconsumed");
     assertThat(app.admin().topicState(TopicName.parse(topic)).retention().maxAge())
         .isEqualTo(Duration.ofDays(7));
     assertThat(ok("group-policy", "billing", "--slack", "0.3").out()).contains("slack", "0.3");

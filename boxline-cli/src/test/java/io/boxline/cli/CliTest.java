@@ -264,9 +264,9 @@ class CliTest {
     ok("group-policy", "billing", "--clear");
     assertThat(app.admin().groupPolicy("billing").slack()).isNotEqualTo(0.3);
     assertThat(ok("retention", topic, "--max-age", "P7D").out())
-        .contains("max age PT168H, keeps unconsumed");
+        .contains("max age 7d, keeps unconsumed");
     // Durations are written as in the server's config and API too.
-    assertThat(ok("retention", topic, "--max-age", "36h").out()).contains("max age PT36H");
+    assertThat(ok("retention", topic, "--max-age", "36h").out()).contains("max age 36h");
     Cli.Result badAge = cli.run("retention", topic, "--max-age", "3 days");
     assertThat(badAge.exit()).isEqualTo(2);
     assertThat(badAge.err())

@@ -1,4 +1,4 @@
-package io.boxline.cli.http;
+package io.boxline.client.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -225,7 +225,7 @@ final class Views {
       payload = Base64.getDecoder().decode(p64.asText());
     } else if (p != null && !p.isNull()) {
       try {
-        payload = ServerClient.JSON.writeValueAsString(p).getBytes(StandardCharsets.UTF_8);
+        payload = HttpTransport.JSON.writeValueAsString(p).getBytes(StandardCharsets.UTF_8);
       } catch (JsonProcessingException e) {
         throw new IllegalStateException(e);
       }
@@ -290,7 +290,7 @@ final class Views {
 
   static Duration duration(JsonNode n, String field) {
     String s = text(n, field);
-    return s == null ? null : Duration.parse(s);
+    return s == null ? null : io.boxline.Names.duration(s);
   }
 
   private static <T> T orElse(T value, T dflt) {

@@ -1,7 +1,7 @@
-package io.boxline.cli.http;
+package io.boxline.client.internal;
 
-import static io.boxline.cli.http.ServerClient.of;
-import static io.boxline.cli.http.ServerClient.segment;
+import static io.boxline.client.internal.HttpTransport.of;
+import static io.boxline.client.internal.HttpTransport.segment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.RemoteConsumers.Batch;
@@ -9,6 +9,7 @@ import io.boxline.RemoteConsumers.Delivery;
 import io.boxline.RemoteConsumers.Settlement;
 import io.boxline.TopicName;
 import io.boxline.TopicPartition;
+import io.boxline.client.RemoteMembers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,10 +21,10 @@ import java.util.Map;
  * checks the member in), settle, leave; the server's {@code …/members/{member}} routes, read into
  * the records of {@link io.boxline.RemoteConsumers}.
  */
-public final class HttpMembers {
-  private final ServerClient server;
+final class HttpMembers implements RemoteMembers {
+  private final HttpTransport server;
 
-  public HttpMembers(ServerClient server) {
+  HttpMembers(HttpTransport server) {
     this.server = server;
   }
 
@@ -31,12 +32,13 @@ public final class HttpMembers {
     return HttpAdmin.subscriptionPath(subscription) + "/members/" + segment(member);
   }
 
-  /** Checks in and returns up to {@code max} events, waiting up to {@code waitMillis} for some. */
-  public Batch fetch(String subscription, String member, double weight, int max, int waitMillis) {
+  @Override
+  public Batch fetch(String subscription, String member, double weight, int max, Duration wait) {
     JsonNode n =
         server.post(
             path(subscription, member) + "/fetch",
-            of("weight", weight, "max", max, "waitMillis", waitMillis, "payload", "base64"));
+            of("weight", weight, "max", max, "waitMillis", wait.toMillis(), "payload", "base64"),
+            wait);
     List<Delivery> deliveries =
         Views.list(
             n.get("events"),
@@ -55,7 +57,7 @@ public final class HttpMembers {
         deliveries, partitions, Duration.ofMillis(n.path("checkInWithinMillis").asLong(2000)));
   }
 
-  /** Settles fetched events, in the order they were fetched; 409 when a partition moved on. */
+  @Override
   public int settle(String subscription, String member, List<Settlement> settlements) {
     List<Object> list = new ArrayList<>();
     for (Settlement s : settlements) {
@@ -75,7 +77,7 @@ public final class HttpMembers {
         .asInt();
   }
 
-  /** Leaves the group: its partitions are free for the others at once. */
+  @Override
   public void leave(String subscription, String member) {
     server.delete(path(subscription, member));
   }

@@ -1,11 +1,12 @@
-package io.boxline.cli.http;
+package io.boxline.client.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.OutgoingEvent;
 import io.boxline.PublishResult;
 import io.boxline.TopicName;
-import io.boxline.cli.CliException;
-import io.boxline.cli.ExitCodes;
+import io.boxline.ValidationException;
+import io.boxline.client.RemotePublisher;
+import io.boxline.client.ServerException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -18,24 +19,20 @@ import java.util.UUID;
  * the server stores in one transaction. Each event goes as {@code payloadBase64} with its content
  * type, so the bytes and the content type are stored exactly as given.
  */
-public final class HttpPublisher {
-  /** The most events the server takes per request. */
-  public static final int MAX_BATCH = 1000;
+final class HttpPublisher implements RemotePublisher {
+  private final HttpTransport server;
 
-  private final ServerClient server;
-
-  public HttpPublisher(ServerClient server) {
+  HttpPublisher(HttpTransport server) {
     this.server = server;
   }
 
-  /** Publishes {@code events}, all of one topic, in one request: all are stored or none. */
+  @Override
   public List<PublishResult> publishAll(List<OutgoingEvent> events) {
     if (events.isEmpty()) {
       return List.of();
     }
     if (events.size() > MAX_BATCH) {
-      throw new CliException(
-          ExitCodes.USAGE,
+      throw new ValidationException(
           "a server takes at most " + MAX_BATCH + " events per request; got " + events.size());
     }
     TopicName topic = events.get(0).topic();
@@ -57,15 +54,17 @@ public final class HttpPublisher {
               r.path("duplicate").asBoolean(false)));
     }
     if (out.size() != events.size()) {
-      throw new CliException(
-          ExitCodes.FAILED,
+      throw new ServerException(
           "the server answered "
               + out.size()
               + " results for "
               + events.size()
               + " events; is "
               + server.url()
-              + " a Boxline server?");
+              + " a Boxline server?",
+          200,
+          null,
+          server.url());
     }
     return out;
   }

@@ -1,8 +1,8 @@
-package io.boxline.cli.http;
+package io.boxline.client.internal;
 
-import static io.boxline.cli.http.ServerClient.of;
-import static io.boxline.cli.http.ServerClient.query;
-import static io.boxline.cli.http.ServerClient.segment;
+import static io.boxline.client.internal.HttpTransport.of;
+import static io.boxline.client.internal.HttpTransport.query;
+import static io.boxline.client.internal.HttpTransport.segment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.boxline.Admin;
@@ -24,8 +24,6 @@ import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
 import io.boxline.TopicState;
-import io.boxline.cli.CliException;
-import io.boxline.cli.ExitCodes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,20 +33,20 @@ import java.util.Optional;
 /**
  * {@link Admin} over a Boxline server's admin API: each call is one request (a few page through),
  * and the answer is read back into the same records the library returns. What the server does not
- * offer ({@link #blockedTasks}, {@link #inboxSizes}) throws a {@link CliException} saying the
- * command needs a database connection. Lists show what the token's namespaces cover, as the server
- * filters them.
+ * offer ({@link #blockedTasks}, {@link #inboxSizes}) throws {@link UnsupportedOperationException}
+ * saying it needs a database connection. Lists show what the token's namespaces cover, as the
+ * server filters them.
  */
-public final class HttpAdmin implements Admin {
+final class HttpAdmin implements Admin {
   /** The most events the server returns per page of a partition. */
   static final int EVENTS_PAGE = 1000;
 
   /** The most retries or dead letters the server returns per page. */
   static final int LIST_PAGE = 10_000;
 
-  private final ServerClient server;
+  private final HttpTransport server;
 
-  public HttpAdmin(ServerClient server) {
+  HttpAdmin(HttpTransport server) {
     this.server = server;
   }
 
@@ -61,12 +59,9 @@ public final class HttpAdmin implements Admin {
   }
 
   /** The refusal for what only a database connection offers. */
-  public static CliException needsDatabase(String what) {
-    return new CliException(
-        ExitCodes.USAGE,
-        what
-            + " needs a database connection (--url): a Boxline server does not offer it over"
-            + " HTTP");
+  static UnsupportedOperationException needsDatabase(String what) {
+    return new UnsupportedOperationException(
+        what + " needs a database connection: a Boxline server does not offer it over HTTP");
   }
 
   @Override
@@ -96,7 +91,7 @@ public final class HttpAdmin implements Admin {
 
   @Override
   public List<TopicInfo> topics() {
-    return Views.list(server.get("/v1/topics").get("topics"), Views::topic);
+    return all("/v1/topics", "topics", Views::topic);
   }
 
   @Override
@@ -133,7 +128,26 @@ public final class HttpAdmin implements Admin {
 
   @Override
   public List<SubscriptionInfo> subscriptions() {
-    return Views.list(server.get("/v1/subscriptions").get("subscriptions"), Views::subscription);
+    return all("/v1/subscriptions", "subscriptions", Views::subscription);
+  }
+
+  /** Every item of a list the server pages by name, page after page. */
+  private <T> List<T> all(
+      String path, String field, java.util.function.Function<JsonNode, T> view) {
+    List<T> out = new ArrayList<>();
+    String after = null;
+    do {
+      Map<String, Object> params = new LinkedHashMap<>();
+      params.put("limit", 1000);
+      if (after != null) {
+        params.put("after", after);
+      }
+      JsonNode page = server.get(path + query(params));
+      out.addAll(Views.list(page.get(field), view));
+      JsonNode next = page.get("next");
+      after = next == null || next.isNull() ? null : next.asText();
+    } while (after != null);
+    return out;
   }
 
   /**

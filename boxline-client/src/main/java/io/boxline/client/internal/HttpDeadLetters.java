@@ -1,25 +1,25 @@
-package io.boxline.cli.http;
+package io.boxline.client.internal;
 
-import static io.boxline.cli.http.ServerClient.query;
+import static io.boxline.client.internal.HttpTransport.query;
 
 import io.boxline.DeadLetter;
 import io.boxline.DeadLetterQuery;
-import io.boxline.DeadLetters;
 import io.boxline.EventPosition;
+import io.boxline.client.RemoteDeadLetters;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * {@link DeadLetters} over a Boxline server: list pages through {@code GET …/dead-letters}; redrive
- * and discard send the query's filters to {@code POST …/dead-letters/redrive|discard}, which act in
- * one call as the library does.
+ * {@link io.boxline.DeadLetters} over a Boxline server: list pages through {@code GET
+ * …/dead-letters}; redrive and discard send the query's filters to {@code POST
+ * …/dead-letters/redrive|discard}, which act in one call as the library does.
  */
-public final class HttpDeadLetters implements DeadLetters {
-  private final ServerClient server;
+final class HttpDeadLetters implements RemoteDeadLetters {
+  private final HttpTransport server;
 
-  public HttpDeadLetters(ServerClient server) {
+  HttpDeadLetters(HttpTransport server) {
     this.server = server;
   }
 
@@ -73,7 +73,7 @@ public final class HttpDeadLetters implements DeadLetters {
         Views::deadLetterReason);
   }
 
-  /** How many dead letters {@link #redrive} would send back: the server's dry run, one request. */
+  @Override
   public int count(DeadLetterQuery q) {
     return act(q, "redrive", true);
   }
