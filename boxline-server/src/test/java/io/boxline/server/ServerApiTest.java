@@ -248,10 +248,13 @@ class ServerApiTest {
     assertThat(api.get("/v1/topics/" + enc("no-namespace") + "/partitions/0/events").status())
         .isEqualTo(400);
     assertThat(api.get("/v1/topics/" + enc("tenant-a/missing")).status()).isEqualTo(404);
-    assertThat(
-            api.post("/v1/topics/" + enc("tenant-a/missing") + "/events", "{\"type\":\"T\"}")
-                .status())
-        .isEqualTo(404);
+    Api.Reply missing =
+        api.post("/v1/topics/" + enc("tenant-a/missing") + "/events", "{\"type\":\"T\"}");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.json().get("message").asText())
+        .isEqualTo(
+            "topic 'tenant-a/missing' does not exist; create it first: POST /v1/topics with"
+                + " {\"name\": \"tenant-a/missing\"}");
     assertThat(api.post("/v1/topics", "{\"name\":\"tenant-a/x\",\"partitions\":\"many\"}").status())
         .isEqualTo(400);
     // Nothing of the refused requests was written.

@@ -115,6 +115,15 @@ final class ProduceApi {
     try {
       results = committed.join();
     } catch (CompletionException e) {
+      if (e.getCause() instanceof io.boxline.NotFoundException) {
+        // The library's message names its Java call; an HTTP client creates topics over HTTP.
+        throw ApiException.notFound(
+            "topic '"
+                + topic
+                + "' does not exist; create it first: POST /v1/topics with {\"name\": \""
+                + topic
+                + "\"}");
+      }
       if (e.getCause() instanceof Exception cause) {
         throw cause;
       }
