@@ -24,6 +24,13 @@ class ConfigReaderTest {
         .hasMessageContainingAll(fragments);
   }
 
+  /** Refused with exactly {@code message} (the file, the key and the problem). */
+  private static void refusedWith(String yaml, Map<String, String> env, String message) {
+    assertThatThrownBy(() -> parse(yaml, env))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(message);
+  }
+
   @Test
   void aFullConfigIsReadWithItsDefaults() {
     ServerConfig c =
@@ -198,6 +205,133 @@ class ConfigReaderTest {
             + "subscriptions:\n  - {name: s, topics: [a/b], retryByType: {' ': {maxAttempts: 2}}}\n",
         "subscriptions[0].retryByType",
         "eventType must not be blank");
+  }
+
+  @Test
+  void aMisspeltKeyAtDepthIsNamedWithItsPathAndTheNearestAllowedOne() {
+    String subscription = DATABASE + TOKEN + "subscriptions:\n  - name: s\n    topics: [a/b]\n";
+    refusedWith(
+        subscription + "    retry: {maxAtempts: 3}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retry.maxAtempts: unknown key; did you mean"
+            + " 'maxAttempts'? Allowed here: initialBackoff, jitter, maxAttempts, maxBackoff,"
+            + " multiplier");
+    refusedWith(
+        subscription + "    retryByType: {payment.captured: {jiter: 0.1}}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retryByType.payment.captured.jiter: unknown key; did you"
+            + " mean 'jitter'? Allowed here: initialBackoff, jitter, maxAttempts, maxBackoff,"
+            + " multiplier");
+    refusedWith(
+        DATABASE + TOKEN + "relays:\n  - {name: r, subscription: s, webhook: {url: x, secrt: y}}\n",
+        Map.of(),
+        "boxline.yaml: relays[0].webhook.secrt: unknown key; did you mean 'secret'? Allowed here:"
+            + " requestTimeout, secret, standardWebhooksSecret, url");
+  }
+
+  @Test
+  void scalarsAreReadFromTheirTextSoQuotedAndExpandedValuesWork() {
+    ServerConfig quoted =
+        parse(
+            DATABASE
+                + TOKEN
+                + "http: {port: '8081', maxConnections: \"1_000\", gzip: 'false'}\n"
+                + "topics:\n  - {name: a/b, partitions: '4'}\n",
+            Map.of());
+    assertThat(quoted.http().port()).isEqualTo(8081);
+    assertThat(quoted.http().maxConnections()).isEqualTo(1000);
+    assertThat(quoted.http().gzip()).isFalse();
+    assertThat(quoted.topics().get(0).partitions()).isEqualTo(4);
+    assertThat(parse(DATABASE + TOKEN + "http: {maxConnections: 2_000}\n", Map.of()).http())
+        .extracting(ServerConfig.Http::maxConnections)
+        .isEqualTo(2000);
+    String expanded =
+        DATABASE
+            + TOKEN
+            + "http:\n  port: ${PORT}\n  h2c: ${H2C:-true}\n"
+            + "subscriptions:\n  - name: s\n    topics: [a/b]\n"
+            + "    retry: {maxAttempts: '${ATTEMPTS}'}\n";
+    ServerConfig fromEnv = parse(expanded, Map.of("PORT", "9091", "ATTEMPTS", "7"));
+    assertThat(fromEnv.http().port()).isEqualTo(9091);
+    assertThat(fromEnv.http().h2c()).isTrue();
+    assertThat(fromEnv.subscriptions().get(0).members().retryPolicy().maxAttempts()).isEqualTo(7);
+    refusedWith(
+        expanded,
+        Map.of("PORT", "ninety", "ATTEMPTS", "7"),
+        "boxline.yaml: http.port: must be a whole number, got 'ninety'");
+    refusedWith(
+        expanded,
+        Map.of("PORT", "70000", "ATTEMPTS", "7"),
+        "boxline.yaml: http.port: must be between 0 and 65535, got 70000");
+    refusedWith(
+        expanded,
+        Map.of("PORT", "9091"),
+        "boxline.yaml: subscriptions[0].retry.maxAttempts: the environment variable ATTEMPTS is"
+            + " not set; set it, or write ${ATTEMPTS:-default} to give a default");
+    refusedWith(
+        DATABASE + TOKEN + "http: {gzip: 'yes'}\n",
+        Map.of(),
+        "boxline.yaml: http.gzip: must be true or false, got 'yes'");
+  }
+
+  @Test
+  void aListIsNoValueOrMappingAndAValueIsNoList() {
+    refusedWith(
+        DATABASE + TOKEN + "subscriptions:\n  - {name: s, topics: [a/b], retry: [3]}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retry: must be a mapping of keys to values");
+    refusedWith(
+        DATABASE + TOKEN + "log: [json]\n",
+        Map.of(),
+        "boxline.yaml: log: must be a mapping of keys to values");
+    refusedWith(
+        DATABASE + TOKEN + "http:\n",
+        Map.of(),
+        "boxline.yaml: http: must be a mapping of keys to values");
+    refusedWith(
+        DATABASE + TOKEN + "http: {host: [a, b]}\n",
+        Map.of(),
+        "boxline.yaml: http.host: must be a single value, not a list");
+    refusedWith(
+        DATABASE + TOKEN + "http: {port: {n: 1}}\n",
+        Map.of(),
+        "boxline.yaml: http.port: must be a single value, not a mapping");
+    refusedWith(
+        DATABASE
+            + "tokens:\n  - {name: a, secret: 0123456789abcdef, role: admin, namespaces: '*'}\n",
+        Map.of(),
+        "boxline.yaml: tokens[0].namespaces: must be a list (write each item on a line starting"
+            + " with '- ')");
+    refusedWith(
+        DATABASE + TOKEN + "namespaces: [acme, [billing]]\n",
+        Map.of(),
+        "boxline.yaml: namespaces[1]: must be a single value, not a list");
+  }
+
+  @Test
+  void aWrongTypedRetryByTypeEntryIsNamedWithItsType() {
+    String subscription = DATABASE + TOKEN + "subscriptions:\n  - name: s\n    topics: [a/b]\n";
+    refusedWith(
+        subscription + "    retryByType: {payment.captured: 5}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retryByType.payment.captured: must be a mapping of keys to"
+            + " values");
+    refusedWith(
+        subscription + "    retryByType: {payment.captured: {maxAttempts: many}}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retryByType.payment.captured.maxAttempts: must be a whole"
+            + " number, got 'many'");
+    refusedWith(
+        subscription + "    retryByType: {payment.captured: {initialBackoff: [1s]}}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retryByType.payment.captured.initialBackoff: must be a"
+            + " single value, not a list");
+    refusedWith(
+        subscription + "    retryByType: {payment.captured: {maxBackoff: soon}}\n",
+        Map.of(),
+        "boxline.yaml: subscriptions[0].retryByType.payment.captured.maxBackoff: 'soon' is not a"
+            + " duration: write a whole number with ms, s, m, h or d (250ms, 30s, 5m, 2h, 7d) or"
+            + " ISO-8601 (PT0.25S)");
   }
 
   @Test

@@ -144,7 +144,7 @@ final class FailuresApi {
   private static ApiRequests.DeadLetterFilter queryFilter(Map<String, String> q) {
     for (String k : q.keySet()) {
       if (!QUERY_FILTERS.contains(k)) {
-        String near = ConfigNode.nearest(k, QUERY_FILTERS);
+        String near = ConfigNames.nearest(k, QUERY_FILTERS);
         throw ApiException.badRequest(
             "unknown filter '"
                 + Problems.quote(k)

@@ -219,7 +219,7 @@ final class RequestBodies {
             : u.getKnownPropertyIds().stream()
                 .map(String::valueOf)
                 .collect(Collectors.toCollection(TreeSet::new));
-    String near = ConfigNode.nearest(u.getPropertyName(), known);
+    String near = ConfigNames.nearest(u.getPropertyName(), known);
     return ApiException.badRequest(
         at(u.getPath(), true)
             + "unknown field '"
