@@ -273,6 +273,10 @@ export class Member {
     } catch (e) {
       if (!(e instanceof NetworkError || e instanceof BoxlineError)) throw e;
     }
+    // The fetch and the leave travel on different connections: a fetch the server read after the
+    // leave checked the member in again. Leaving once more, after its answer, ends that too.
+    this.left = false;
+    await this.leave();
     return null;
   }
 
