@@ -186,6 +186,10 @@ class Member:
             await fetch
         except (OSError, BoxlineError):
             pass
+        # The fetch and the leave may travel on different connections: a fetch the server read
+        # after the leave checked the member in again. Leaving once more, after its answer, ends it.
+        self._left = False
+        await self._leave()
         return None
 
     async def _leave(self) -> None:
