@@ -3,19 +3,17 @@ package io.boxline.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -72,11 +70,9 @@ final class ExternalClients {
   static final class Server implements AutoCloseable {
     final String token;
     private final String database;
-    private final Process process;
-    private final List<String> log = new CopyOnWriteArrayList<>();
-    private final CompletableFuture<String> ready = new CompletableFuture<>();
+    private final ServerProcess process;
 
-    private Server(String token, String database, Process process) {
+    private Server(String token, String database, ServerProcess process) {
       this.token = token;
       this.database = database;
       this.process = process;
@@ -110,65 +106,28 @@ final class ExternalClients {
               + "-admin, secret: "
               + token
               + ", role: admin, namespaces: ['*']}\n");
-      Process process =
-          new ProcessBuilder(
-                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                  "-Xmx256m",
-                  "-jar",
-                  jar.toAbsolutePath().toString(),
-                  "--config",
-                  config.toString())
-              .redirectErrorStream(true)
-              .start();
-      Server server = new Server(token, database, process);
-      server.readLines(name + "-it-server-output");
-      return server;
+      // The -all jar as the class path: the same main class `java -jar` runs.
+      ServerProcess process =
+          ServerProcess.startWithClasspath(
+              jar.toAbsolutePath().toString(), Map.of(), "--config", config.toString());
+      return new Server(token, database, process);
     }
 
     /** The server's URL once it is ready (it starts while the client installs). */
-    String url() {
-      try {
-        return ready.get(90, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        throw new AssertionError("the server did not print 'ready:' within 90 s:\n" + log(), e);
-      }
+    String url() throws Exception {
+      return process.awaitReady(Duration.ofSeconds(90));
     }
 
     /** What the server printed so far. */
     String log() {
-      return String.join("\n", log);
-    }
-
-    private void readLines(String threadName) {
-      Thread reader =
-          new Thread(
-              () -> {
-                try (BufferedReader in =
-                    new BufferedReader(
-                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                  String line;
-                  while ((line = in.readLine()) != null) {
-                    log.add(line);
-                    if (line.startsWith("ready: ")) {
-                      ready.complete(line.substring(7).trim());
-                    }
-                  }
-                } catch (IOException e) {
-                  // the server ended
-                }
-                ready.completeExceptionally(new IllegalStateException("the server exited"));
-              },
-              threadName);
-      reader.setDaemon(true);
-      reader.start();
+      return process.log();
     }
 
     @Override
     public void close() throws Exception {
-      process.destroy();
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
+      process.process.destroy(); // SIGTERM: the server drains and stops
+      if (!process.process.waitFor(30, TimeUnit.SECONDS)) {
+        process.close();
       }
       try (Connection c = Databases.postgres();
           Statement st = c.createStatement()) {
