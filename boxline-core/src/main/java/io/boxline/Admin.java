@@ -176,6 +176,23 @@ public interface Admin {
   List<PartitionLag> rewind(String subscription, StartPosition to);
 
   /**
+   * Moves some cursors of a subscription to given positions, back or forward (what a Kafka client's
+   * offset commit does): each position is the sequence of the last event handled (0: none), at most
+   * the partition's head. Retries, waiting events and dead letters after a new position are
+   * dropped, as {@link #rewind} does. Like {@link #rewind}, it refuses while a Boxline consumer of
+   * the subscription is live. Returns the positions of every partition of the subscription.
+   *
+   * @throws BusySubscriptionException when a consumer of the subscription is live
+   * @throws NotFoundException when the subscription does not exist
+   * @throws ValidationException when a partition is not the subscription's or a position is out of
+   *     range
+   */
+  default List<PartitionLag> seek(String subscription, Map<TopicPartition, Long> positions) {
+    throw new UnsupportedOperationException(
+        "this Admin cannot move single cursors; use the Admin of a Boxline instance");
+  }
+
+  /**
    * Position, backlog and (where the store reports it) age of the oldest unhandled event of every
    * partition of a subscription.
    */

@@ -19,6 +19,7 @@ import io.boxline.SubscriptionInfo;
 import io.boxline.SubscriptionSpec;
 import io.boxline.TopicInfo;
 import io.boxline.TopicName;
+import io.boxline.TopicState;
 import io.boxline.ValidationException;
 import io.boxline.spi.CoordinationStore;
 import io.boxline.spi.GroupView;
@@ -116,6 +117,56 @@ final class DefaultAdmin implements Admin {
     }
     store.rewindCursors(s.id(), to);
     LOG.log(Level.INFO, "subscription {0} rewound to {1}", s.name(), to);
+    return store.lagWithAge(s.id());
+  }
+
+  @Override
+  public List<PartitionLag> seek(
+      String subscription, Map<io.boxline.TopicPartition, Long> positions) {
+    Objects.requireNonNull(positions, "positions");
+    SubscriptionInfo s = existing(subscription);
+    Map<io.boxline.spi.PartitionKey, Long> moves = new java.util.LinkedHashMap<>();
+    Map<TopicName, TopicState> states = new java.util.HashMap<>();
+    for (Map.Entry<io.boxline.TopicPartition, Long> e : positions.entrySet()) {
+      io.boxline.TopicPartition tp = e.getKey();
+      if (!s.topics().contains(tp.topic())) {
+        throw new ValidationException(
+            "subscription '" + s.name() + "' does not read topic " + tp.topic());
+      }
+      TopicState state = states.computeIfAbsent(tp.topic(), this::topicState);
+      if (tp.partition() < 0 || tp.partition() >= state.heads().size()) {
+        throw new ValidationException(
+            "topic "
+                + tp.topic()
+                + " has no partition "
+                + tp.partition()
+                + " (it has "
+                + state.heads().size()
+                + ")");
+      }
+      long head = state.heads().get(tp.partition());
+      long to = e.getValue();
+      if (to < 0 || to > head) {
+        throw new ValidationException(
+            "position "
+                + to
+                + " of "
+                + tp.topic()
+                + " partition "
+                + tp.partition()
+                + " is out of range: 0 to "
+                + head
+                + " (the partition's last sequence)");
+      }
+      moves.put(io.boxline.spi.PartitionKey.of(state.topic().id(), tp.partition()), to);
+    }
+    List<String> live = coordination.liveMembers(s.name());
+    if (!live.isEmpty()) {
+      throw new BusySubscriptionException(s.name(), live, "seek");
+    }
+    if (!moves.isEmpty()) {
+      store.seekCursors(s.id(), moves);
+    }
     return store.lagWithAge(s.id());
   }
 

@@ -47,6 +47,13 @@ public interface CatalogStore {
    */
   int rewindCursors(long subscriptionId, StartPosition to);
 
+  /**
+   * Moves the subscription's cursors of these partitions to these positions, back or forward, and
+   * drops its parked events after the new positions, in one transaction. Returns how many cursors
+   * moved (a partition the subscription does not read is left out).
+   */
+  int seekCursors(long subscriptionId, java.util.Map<PartitionKey, Long> positions);
+
   /** Every namespace, by path. */
   List<NamespacePath> namespaces();
 

@@ -45,6 +45,11 @@ public final class BoxlineServer implements AutoCloseable {
   }
 
   /** {@code http://host:port} (https with a keystore). */
+  /** The Kafka protocol listener's port, or -1 when the config turns it off. */
+  public int kafkaPort() {
+    return runtime.kafkaPort();
+  }
+
   public String baseUrl() {
     return runtime.baseUrl();
   }
@@ -190,6 +195,9 @@ public final class BoxlineServer implements AutoCloseable {
                   }
                 },
                 "boxline-server-shutdown"));
+    if (server.kafkaPort() >= 0) {
+      out.println("kafka: " + server.kafkaPort());
+    }
     out.println("ready: " + server.baseUrl());
     out.flush();
     synchronized (done) {

@@ -31,6 +31,8 @@ import java.util.Optional;
  * @param defaultGroupPolicy the cluster default group policy, set at start when given
  * @param log how the server process logs (applied by its {@code main}; an application that embeds
  *     the server configures its own logging)
+ * @param kafka the Kafka protocol listener, or empty when the config has no {@code kafka} section
+ *     (off by default)
  */
 public record ServerConfig(
     String source,
@@ -43,7 +45,8 @@ public record ServerConfig(
     List<Subscription> subscriptions,
     List<RelaySpec> relays,
     Optional<GroupPolicy> defaultGroupPolicy,
-    Log log) {
+    Log log,
+    Optional<Kafka> kafka) {
 
   /**
    * Reads and validates a YAML file; {@code ${NAME}} and {@code ${NAME:-default}} read the
@@ -97,6 +100,27 @@ public record ServerConfig(
       int maxConnections,
       boolean gzip,
       boolean h2c) {}
+
+  /**
+   * The Kafka protocol listener (docs/guide/kafka-protocol.md): Kafka clients produce to and
+   * consume Boxline topics, with consumer groups as subscriptions.
+   *
+   * @param host address to bind (default: the HTTP listener's host)
+   * @param port port (required; 0 picks a free one)
+   * @param advertisedHost the host clients are told to connect to in metadata answers (default:
+   *     {@code host}, or 127.0.0.1 when that is 0.0.0.0)
+   * @param maxRequestBytes largest request frame accepted (default 16 MiB); a larger one closes the
+   *     connection
+   * @param tls speak TLS with the HTTP listener's keystore (default false)
+   * @param sessionTimeoutMax the longest session timeout a group member may ask for (default 5 min)
+   */
+  public record Kafka(
+      String host,
+      int port,
+      String advertisedHost,
+      int maxRequestBytes,
+      boolean tls,
+      Duration sessionTimeoutMax) {}
 
   /** How log lines are written: {@code text} (one key=value line) or {@code json} (one object). */
   public enum LogFormat {

@@ -21,6 +21,7 @@ final class ServerProcess implements AutoCloseable {
   final Process process;
   final List<String> output = new CopyOnWriteArrayList<>();
   private final CompletableFuture<String> ready = new CompletableFuture<>();
+  private volatile int kafkaPort = -1;
   private final Thread reader;
 
   private ServerProcess(Process process) {
@@ -34,6 +35,9 @@ final class ServerProcess implements AutoCloseable {
                 String line;
                 while ((line = in.readLine()) != null) {
                   output.add(line);
+                  if (line.startsWith("kafka: ")) {
+                    kafkaPort = Integer.parseInt(line.substring(7).trim());
+                  }
                   if (line.startsWith("ready: ")) {
                     ready.complete(line.substring(7).trim());
                   }
@@ -110,6 +114,11 @@ final class ServerProcess implements AutoCloseable {
       throw new AssertionError(
           "the server was not ready within " + timeout + ":\n" + String.join("\n", output));
     }
+  }
+
+  /** The Kafka listener's port, once ready (-1 when the config has no kafka section). */
+  int kafkaPort() {
+    return kafkaPort;
   }
 
   /** Waits for the exit; its status. */

@@ -138,6 +138,22 @@ final class Cursors {
     return cursors.size();
   }
 
+  /** Moves the cursors of these partitions (those the subscription has) to these positions. */
+  int seek(long subscriptionId, Map<PartitionKey, Long> to, Instant now) {
+    Map<PartitionKey, Cursor> cursors = of(subscriptionId);
+    awaitAllFree(subscriptionId, cursors.keySet());
+    int n = 0;
+    for (Map.Entry<PartitionKey, Long> e : to.entrySet()) {
+      Cursor c = cursors.get(e.getKey());
+      if (c != null) {
+        c.position = e.getValue();
+        c.updatedAt = now;
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Every subscription's cursors, by subscription id. */
   Map<Long, TreeMap<PartitionKey, Cursor>> all() {
     return new TreeMap<>(bySubscription);

@@ -255,6 +255,18 @@ public final class InMemoryStore extends MemoryCursorStore implements Store {
   }
 
   @Override
+  public int seekCursors(long subscriptionId, Map<PartitionKey, Long> to) {
+    return db.locked(
+        () -> {
+          int n = db.cursors.seek(subscriptionId, to, db.now());
+          Map<PartitionKey, Long> positions = new HashMap<>();
+          db.cursors.of(subscriptionId).forEach((k, c) -> positions.put(k, c.position));
+          db.parking.dropAfter(subscriptionId, positions);
+          return n;
+        });
+  }
+
+  @Override
   public void setRetention(long topicId, RetentionPolicy policy) {
     db.locked(() -> db.catalog.setRetention(topicId, policy));
   }

@@ -232,6 +232,28 @@ final class SqlCatalog {
         });
   }
 
+  int seekCursors(long subscriptionId, java.util.Map<io.boxline.spi.PartitionKey, Long> positions) {
+    return db.tx(
+        "seek_cursor",
+        c -> {
+          int cursors = 0;
+          try (PreparedStatement ps = c.prepareStatement(db.sql("seek_cursor"))) {
+            for (var e : positions.entrySet()) {
+              ps.setLong(1, e.getValue());
+              ps.setLong(2, subscriptionId);
+              ps.setLong(3, e.getKey().topicId());
+              ps.setInt(4, e.getKey().partition());
+              cursors += ps.executeUpdate();
+            }
+          }
+          try (PreparedStatement ps = c.prepareStatement(db.sql("unpark_after_cursors"))) {
+            ps.setLong(1, subscriptionId);
+            ps.executeUpdate();
+          }
+          return cursors;
+        });
+  }
+
   private Optional<SubscriptionInfo> subscription(Connection c, String name) throws SQLException {
     long id;
     Instant created;

@@ -159,6 +159,11 @@ public final class SqlStore implements Store {
   }
 
   @Override
+  public int seekCursors(long subscriptionId, java.util.Map<PartitionKey, Long> positions) {
+    return catalog.seekCursors(subscriptionId, positions);
+  }
+
+  @Override
   public Optional<SubscriptionInfo> findSubscription(String name) {
     return catalog.findSubscription(name);
   }

@@ -123,6 +123,10 @@ UPDATE ${schema}.${p}cursor c
  WHERE c.subscription_id = ?
 
 -- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
+-- name: seek_cursor
+UPDATE ${schema}.${p}cursor SET position = ?, updated_at = CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)
+ WHERE subscription_id = ? AND topic_id = ? AND "PARTITION" = ?
+
 -- name: unpark_after_cursors
 DELETE FROM ${schema}.${p}parked k
  WHERE k.subscription_id = ?

@@ -126,6 +126,10 @@ UPDATE ${schema}.${p}cursor c
 
 -- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
 -- (Not DELETE alias FROM ... JOIN: MariaDB resolves a multi-table DELETE's alias in the default database.)
+-- name: seek_cursor
+UPDATE ${schema}.${p}cursor SET position = ?, updated_at = UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))
+ WHERE subscription_id = ? AND topic_id = ? AND `partition` = ?
+
 -- name: unpark_after_cursors
 DELETE FROM ${schema}.${p}parked
  WHERE subscription_id = ?

@@ -112,6 +112,10 @@ UPDATE ${schema}.${p}cursor c
  WHERE c.subscription_id = ? AND p.topic_id = c.topic_id AND p.partition = c.partition
 
 -- Parked events (retries, waiting, dead letters) after the new positions go: the rewind delivers them again.
+-- name: seek_cursor
+UPDATE ${schema}.${p}cursor SET position = ?, updated_at = now()
+ WHERE subscription_id = ? AND topic_id = ? AND partition = ?
+
 -- name: unpark_after_cursors
 DELETE FROM ${schema}.${p}parked k
  USING ${schema}.${p}cursor c

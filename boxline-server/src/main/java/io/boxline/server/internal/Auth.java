@@ -267,6 +267,16 @@ final class Auth {
                     + config.database().schema()));
   }
 
+  /** True when the server has no tokens: every caller is {@link #anonymous()}. */
+  boolean disabled() {
+    return disabled;
+  }
+
+  /** The caller every request is when auth is disabled. */
+  Caller anonymous() {
+    return anonymous;
+  }
+
   /** The caller of a request with this Authorization header; 401 when there is none that fits. */
   Caller authenticate(String authorization) {
     if (disabled) {

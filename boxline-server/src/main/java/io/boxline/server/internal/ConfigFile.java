@@ -43,7 +43,8 @@ record ConfigFile(
     List<Subscription> subscriptions,
     List<Relay> relays,
     GroupPolicy groupPolicy,
-    Log log) {
+    Log log,
+    KafkaProtocol kafka) {
 
   /** A mapping of the file that becomes a part of the {@link ServerConfig}. */
   interface Section<T> {
@@ -118,6 +119,10 @@ record ConfigFile(
         groupPolicy == null
             ? Optional.empty()
             : Optional.of(groupPolicy.resolve(root.key("groupPolicy")));
+    Optional<ServerConfig.Kafka> kafka =
+        this.kafka == null
+            ? Optional.empty()
+            : Optional.of(this.kafka.resolve(root.key("kafka"), http));
     // Checked last, so that what else is wrong with a file comes first.
     if (db.url().isEmpty() && !dev) {
       throw root.key("database").key("url").error(ConfigReader.NO_DATABASE);
@@ -140,7 +145,44 @@ record ConfigFile(
         List.copyOf(subscriptions),
         List.copyOf(relays),
         policy,
-        log);
+        log,
+        kafka);
+  }
+
+  @ConfigBinding.Mapping
+  record KafkaProtocol(
+      String host,
+      Long port,
+      String advertisedHost,
+      Long maxRequestBytes,
+      Boolean tls,
+      Duration sessionTimeoutMax) {
+    ServerConfig.Kafka resolve(At at, ServerConfig.Http http) {
+      if (port == null) {
+        throw at.key("port").error("is required to turn the Kafka listener on (e.g. 9092)");
+      }
+      String bind = text(host).orElse(http.host());
+      String advertised =
+          text(advertisedHost)
+              .orElse(bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind);
+      boolean secure = or(tls, false);
+      if (secure && http.keystore().isEmpty()) {
+        throw at.key("tls")
+            .error("is true, but http.keystore is not set; TLS uses the HTTP listener's keystore");
+      }
+      Duration sessionMax = or(sessionTimeoutMax, Duration.ofMinutes(5));
+      if (sessionMax.compareTo(Duration.ofSeconds(6)) < 0) {
+        throw at.key("sessionTimeoutMax")
+            .error("must be at least 6s, got " + Names.durationText(sessionMax));
+      }
+      return new ServerConfig.Kafka(
+          bind,
+          at.between("port", port, 9092, 0, 65_535),
+          advertised,
+          at.between("maxRequestBytes", maxRequestBytes, 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+          secure,
+          sessionMax);
+    }
   }
 
   @ConfigBinding.Mapping

@@ -51,6 +51,7 @@ public final class ServerRuntime implements AutoCloseable {
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
+  private KafkaListener kafka;
   private ServerConnector connector;
   private ThreadPoolExecutor executor;
   private Router router;
@@ -111,6 +112,9 @@ public final class ServerRuntime implements AutoCloseable {
               + spec.subscription());
     }
     startHttp();
+    if (config.kafka().isPresent()) {
+      startKafka(config.kafka().get());
+    }
     LOG.log(
         Level.INFO,
         String.format(
@@ -284,6 +288,43 @@ public final class ServerRuntime implements AutoCloseable {
     this.connector = connector;
   }
 
+  private void startKafka(ServerConfig.Kafka k) throws Exception {
+    io.netty.handler.ssl.SslContext tls = null;
+    if (k.tls()) {
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      char[] password = config.http().keystorePassword().toCharArray();
+      try (InputStream in = java.nio.file.Files.newInputStream(config.http().keystore().get())) {
+        ks.load(in, password);
+      }
+      javax.net.ssl.KeyManagerFactory kmf =
+          javax.net.ssl.KeyManagerFactory.getInstance(
+              javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+      kmf.init(ks, password);
+      tls = io.netty.handler.ssl.SslContextBuilder.forServer(kmf).build();
+    }
+    kafka = new KafkaListener(k, boxline, auth, commits, tls);
+    gauge(
+        "boxline.kafka.connections",
+        kafka,
+        l -> l.connections.get(),
+        "open connections of Kafka clients");
+    counter(
+        "boxline.kafka.requests",
+        kafka,
+        l -> l.requests.get(),
+        "Kafka protocol requests answered or refused");
+    gauge(
+        "boxline.kafka.group.members",
+        kafka,
+        l -> l.apis().groupMembers(),
+        "members of Kafka consumer groups coordinated by this instance");
+  }
+
+  /** The Kafka listener's port, or -1 when it is off. */
+  public int kafkaPort() {
+    return kafka == null ? -1 : kafka.port();
+  }
+
   private <T> void counter(
       String name, T of, java.util.function.ToDoubleFunction<T> value, String what) {
     FunctionCounter.builder(name, of, value).description(what).register(registry);
@@ -385,6 +426,10 @@ public final class ServerRuntime implements AutoCloseable {
     Duration timeout = config.http().shutdownTimeout();
     long deadline = System.nanoTime() + timeout.toNanos();
     running = false;
+    if (kafka != null) {
+      // Kafka clients see their connections close and go to another instance or retry.
+      kafka.close(Duration.ofSeconds(Math.min(5, timeout.toSeconds())));
+    }
     if (consume != null) {
       consume.close(Duration.ofSeconds(1)); // no more renewals
       consume.wakeAll(); // waiting long polls answer now with what they have
