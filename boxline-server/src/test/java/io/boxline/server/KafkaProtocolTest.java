@@ -70,7 +70,10 @@ class KafkaProtocolTest {
             "  - {name: a/orders, partitions: 3}\n"
                 + "  - {name: a/group, partitions: 3}\n"
                 + "  - {name: a/wire, partitions: 1}\n"
-                + "  - {name: b/orders, partitions: 2}\n");
+                + "  - {name: b/orders, partitions: 2}\n"
+                + "subscriptions:\n"
+                + "  - {name: a/tenant-group, topics: [a/orders]}\n"
+                + "  - {name: plain-group-of-a, topics: [a/orders]}\n");
   }
 
   @AfterAll
@@ -489,6 +492,48 @@ class KafkaProtocolTest {
       CreateTopicsResponse refused = w.send(new CreateTopicsRequest.Builder(create), (short) 5);
       assertThat(refused.errorCounts()).containsKey(Errors.UNSUPPORTED_VERSION);
     }
+  }
+
+  /** What tenant a has: its topics' heads, its subscriptions and their cursors. */
+  private static String tenantAState() throws Exception {
+    StringBuilder out = new StringBuilder();
+    for (String t : List.of("a/orders", "a/group", "a/wire")) {
+      out.append(t).append(server.heads(t)).append('\n');
+    }
+    for (JsonNode s : server.get("/v1/subscriptions?limit=1000").get("subscriptions")) {
+      String name = s.get("name").asText();
+      out.append(name).append('\n');
+      if (name.startsWith("a/") || name.equals("plain-group-of-a")) {
+        out.append(
+                server.get("/v1/subscriptions/" + KafkaServer.enc(name) + "/lag").get("partitions"))
+            .append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  @Test
+  void aTenantCanNeitherSeeNorTouchAnothersTopicsAndGroups() throws Exception {
+    String before = tenantAState();
+    long seed = new java.util.Random().nextLong();
+    KafkaAttacks attacks =
+        new KafkaAttacks(
+            seed,
+            "a",
+            List.of("a.orders", "a.group", "a.wire"),
+            List.of("a/tenant-group", "a/kafka-group", "a/wire-group", "plain-group-of-a"),
+            List.of("b.orders"));
+    try (KafkaWire b = KafkaWire.connect(server.port, KafkaServer.TENANT_B, server.bSecret)) {
+      for (int i = 0; i < 400; i++) {
+        try {
+          attacks.once(b);
+        } catch (AssertionError e) {
+          throw new AssertionError("request " + i + " of seed " + seed + ": " + e.getMessage(), e);
+        }
+      }
+    }
+    assertThat(attacks.checks()).isGreaterThan(300);
+    assertThat(tenantAState()).as("tenant a's topics, subscriptions and cursors").isEqualTo(before);
   }
 
   static List<String> sortedCopy(List<String> in) {

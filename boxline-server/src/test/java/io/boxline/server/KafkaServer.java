@@ -157,6 +157,15 @@ final class KafkaServer implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
+    // The server's warnings and errors, for the report of a test that failed because of one.
+    process.output.stream()
+        .filter(
+            l ->
+                l.contains("level=WARN")
+                    || l.contains("level=ERROR")
+                    || l.startsWith("\tat ")
+                    || l.contains("Exception"))
+        .forEach(l -> System.out.println("server: " + l));
     process.process.destroy();
     process.awaitExit(Duration.ofSeconds(30));
     Databases.dropPostgresSchema(schema);

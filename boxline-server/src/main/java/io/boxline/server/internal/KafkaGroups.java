@@ -69,6 +69,13 @@ final class KafkaGroups {
   private final ScheduledExecutorService timers;
   private final int maxSessionMillis;
   private final Map<String, Group> groups = new ConcurrentHashMap<>();
+
+  /**
+   * The positions this instance last wrote for each group: clients commit every few seconds whether
+   * they moved or not (auto-commit), and an unchanged position is not written again.
+   */
+  private final Map<String, Map<TopicPartition, Long>> written = new ConcurrentHashMap<>();
+
   private final ScheduledFuture<?> expiry;
 
   enum State {
@@ -173,13 +180,30 @@ final class KafkaGroups {
 
   // ------------------------------------------------------------------------------ membership
 
+  /**
+   * Whether the caller may see and use the group: its name is in the caller's namespaces, and the
+   * subscription of that name, where there is one, reads only topics the caller may see (a plain
+   * name is anyone's, its topics are not). The same answer whether it exists or not.
+   */
+  private boolean mayUse(KafkaConnection c, String groupId) {
+    try {
+      if (groupId == null || !c.caller.coversSubscriptionName(groupId)) {
+        return false;
+      }
+      Optional<SubscriptionInfo> s = boxline.admin().subscription(groupId);
+      return s.isEmpty() || c.caller.covers(s.get());
+    } catch (ValidationException e) {
+      return false; // not a name a subscription can have
+    }
+  }
+
   private static JoinGroupResponseData joinError(Errors e, String memberId) {
     return new JoinGroupResponseData()
         .setErrorCode(e.code())
         .setGenerationId(-1)
         .setMemberId(memberId == null ? "" : memberId)
         .setLeader("")
-        .setProtocolName(null);
+        .setProtocolName("");
   }
 
   private CompletableFuture<ApiMessage> join(KafkaConnection c, JoinGroupRequestData r, short v) {
@@ -187,7 +211,7 @@ final class KafkaGroups {
     if (groupId == null || groupId.isEmpty()) {
       return KafkaApis.done(joinError(Errors.INVALID_GROUP_ID, r.memberId()));
     }
-    if (!c.caller.coversSubscriptionName(groupId)) {
+    if (!mayUse(c, groupId)) {
       return KafkaApis.done(joinError(Errors.GROUP_AUTHORIZATION_FAILED, r.memberId()));
     }
     if (r.sessionTimeoutMs() < MIN_SESSION_MILLIS || r.sessionTimeoutMs() > maxSessionMillis) {
@@ -434,7 +458,7 @@ final class KafkaGroups {
   }
 
   private CompletableFuture<ApiMessage> sync(KafkaConnection c, SyncGroupRequestData r) {
-    if (!c.caller.coversSubscriptionName(r.groupId())) {
+    if (!mayUse(c, r.groupId())) {
       return KafkaApis.done(syncError(Errors.GROUP_AUTHORIZATION_FAILED));
     }
     Group g = groups.get(r.groupId());
@@ -499,7 +523,7 @@ final class KafkaGroups {
   /** Whether a member of this generation may act now; refreshes its session when it is known. */
   private Errors check(
       KafkaConnection c, String groupId, String memberId, int generation, boolean heartbeat) {
-    if (!c.caller.coversSubscriptionName(groupId)) {
+    if (!mayUse(c, groupId)) {
       return Errors.GROUP_AUTHORIZATION_FAILED;
     }
     Group g = groups.get(groupId);
@@ -523,7 +547,7 @@ final class KafkaGroups {
   }
 
   private LeaveGroupResponseData leave(KafkaConnection c, LeaveGroupRequestData r, short v) {
-    if (!c.caller.coversSubscriptionName(r.groupId())) {
+    if (!mayUse(c, r.groupId())) {
       return new LeaveGroupResponseData().setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code());
     }
     List<String> ids = new ArrayList<>();
@@ -629,7 +653,7 @@ final class KafkaGroups {
 
   private OffsetCommitResponseData commit(KafkaConnection c, OffsetCommitRequestData r) {
     Errors error = Errors.NONE;
-    if (!c.caller.coversSubscriptionName(r.groupId())) {
+    if (!mayUse(c, r.groupId())) {
       error = Errors.GROUP_AUTHORIZATION_FAILED;
     }
     Group g = groups.get(r.groupId());
@@ -666,10 +690,15 @@ final class KafkaGroups {
           }
         }
       }
-      if (!positions.isEmpty()) {
+      Map<TopicPartition, Long> known =
+          written.computeIfAbsent(r.groupId(), k -> new ConcurrentHashMap<>());
+      Map<TopicPartition, Long> moves = new LinkedHashMap<>(positions);
+      moves.entrySet().removeIf(e -> e.getValue().equals(known.get(e.getKey())));
+      if (!moves.isEmpty()) {
         Errors failed = Errors.NONE;
         try {
-          boxline.admin().seek(r.groupId(), positions);
+          boxline.admin().seek(r.groupId(), moves);
+          known.putAll(moves);
         } catch (BusySubscriptionException e) {
           LOG.log(Level.INFO, "group " + r.groupId() + ": commit refused: " + e.getMessage());
           failed = Errors.INCONSISTENT_GROUP_PROTOCOL;
@@ -680,7 +709,8 @@ final class KafkaGroups {
           failed = Errors.OFFSET_OUT_OF_RANGE;
         }
         if (failed != Errors.NONE) {
-          for (TopicPartition tp : positions.keySet()) {
+          known.clear();
+          for (TopicPartition tp : moves.keySet()) {
             errors.get(KafkaNames.kafkaName(tp.topic()).orElse("")).put(tp.partition(), failed);
           }
         }
@@ -726,7 +756,7 @@ final class KafkaGroups {
   private OffsetFetchResponseData offsets(KafkaConnection c, OffsetFetchRequestData r, short v) {
     if (v < 8) {
       OffsetFetchResponseData out = new OffsetFetchResponseData();
-      if (!c.caller.coversSubscriptionName(r.groupId())) {
+      if (!mayUse(c, r.groupId())) {
         return out.setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code());
       }
       Map<String, Map<Integer, Long>> committed = committed(r.groupId());
@@ -760,7 +790,7 @@ final class KafkaGroups {
     for (var rg : r.groups()) {
       OffsetFetchResponseData.OffsetFetchResponseGroup og =
           new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(rg.groupId());
-      if (!c.caller.coversSubscriptionName(rg.groupId())) {
+      if (!mayUse(c, rg.groupId())) {
         groupsOut.add(og.setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()));
         continue;
       }
@@ -804,7 +834,7 @@ final class KafkaGroups {
               .setGroupId(id)
               .setProtocolType("")
               .setProtocolData("");
-      if (!c.caller.coversSubscriptionName(id)) {
+      if (!mayUse(c, id)) {
         out.add(d.setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()).setGroupState(""));
         continue;
       }
