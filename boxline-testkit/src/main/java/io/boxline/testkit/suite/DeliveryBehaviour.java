@@ -193,6 +193,53 @@ public abstract class DeliveryBehaviour extends DatabaseSuite {
   }
 
   @Test
+  void seekMovesSingleCursorsWithinTheLogAndOnlyWithoutLiveConsumers() throws Exception {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/seek", 2);
+    subscribe(boxline, "s", t);
+    publish(boxline, t, "a", 6);
+    SuiteSupport.awaitSequenced(boxline, "s", 6);
+    List<Long> heads = boxline.admin().topicState(t).heads();
+    int full = heads.get(0) > 0 ? 0 : 1;
+    List<PartitionLag> moved =
+        boxline
+            .admin()
+            .seek("s", java.util.Map.of(new io.boxline.TopicPartition(t, full), heads.get(full)));
+    assertThat(
+            moved.stream().filter(l -> l.partition() == full).findFirst().orElseThrow().position())
+        .isEqualTo(heads.get(full));
+    assertThat(SuiteSupport.totalPosition(moved)).isEqualTo(heads.get(full));
+    assertThatThrownBy(
+            () ->
+                boxline
+                    .admin()
+                    .seek(
+                        "s",
+                        java.util.Map.of(
+                            new io.boxline.TopicPartition(t, full), heads.get(full) + 1)))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessageContaining("out of range");
+    assertThatThrownBy(
+            () ->
+                boxline
+                    .admin()
+                    .seek("s", java.util.Map.of(new io.boxline.TopicPartition(t, 5), 0L)))
+        .isInstanceOf(io.boxline.ValidationException.class)
+        .hasMessageContaining("no partition 5");
+    Recorder seen = new Recorder();
+    Consumer running = boxline.consumer("s").handler(seen::record).start();
+    Await.until(WAIT, "the other partition's events", () -> seen.size() >= 6 - heads.get(full));
+    assertThatThrownBy(
+            () ->
+                boxline
+                    .admin()
+                    .seek("s", java.util.Map.of(new io.boxline.TopicPartition(t, full), 0L)))
+        .isInstanceOf(BusySubscriptionException.class);
+    running.close();
+    assertThat(seen.all).allMatch(e -> e.partition() != full);
+  }
+
+  @Test
   void rewindDeliversAgainFromEarliestOrATimestampOrSkipsToLatest() throws Exception {
     Boxline boxline = boxline();
     TopicName t = topic(boxline, "acme/rewind", 2);

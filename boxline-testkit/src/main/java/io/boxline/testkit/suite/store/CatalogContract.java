@@ -170,6 +170,27 @@ public abstract class CatalogContract extends StoreContract {
   }
 
   @Nested
+  class SeekCursors {
+    @Test
+    void movesTheNamedCursorsBackOrForwardAndLeavesTheOthers() {
+      fiveOnBothPartitions();
+      PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+      PartitionKey p1 = PartitionKey.of(orders.id(), 1);
+      assertThat(store.seekCursors(sub.id(), java.util.Map.of(p0, 4L))).isEqualTo(1);
+      assertThat(store.lag(sub.id()))
+          .extracting(l -> l.partition() + "@" + l.position())
+          .containsExactlyInAnyOrder("0@4", "1@0");
+      assertThat(store.seekCursors(sub.id(), java.util.Map.of(p0, 2L, p1, 5L))).isEqualTo(2);
+      assertThat(store.lag(sub.id()))
+          .extracting(l -> l.partition() + "@" + l.position())
+          .containsExactlyInAnyOrder("0@2", "1@5");
+      assertThat(store.seekCursors(sub.id(), java.util.Map.of(PartitionKey.of(orders.id(), 9), 1L)))
+          .as("a partition the subscription does not read")
+          .isZero();
+    }
+  }
+
+  @Nested
   class Retention {
     @Test
     void aTopicIsKeptForeverUntilAPolicyIsSetAndEachTopicHasItsOwn() {
