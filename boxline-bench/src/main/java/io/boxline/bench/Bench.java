@@ -96,6 +96,7 @@ public final class Bench {
         W2Latency.WORKLOAD,
         W3Idle.WORKLOAD,
         S1Server.WORKLOAD,
+        K1Kafka.WORKLOAD,
         S2Waiting.WORKLOAD,
         Soak.WORKLOAD);
   }

@@ -92,7 +92,13 @@ final class KafkaApis {
     return max != null && version >= min(key) && version <= Math.min(max, key.latestVersion());
   }
 
-  /** What ApiVersions answers: every API served, with its versions. */
+  /**
+   * What ApiVersions answers: every API served, with its versions; SaslHandshake as Kafka's brokers
+   * advertise it, 0 to 1, though only 1 is served. librdkafka (and so kcat and confluent-kafka)
+   * authenticates with SASL only when the advertised SaslHandshake versions include 0, then uses
+   * version 1 and SaslAuthenticate, as every client that knows SaslAuthenticate does; a client that
+   * sends version 0 gets UNSUPPORTED_VERSION.
+   */
   static ApiVersionsResponseData apiVersions() {
     ApiVersionsResponseData.ApiVersionCollection keys =
         new ApiVersionsResponseData.ApiVersionCollection();
@@ -101,7 +107,7 @@ final class KafkaApis {
             keys.add(
                 new ApiVersionsResponseData.ApiVersion()
                     .setApiKey(key.id)
-                    .setMinVersion(min(key))
+                    .setMinVersion(key == ApiKeys.SASL_HANDSHAKE ? key.oldestVersion() : min(key))
                     .setMaxVersion((short) Math.min(max, key.latestVersion()))));
     return new ApiVersionsResponseData().setApiKeys(keys);
   }
@@ -118,10 +124,13 @@ final class KafkaApis {
   private final KafkaFetch fetch;
   private final KafkaProduce produce;
   private final Node node;
+  private final KafkaCatalog catalog;
   private final SecureRandom random = new SecureRandom();
 
   KafkaApis(
       Boxline boxline,
+      io.boxline.spi.CursorStore store,
+      KafkaCatalog catalog,
       KafkaGroups groups,
       Node node,
       GroupCommit commits,
@@ -129,7 +138,8 @@ final class KafkaApis {
     this.boxline = boxline;
     this.groups = groups;
     this.node = node;
-    this.fetch = new KafkaFetch(boxline, this, executor);
+    this.catalog = catalog;
+    this.fetch = new KafkaFetch(boxline, store, catalog, this, executor);
     this.produce = new KafkaProduce(commits, this);
   }
 
@@ -282,7 +292,7 @@ final class KafkaApis {
       // As for a topic that does not exist to this tenant: nothing tells it apart.
       return new Refused(Errors.TOPIC_AUTHORIZATION_FAILED, "not authorized for " + kafkaName);
     }
-    Optional<TopicInfo> t = boxline.admin().topic(name);
+    Optional<TopicInfo> t = catalog.topic(name);
     return t.<Resolved>map(Found::new)
         .orElseGet(
             () ->

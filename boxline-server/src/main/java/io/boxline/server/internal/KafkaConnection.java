@@ -42,6 +42,15 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
   private final AtomicInteger queued = new AtomicInteger();
   private volatile String peer = "?";
 
+  /**
+   * Partitions read ahead of this connection's next fetch (a consumer working through a backlog),
+   * by the read that the fetch will make; at most one per partition it fetches.
+   */
+  final java.util.Map<
+          io.boxline.spi.PartitionRead,
+          CompletableFuture<java.util.List<io.boxline.spi.StoredEvent>>>
+      readAhead = new java.util.concurrent.ConcurrentHashMap<>();
+
   /** The client id of the connection's last request (Kafka sends it in every header). */
   volatile String clientId;
 

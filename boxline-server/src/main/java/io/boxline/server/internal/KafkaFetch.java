@@ -1,13 +1,14 @@
 package io.boxline.server.internal;
 
 import io.boxline.Boxline;
-import io.boxline.Event;
-import io.boxline.EventQuery;
 import io.boxline.TopicName;
 import io.boxline.server.internal.Auth.Action;
 import io.boxline.server.internal.KafkaApis.Found;
 import io.boxline.server.internal.KafkaApis.Refused;
 import io.boxline.server.internal.KafkaApis.Resolved;
+import io.boxline.spi.CursorStore;
+import io.boxline.spi.PartitionRead;
+import io.boxline.spi.StoredEvent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,17 +53,20 @@ final class KafkaFetch {
   static final String DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
   private final Boxline boxline;
+  private final CursorStore store;
+  private final KafkaCatalog catalog;
+  private final java.util.concurrent.Executor executor;
   private final KafkaApis apis;
   private final Set<CompletableFuture<Void>> waiting = ConcurrentHashMap.newKeySet();
 
-  /** Each topic's heads, valid until its log grows (then {@code grown} completes). */
-  private record Heads(List<Long> heads, CompletableFuture<Void> grown, long readAt) {}
-
-  private final Map<TopicName, Heads> heads = new ConcurrentHashMap<>();
-
-  private final java.util.concurrent.Executor executor;
-
-  KafkaFetch(Boxline boxline, KafkaApis apis, java.util.concurrent.Executor executor) {
+  KafkaFetch(
+      Boxline boxline,
+      CursorStore store,
+      KafkaCatalog catalog,
+      KafkaApis apis,
+      java.util.concurrent.Executor executor) {
+    this.store = store;
+    this.catalog = catalog;
     this.executor = executor;
     this.boxline = boxline;
     this.apis = apis;
@@ -72,6 +76,10 @@ final class KafkaFetch {
   void wakeAll() {
     waiting.forEach(w -> w.complete(null));
   }
+
+  /** A partition to read for a fetch: where its answer goes, the read, its head, its byte limit. */
+  private record Read(
+      FetchResponseData.PartitionData out, PartitionRead read, long head, int maxBytes) {}
 
   private record Wanted(
       String kafkaName, Resolved topic, FetchRequestData.FetchPartition partition) {}
@@ -89,14 +97,15 @@ final class KafkaFetch {
     }
     long deadline =
         System.nanoTime() + Math.min(Math.max(0, r.maxWaitMs()), MAX_WAIT_MILLIS) * 1_000_000L;
-    return attempt(wanted, r, deadline);
+    return attempt(c, wanted, r, deadline);
   }
 
   private CompletableFuture<ApiMessage> attempt(
-      List<Wanted> wanted, FetchRequestData r, long deadline) {
+      KafkaConnection c, List<Wanted> wanted, FetchRequestData r, long deadline) {
     Map<String, FetchResponseData.FetchableTopicResponse> byTopic = new java.util.LinkedHashMap<>();
     int bytes = 0;
     Set<TopicName> topics = new LinkedHashSet<>();
+    List<Read> reads = new ArrayList<>();
     for (Wanted w : wanted) {
       FetchResponseData.PartitionData out =
           new FetchResponseData.PartitionData()
@@ -120,7 +129,7 @@ final class KafkaFetch {
       }
       TopicName topic = ((Found) w.topic()).topic().name();
       topics.add(topic);
-      List<Long> h = heads(topic);
+      List<Long> h = catalog.heads(topic);
       int p = w.partition().partition();
       if (p < 0 || p >= h.size()) {
         out.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
@@ -133,29 +142,48 @@ final class KafkaFetch {
         out.setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code());
         continue;
       }
-      if (offset == head || bytes >= r.maxBytes()) {
-        continue; // nothing new, or the answer is full: the partition waits for the next fetch
+      if (offset == head) {
+        continue; // nothing new
       }
-      int limit = Math.max(1, Math.min(w.partition().partitionMaxBytes(), r.maxBytes() - bytes));
-      List<Event> events =
-          boxline.admin().events(new EventQuery(topic, p, offset, null, null, MAX_EVENTS));
-      if (events.isEmpty()) {
-        // Retention deleted what follows the offset, or the head moved back (never): out of range.
-        out.setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code());
-        continue;
+      reads.add(
+          new Read(
+              out,
+              new PartitionRead(((Found) w.topic()).topic().id(), p, offset, MAX_EVENTS),
+              head,
+              Math.max(1, w.partition().partitionMaxBytes())));
+    }
+    // Every partition with something to read: what was read ahead for this connection, the rest
+    // in one round trip.
+    if (!reads.isEmpty()) {
+      List<List<StoredEvent>> read = read(c, reads);
+      List<PartitionRead> ahead = new ArrayList<>();
+      for (int i = 0; i < reads.size() && bytes < r.maxBytes(); i++) {
+        Read rd = reads.get(i);
+        List<StoredEvent> events = read.get(i);
+        long offset = rd.read().afterSequence();
+        if (events.isEmpty() || events.get(0).sequence() != offset + 1) {
+          // Retention deleted what follows the offset: out of range, with where the log starts.
+          rd.out().setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code());
+          if (!events.isEmpty()) {
+            rd.out().setLogStartOffset(events.get(0).sequence() - 1);
+          }
+          continue;
+        }
+        long last = events.get(events.size() - 1).sequence();
+        if (last > rd.head()) {
+          rd.out().setHighWatermark(last).setLastStableOffset(last);
+        }
+        int fit = fitting(events, Math.min(rd.maxBytes(), r.maxBytes() - bytes));
+        MemoryRecords records = records(events.subList(0, fit));
+        rd.out().setRecords(records);
+        bytes += records.sizeInBytes();
+        if (fit == events.size() && events.size() == MAX_EVENTS) {
+          // A backlog: the next fetch of this partition will want what follows.
+          ahead.add(
+              new PartitionRead(rd.read().topicId(), rd.read().partition(), last, MAX_EVENTS));
+        }
       }
-      if (events.get(0).sequence() != offset + 1) {
-        out.setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code())
-            .setLogStartOffset(events.get(0).sequence() - 1);
-        continue;
-      }
-      long last = events.get(events.size() - 1).sequence();
-      if (last > head) {
-        out.setHighWatermark(last).setLastStableOffset(last);
-      }
-      MemoryRecords records = records(events, limit);
-      out.setRecords(records);
-      bytes += records.sizeInBytes();
+      readAhead(c, ahead);
     }
     boolean over = System.nanoTime() - deadline >= 0;
     if (bytes >= Math.max(1, r.minBytes()) || over || topics.isEmpty()) {
@@ -172,46 +200,88 @@ final class KafkaFetch {
             v -> {
               waiting.remove(woken);
               // Woken early: read again; at the deadline: answer what there is (nothing).
-              return attempt(wanted, r, deadline);
+              return attempt(c, wanted, r, deadline);
             },
             executor);
   }
 
-  /** The topic's heads, read again only when its log has grown since they were read. */
-  private List<Long> heads(TopicName topic) {
-    Heads known = heads.get(topic);
-    boolean fresh =
-        known != null
-            && !known.grown().isDone()
-            && (boxline.remoteConsumers().hearsEveryAppend()
-                || System.nanoTime() - known.readAt() < 500_000_000L);
-    if (fresh) {
-      return known.heads();
+  /**
+   * The reads' events: those read ahead for the connection (waited for if still reading), the
+   * others in one round trip. What was read ahead and not asked for is dropped.
+   */
+  private List<List<StoredEvent>> read(KafkaConnection c, List<Read> reads) {
+    Map<PartitionRead, CompletableFuture<List<StoredEvent>>> ahead = new HashMap<>(c.readAhead);
+    c.readAhead.clear();
+    List<PartitionRead> rest = new ArrayList<>();
+    for (Read rd : reads) {
+      if (!ahead.containsKey(rd.read())) {
+        rest.add(rd.read());
+      }
     }
-    // Listen before reading, so a growth during the read is not missed.
-    CompletableFuture<Void> grown =
-        boxline.remoteConsumers().awaitAppend(topic, Duration.ofMinutes(5));
-    List<Long> read = boxline.admin().topicState(topic).heads();
-    heads.put(topic, new Heads(read, grown, System.nanoTime()));
-    return read;
+    List<List<StoredEvent>> fromStore = rest.isEmpty() ? List.of() : store.readEach(rest);
+    List<List<StoredEvent>> out = new ArrayList<>(reads.size());
+    int next = 0;
+    for (Read rd : reads) {
+      CompletableFuture<List<StoredEvent>> f = ahead.get(rd.read());
+      List<StoredEvent> events = null;
+      if (f != null) {
+        try {
+          events = f.join();
+        } catch (RuntimeException e) {
+          events = store.readEach(List.of(rd.read())).get(0); // the read ahead failed: read now
+        }
+      }
+      out.add(events != null ? events : fromStore.get(next++));
+    }
+    return out;
   }
 
-  /** The events as one record batch of at most about {@code maxBytes} (at least one event). */
-  static MemoryRecords records(List<Event> events, int maxBytes) {
+  /**
+   * Reads these partitions' next events now, in one round trip on a request thread, while the
+   * client takes in the answer: the next fetch finds them read (as a broker's page cache would).
+   */
+  private void readAhead(KafkaConnection c, List<PartitionRead> next) {
+    if (next.isEmpty()) {
+      return;
+    }
+    CompletableFuture<List<List<StoredEvent>>> all =
+        CompletableFuture.supplyAsync(() -> store.readEach(next), executor);
+    for (int i = 0; i < next.size(); i++) {
+      int at = i;
+      c.readAhead.put(next.get(i), all.thenApply(l -> l.get(at)));
+    }
+    readAheads.incrementAndGet();
+  }
+
+  /** Reads made ahead of a fetch, for the metrics. */
+  final java.util.concurrent.atomic.AtomicLong readAheads =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** How many of the events fit in about {@code maxBytes} (at least one). */
+  static int fitting(List<StoredEvent> events, int maxBytes) {
+    int size = 0;
+    int n = 0;
+    for (StoredEvent e : events) {
+      int approx = e.payload().length + (e.key() == null ? 0 : e.key().length() * 3) + 64;
+      if (n > 0 && size + approx > maxBytes) {
+        break;
+      }
+      size += approx;
+      n++;
+    }
+    return n;
+  }
+
+  /** The events as one record batch. */
+  static MemoryRecords records(List<StoredEvent> events) {
     MemoryRecordsBuilder b =
         MemoryRecords.builder(
-            ByteBuffer.allocate(Math.min(maxBytes, 64 * 1024) + 512),
+            ByteBuffer.allocate(capacity(events)),
             RecordBatch.CURRENT_MAGIC_VALUE,
             Compression.NONE,
             TimestampType.CREATE_TIME,
             events.get(0).sequence() - 1);
-    int size = 0;
-    for (Event e : events) {
-      int approx = e.payload().length + (e.key() == null ? 0 : e.key().length() * 3) + 64;
-      if (size > 0 && size + approx > maxBytes) {
-        break;
-      }
-      size += approx;
+    for (StoredEvent e : events) {
       b.appendWithOffset(
           e.sequence() - 1,
           e.createdAt().toEpochMilli(),
@@ -222,11 +292,20 @@ final class KafkaFetch {
     return b.build();
   }
 
+  /** About what the batch takes, so that the buffer is not grown and copied as it fills. */
+  private static int capacity(List<StoredEvent> events) {
+    long size = 1024;
+    for (StoredEvent e : events) {
+      size += e.payload().length + (e.key() == null ? 0 : e.key().length() * 3L) + 48;
+    }
+    return (int) Math.min(size, Integer.MAX_VALUE - 8);
+  }
+
   /**
    * The event's headers, and its type, source and content type as CloudEvents-style headers where
    * they are not what a record produced without them gets (so a record round-trips unchanged).
    */
-  static Header[] headers(Event e) {
+  static Header[] headers(StoredEvent e) {
     List<Header> out = new ArrayList<>(e.headers().size() + 3);
     e.headers().forEach((k, v) -> out.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8))));
     if (!DEFAULT_TYPE.equals(e.type())) {

@@ -134,8 +134,18 @@ final class KafkaGroups {
     }
   }
 
-  KafkaGroups(Boxline boxline, ScheduledExecutorService timers, Duration sessionMax) {
+  private final io.boxline.spi.Store store;
+  private final KafkaCatalog catalog;
+
+  KafkaGroups(
+      Boxline boxline,
+      io.boxline.spi.Store store,
+      KafkaCatalog catalog,
+      ScheduledExecutorService timers,
+      Duration sessionMax) {
     this.boxline = boxline;
+    this.store = store;
+    this.catalog = catalog;
     this.timers = timers;
     this.maxSessionMillis = (int) Math.min(Integer.MAX_VALUE, sessionMax.toMillis());
     this.expiry = timers.scheduleWithFixedDelay(this::expire, 500, 500, TimeUnit.MILLISECONDS);
@@ -190,7 +200,7 @@ final class KafkaGroups {
       if (groupId == null || !c.caller.coversSubscriptionName(groupId)) {
         return false;
       }
-      Optional<SubscriptionInfo> s = boxline.admin().subscription(groupId);
+      Optional<SubscriptionInfo> s = catalog.subscription(groupId);
       return s.isEmpty() || c.caller.covers(s.get());
     } catch (ValidationException e) {
       return false; // not a name a subscription can have
@@ -300,7 +310,7 @@ final class KafkaGroups {
         return Errors.GROUP_AUTHORIZATION_FAILED;
       }
       for (TopicName t : wanted) {
-        if (!c.caller.covers(t) || boxline.admin().topic(t).isEmpty()) {
+        if (!c.caller.covers(t) || catalog.topic(t).isEmpty()) {
           return Errors.UNKNOWN_TOPIC_OR_PARTITION;
         }
       }
@@ -316,7 +326,8 @@ final class KafkaGroups {
             Level.INFO,
             "subscription " + groupId + " created for a Kafka consumer group, reading " + wanted);
       } catch (RuntimeException e) {
-        s = boxline.admin().subscription(groupId); // another member created it meanwhile
+        catalog.forgetSubscription(groupId);
+        s = catalog.subscription(groupId); // another member created it meanwhile
         if (s.isEmpty()) {
           throw e;
         }
@@ -539,7 +550,14 @@ final class KafkaGroups {
       if (generation != g.generation) {
         return Errors.ILLEGAL_GENERATION;
       }
-      if (g.state == State.PREPARING_REBALANCE) {
+      // As Kafka's coordinator: a heartbeat in a rebalance that began says to join again; a commit
+      // then is taken, for the members keep their partitions until the next generation is given
+      // them (clients commit what they processed before rejoining: librdkafka when partitions are
+      // revoked, Java's consumer in onJoinPrepare); a commit between the join and the assignment
+      // is refused.
+      if (heartbeat
+          ? g.state == State.PREPARING_REBALANCE
+          : g.state == State.COMPLETING_REBALANCE) {
         return Errors.REBALANCE_IN_PROGRESS;
       }
       return Errors.NONE;
@@ -697,7 +715,11 @@ final class KafkaGroups {
       if (!moves.isEmpty()) {
         Errors failed = Errors.NONE;
         try {
-          boxline.admin().seek(r.groupId(), moves);
+          if (g != null && !g.members.isEmpty()) {
+            seek(r.groupId(), moves); // a member of the current generation, checked above
+          } else {
+            boxline.admin().seek(r.groupId(), moves);
+          }
           known.putAll(moves);
         } catch (BusySubscriptionException e) {
           LOG.log(Level.INFO, "group " + r.groupId() + ": commit refused: " + e.getMessage());
@@ -732,6 +754,51 @@ final class KafkaGroups {
           });
       return new OffsetCommitResponseData().setTopics(out);
     }
+  }
+
+  /**
+   * Moves the cursors a member of the current generation commits: checked against the subscription
+   * and the heads kept here (read again before a refusal), one transaction. The check that no
+   * Boxline consumer reads the subscription was made when the members joined.
+   */
+  private void seek(String groupId, Map<TopicPartition, Long> moves) {
+    SubscriptionInfo s =
+        catalog
+            .subscription(groupId)
+            .orElseThrow(
+                () -> new NotFoundException("subscription '" + groupId + "' does not exist"));
+    Map<io.boxline.spi.PartitionKey, Long> keys = new LinkedHashMap<>();
+    for (Map.Entry<TopicPartition, Long> e : moves.entrySet()) {
+      TopicName topic = e.getKey().topic();
+      int p = e.getKey().partition();
+      if (!s.topics().contains(topic)) {
+        throw new ValidationException(
+            "subscription '" + groupId + "' does not read topic " + topic);
+      }
+      io.boxline.TopicInfo info =
+          catalog.topic(topic).orElseThrow(() -> new NotFoundException("no topic " + topic));
+      List<Long> heads = catalog.heads(topic);
+      if (p < 0 || p >= heads.size()) {
+        throw new ValidationException("topic " + topic + " has no partition " + p);
+      }
+      long to = e.getValue();
+      if (to > heads.get(p)) {
+        heads = catalog.freshHeads(topic);
+      }
+      if (to < 0 || to > heads.get(p)) {
+        throw new ValidationException(
+            "offset "
+                + to
+                + " of "
+                + topic
+                + " partition "
+                + p
+                + " is past its end, "
+                + heads.get(p));
+      }
+      keys.put(io.boxline.spi.PartitionKey.of(info.id(), p), to);
+    }
+    store.seekCursors(s.id(), keys);
   }
 
   /** The committed offset of each partition of a group's subscription, by Kafka topic name. */
@@ -840,7 +907,7 @@ final class KafkaGroups {
       }
       Group g = groups.get(id);
       if (g == null) {
-        boolean exists = boxline.admin().subscription(id).isPresent();
+        boolean exists = catalog.subscription(id).isPresent();
         out.add(
             d.setGroupState(exists ? State.EMPTY.kafka : "Dead")
                 .setProtocolType(exists ? "consumer" : ""));

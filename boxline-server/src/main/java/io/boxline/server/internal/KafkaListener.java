@@ -48,7 +48,12 @@ final class KafkaListener implements AutoCloseable {
   private boolean closed;
 
   KafkaListener(
-      ServerConfig.Kafka config, Boxline boxline, Auth auth, GroupCommit commits, SslContext tls)
+      ServerConfig.Kafka config,
+      Boxline boxline,
+      io.boxline.spi.Store store,
+      Auth auth,
+      GroupCommit commits,
+      SslContext tls)
       throws InterruptedException {
     AtomicInteger n = new AtomicInteger();
     executor =
@@ -72,7 +77,9 @@ final class KafkaListener implements AutoCloseable {
     workers =
         new MultiThreadIoEventLoopGroup(
             2, new DefaultThreadFactory("boxline-kafka-io", true), NioIoHandler.newFactory());
-    KafkaGroups groups = new KafkaGroups(boxline, timers, config.sessionTimeoutMax());
+    KafkaCatalog catalog = new KafkaCatalog(boxline, new KnownSubscriptions(boxline.admin()));
+    KafkaGroups groups =
+        new KafkaGroups(boxline, store, catalog, timers, config.sessionTimeoutMax());
     try {
       ServerBootstrap b =
           new ServerBootstrap()
@@ -105,7 +112,13 @@ final class KafkaListener implements AutoCloseable {
     this.port = ((InetSocketAddress) server.localAddress()).getPort();
     this.apis =
         new KafkaApis(
-            boxline, groups, new KafkaApis.Node(config.advertisedHost(), port), commits, executor);
+            boxline,
+            store,
+            catalog,
+            groups,
+            new KafkaApis.Node(config.advertisedHost(), port),
+            commits,
+            executor);
     LOG.log(
         Level.INFO,
         "Kafka protocol listening on "

@@ -52,6 +52,7 @@ public final class ServerRuntime implements AutoCloseable {
   private final List<Relay> relays = new ArrayList<>();
   private Server jetty;
   private KafkaListener kafka;
+  private io.boxline.spi.Store store;
   private ServerConnector connector;
   private ThreadPoolExecutor executor;
   private Router router;
@@ -87,12 +88,9 @@ public final class ServerRuntime implements AutoCloseable {
     jvmGc = new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics();
     jvmGc.bindTo(registry);
     BoxlineMetrics metrics = BoxlineMetrics.builder(registry).partitionGauges(true).build();
+    store = JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build();
     Boxline.Builder builder =
-        Boxline.builder()
-            .store(
-                JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build())
-            .observer(metrics)
-            .migrate(config.database().migrate());
+        Boxline.builder().store(store).observer(metrics).migrate(config.database().migrate());
     for (ServerConfig.Subscription s : config.subscriptions()) {
       builder.memberPolicy(s.name(), s.members());
     }
@@ -302,7 +300,7 @@ public final class ServerRuntime implements AutoCloseable {
       kmf.init(ks, password);
       tls = io.netty.handler.ssl.SslContextBuilder.forServer(kmf).build();
     }
-    kafka = new KafkaListener(k, boxline, auth, commits, tls);
+    kafka = new KafkaListener(k, boxline, store, auth, commits, tls);
     gauge(
         "boxline.kafka.connections",
         kafka,
