@@ -102,7 +102,7 @@ class KafkaClientsIT {
     }
     work = Path.of("target", "kafka-clients-it").toAbsolutePath();
     Path node = Files.createDirectories(work.resolve("node"));
-    for (String dir : List.of("py", "kcat", "js")) {
+    for (String dir : List.of("py", "kcat", "js", "java")) {
       Path d = work.resolve(dir);
       Files.createDirectories(d);
       Files.deleteIfExists(d.resolve("stop"));
@@ -147,6 +147,9 @@ class KafkaClientsIT {
                 + PARTITIONS
                 + "}\n"
                 + "  - {name: a/kcat, partitions: "
+                + PARTITIONS
+                + "}\n"
+                + "  - {name: a/java, partitions: "
                 + PARTITIONS
                 + "}\n"
                 + "  - {name: a/js, partitions: "
@@ -366,6 +369,58 @@ class KafkaClientsIT {
                 node,
                 NODE_MISSING),
         new Stop.File(work.resolve("js").resolve("stop")),
+        false,
+        true);
+  }
+
+  /** The Java clients, each member a JVM of its own ({@link KafkaJavaMember}), one SIGKILLed. */
+  @Test
+  void javaClientsProduceAndAGroupOfTwoSurvivesAKilledMember() throws Exception {
+    Path dir = work.resolve("java");
+    Files.createDirectories(dir);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classpath = System.getProperty("java.class.path");
+    String stop = dir.resolve("stop").toString();
+    groupOfTwo(
+        "a/java",
+        "a/java-group",
+        dir,
+        "a JDK",
+        () ->
+            List.of(
+                java,
+                "-Xmx128m",
+                "-cp",
+                classpath,
+                KafkaJavaMember.class.getName(),
+                "consume",
+                server.bootstrap(),
+                KafkaServer.TENANT_A,
+                secret(),
+                "a.java",
+                "a/java-group",
+                stop,
+                "10"),
+        () ->
+            Client.start(
+                "producer",
+                List.of(
+                    java,
+                    "-Xmx128m",
+                    "-cp",
+                    classpath,
+                    KafkaJavaMember.class.getName(),
+                    "produce",
+                    server.bootstrap(),
+                    KafkaServer.TENANT_A,
+                    secret(),
+                    "a.java",
+                    "" + EVENTS,
+                    "" + KEYS,
+                    "5"),
+                dir,
+                "a JDK"),
+        new Stop.File(dir.resolve("stop")),
         false,
         true);
   }

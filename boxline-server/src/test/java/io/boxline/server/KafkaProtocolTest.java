@@ -70,6 +70,7 @@ class KafkaProtocolTest {
             "  - {name: a/orders, partitions: 3}\n"
                 + "  - {name: a/group, partitions: 3}\n"
                 + "  - {name: a/wire, partitions: 1}\n"
+                + "  - {name: a/zip, partitions: 1}\n"
                 + "  - {name: b/orders, partitions: 2}\n"
                 + "subscriptions:\n"
                 + "  - {name: a/tenant-group, topics: [a/orders]}\n"
@@ -90,7 +91,15 @@ class KafkaProtocolTest {
   }
 
   private static KafkaConsumer<String, byte[]> consumer(String user, String group) {
+    return consumer(user, group, null);
+  }
+
+  private static KafkaConsumer<String, byte[]> consumer(
+      String user, String group, String assignor) {
     Properties p = server.client(user);
+    if (assignor != null) {
+      p.put("partition.assignment.strategy", assignor);
+    }
     if (group != null) {
       p.put("group.id", group);
       p.put("enable.auto.commit", "false");
@@ -193,7 +202,13 @@ class KafkaProtocolTest {
     Map<Integer, Integer> assigned = new ConcurrentHashMap<>();
     for (int m = 0; m < 2; m++) {
       int me = m;
-      KafkaConsumer<String, byte[]> c = consumer(KafkaServer.ADMIN, group);
+      // The cooperative assignor: rebalances revoke only what moves (Python and Node use eager
+      // ones).
+      KafkaConsumer<String, byte[]> c =
+          consumer(
+              KafkaServer.ADMIN,
+              group,
+              "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
       members.add(c);
       loops.add(
           CompletableFuture.runAsync(
@@ -427,6 +442,36 @@ class KafkaProtocolTest {
           .isEqualTo(Errors.UNKNOWN_MEMBER_ID);
       assertThat(position(group)).isEqualTo(3);
     }
+  }
+
+  @Test
+  void compressedBatchesOfEveryCodecAreStoredAsTheirRecords() throws Exception {
+    List<String> codecs = List.of("gzip", "snappy", "lz4", "zstd");
+    for (String codec : codecs) {
+      Properties p = server.client(KafkaServer.ADMIN);
+      p.put("compression.type", codec);
+      try (KafkaProducer<String, byte[]> producer =
+          new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+        ProducerRecord<String, byte[]> r =
+            new ProducerRecord<>(
+                "a.zip", codec, ("{\"codec\":\"" + codec + "\"}").getBytes(StandardCharsets.UTF_8));
+        r.headers().add("content-type", "application/json".getBytes(StandardCharsets.UTF_8));
+        producer.send(r).get();
+      }
+    }
+    KafkaServer.await(
+        "the events sequenced",
+        Duration.ofSeconds(30),
+        () -> {
+          try {
+            return server.heads("a/zip").get(0) == codecs.size();
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        });
+    assertThat(server.events("a/zip", 0))
+        .extracting(e -> e.get("key").asText() + "=" + e.get("payload").get("codec").asText())
+        .containsExactly("gzip=gzip", "snappy=snappy", "lz4=lz4", "zstd=zstd");
   }
 
   @Test

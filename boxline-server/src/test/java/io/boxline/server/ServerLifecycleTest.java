@@ -540,7 +540,8 @@ class ServerLifecycleTest {
             + "subscriptions:\n  - {name: to-hook, topics: [app/orders]}\n"
             + "relays:\n  - {name: hook, subscription: to-hook, webhook: {url: 'http://127.0.0.1:"
             + hook.getAddress().getPort()
-            + "/hook'}}\n";
+            + "/hook'}}\n"
+            + "kafka: {port: 0, tls: true}\n";
     try (ServerProcess p =
         ServerProcess.start(
             Map.of("KS_PASSWORD", "changeit"), "--config", config(yaml).toString())) {
@@ -577,6 +578,38 @@ class ServerLifecycleTest {
         perKey.computeIfAbsent("k-" + (i % 3), k -> new ArrayList<>()).add(i);
       }
       perKey.values().forEach(list -> assertThat(list).isSorted());
+      // The Kafka listener speaks TLS with the same key: a Kafka consumer reads the events.
+      java.util.Properties kafka = new java.util.Properties();
+      kafka.put("bootstrap.servers", "127.0.0.1:" + p.kafkaPort());
+      kafka.put("security.protocol", "SASL_SSL");
+      kafka.put("ssl.truststore.location", keystore.toString());
+      kafka.put("ssl.truststore.password", "changeit");
+      kafka.put("ssl.truststore.type", "PKCS12");
+      kafka.put("sasl.mechanism", "PLAIN");
+      kafka.put(
+          "sasl.jaas.config",
+          "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"ops\""
+              + " password=\""
+              + TOKEN
+              + "\";");
+      try (var consumer =
+          new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+              kafka,
+              new org.apache.kafka.common.serialization.StringDeserializer(),
+              new org.apache.kafka.common.serialization.StringDeserializer())) {
+        List<org.apache.kafka.common.TopicPartition> parts =
+            List.of(
+                new org.apache.kafka.common.TopicPartition("app.orders", 0),
+                new org.apache.kafka.common.TopicPartition("app.orders", 1));
+        consumer.assign(parts);
+        consumer.seekToBeginning(parts);
+        List<String> read = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (read.size() < 20 && System.nanoTime() < deadline) {
+          consumer.poll(Duration.ofMillis(200)).forEach(r -> read.add(r.value()));
+        }
+        assertThat(read).as("events read by a Kafka consumer over TLS").hasSize(20);
+      }
       ServerApiTest.await(
           "lag gauges per partition in /metrics",
           () -> {
