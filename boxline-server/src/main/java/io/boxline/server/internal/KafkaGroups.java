@@ -127,6 +127,13 @@ final class KafkaGroups {
     String protocol;
     String leader;
     final Map<String, Member> members = new LinkedHashMap<>();
+
+    /**
+     * Callers found to may use the group while it had members: their heartbeats and commits need no
+     * lookup. Forgotten when the group empties.
+     */
+    final Set<Auth.Caller> allowed = ConcurrentHashMap.newKeySet();
+
     ScheduledFuture<?> rebalanceTimer;
 
     Group(String id) {
@@ -200,8 +207,16 @@ final class KafkaGroups {
       if (groupId == null || !c.caller.coversSubscriptionName(groupId)) {
         return false;
       }
+      Group g = groups.get(groupId);
+      if (g != null && g.allowed.contains(c.caller)) {
+        return true;
+      }
       Optional<SubscriptionInfo> s = catalog.subscription(groupId);
-      return s.isEmpty() || c.caller.covers(s.get());
+      boolean may = s.isEmpty() || c.caller.covers(s.get());
+      if (may && s.isPresent() && g != null) {
+        g.allowed.add(c.caller);
+      }
+      return may;
     } catch (ValidationException e) {
       return false; // not a name a subscription can have
     }
@@ -419,6 +434,7 @@ final class KafkaGroups {
     g.members.values().removeIf(m -> m.join == null);
     g.generation++;
     if (g.members.isEmpty()) {
+      g.allowed.clear();
       g.state = State.EMPTY;
       g.leader = null;
       g.protocol = null;
@@ -620,6 +636,7 @@ final class KafkaGroups {
 
   private void afterRemoval(Group g) {
     if (g.members.isEmpty()) {
+      g.allowed.clear();
       if (g.rebalanceTimer != null) {
         g.rebalanceTimer.cancel(false);
       }
