@@ -44,6 +44,9 @@ final class K1Kafka {
   static final Opt<Integer> EVENTS = DEF.integer("events", 100_000, "events per trial");
   static final Opt<Integer> PRODUCERS =
       DEF.integer("producers", 4, "HTTP and Java producer threads");
+  static final Opt<Integer> ROUNDS =
+      DEF.integer(
+          "rounds", 3, "consuming rounds (each a Java and a Kafka consumer of the backlog)");
   static final Opt<Integer> IDLE_SECONDS =
       DEF.integer("idle-seconds", 30, "seconds of each idle measurement");
 
@@ -148,7 +151,7 @@ final class K1Kafka {
       javaProduce(boxline, t, events, o.get(PRODUCERS));
       awaitSequenced(boxline, t, events);
       Table consume = new Table("consumer", "events", "seconds", "events/s");
-      for (int round = 0; round < 2; round++) {
+      for (int round = 0; round < o.get(ROUNDS); round++) {
         double java = javaConsume(boxline, t, "k1-java-" + round, events);
         double kafka = kafkaConsume(bootstrap, t, "k1-kafka-" + round, events);
         log(
