@@ -31,6 +31,10 @@ import picocli.CommandLine.Option;
  * handler prints {@code BLOCKED} and waits until {@code FILE} exists (at most {@code --gateMillis},
  * default 120 s): a batch held in flight at a point the parent can observe.
  *
+ * <p>With {@code --startGate=FILE} the process starts Boxline, prints {@code AT START GATE} and
+ * waits until {@code FILE} exists (at most 120 s) before its consumer joins the group: the parent
+ * can have the JVM started and connected ahead of the moment the member is to join.
+ *
  * <p>Arguments (besides those of {@link ChildMain}): {@code --id} member id (also the Boxline
  * instance id prefix), {@code --subscription}, {@code --run} (recorded with each delivery), {@code
  * --batch} (default 20), {@code --concurrency} (default 3), {@code --weight} (default 1), {@code
@@ -75,6 +79,9 @@ public final class GroupMemberProcess {
 
     @Option(names = "--gateMillis")
     long gateMillis = 120_000;
+
+    @Option(names = "--startGate")
+    Path startGate;
   }
 
   public static void main(String[] argv) throws Exception {
@@ -112,6 +119,17 @@ public final class GroupMemberProcess {
             .sequencer(false)
             .build()
             .start();
+    if (child.startGate != null) {
+      ChildMain.log("AT START GATE " + child.startGate);
+      awaitStartGate(child, child.startGate);
+      if (child.shuttingDown()) {
+        boxline.close();
+        handlerPool.close();
+        boxlinePool.close();
+        ChildMain.log("STOPPED at the start gate");
+        System.exit(0);
+      }
+    }
     PartitionListener listener =
         new PartitionListener() {
           @Override
@@ -222,6 +240,22 @@ public final class GroupMemberProcess {
     } finally {
       for (Connection c : open) {
         c.close();
+      }
+    }
+  }
+
+  /** Waits until the start gate file exists (at most 120 s), or the parent asks for shutdown. */
+  private static void awaitStartGate(ChildMain child, Path gate) {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (!Files.exists(gate) && !child.shuttingDown()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("start gate " + gate + " did not open within 120 s");
+      }
+      try {
+        Thread.sleep(10); // polls the gate file
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted at the start gate", ex);
       }
     }
   }

@@ -409,13 +409,14 @@ public abstract class ConsumerGroupBehaviour {
     Consumer c = boxline.consumer("pol").handler(e -> {}).start();
     assertThat(boxline.admin().groupPolicy("pol").minCheckInInterval())
         .isEqualTo(Duration.ofSeconds(1));
-    GroupPolicy quick = GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(50));
+    // A lone member checks in every max(minCheckInInterval, 1 / checkInRate): 50 ms at 20 per s.
+    GroupPolicy quick =
+        GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(50)).withCheckInRate(20);
     boxline.admin().setGroupPolicy("pol", quick);
     assertThat(boxline.admin().groupPolicy("pol")).isEqualTo(quick);
     long before = c.checkInCount();
     // At 1 s per check-in, 40 more would take 40 s; the new policy makes it 2 s once it is read
-    // (within 10
-    // check-ins).
+    // (within 10 check-ins).
     Await.until(
         Duration.ofSeconds(25), "check-ins speed up", () -> c.checkInCount() >= before + 40);
     boxline.admin().setGroupPolicy("pol", null);

@@ -12,6 +12,7 @@ import io.boxline.Consumer;
 import io.boxline.ConsumerHooks;
 import io.boxline.DeadLetterQuery;
 import io.boxline.Event;
+import io.boxline.GroupPolicy;
 import io.boxline.HandlerTimeoutException;
 import io.boxline.RetryPolicy;
 import io.boxline.TopicName;
@@ -32,6 +33,16 @@ import org.junit.jupiter.api.Test;
 /** Hung handlers: a handler timeout interrupts them, and gives their partition up if need be. */
 public abstract class HandlerTimeoutBehaviour extends DatabaseSuite {
   private static final Duration TIMEOUT = Duration.ofMillis(300);
+
+  /**
+   * The partition the watchdog gives up is taken again at a check-in that rereads the backlog (the
+   * periodic full one: every 10th). Check-ins every 100 ms make that about a second instead of 20 s
+   * under the default policy; the generous deadline (20 missed check-ins) keeps a busy machine from
+   * making the member look dead.
+   */
+  private static final GroupPolicy QUICK_CHECK_INS =
+      GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(100)).withDeadlineMultiplier(20);
+
   private Boxline boxline;
   private final CountDownLatch release = new CountDownLatch(1);
 
@@ -135,6 +146,7 @@ public abstract class HandlerTimeoutBehaviour extends DatabaseSuite {
   void aHandlerThatIgnoresInterruptsLosesItsPartitionAndTheGroupMovesOn() {
     TopicName t = topic(boxline, "acme/timeout/stubborn", 1);
     subscribe(boxline, "stubborn", t);
+    boxline.admin().setGroupPolicy("stubborn", QUICK_CHECK_INS);
     AtomicInteger stubbornCalls = new AtomicInteger();
     List<String> handled = new CopyOnWriteArrayList<>();
     Consumer c =

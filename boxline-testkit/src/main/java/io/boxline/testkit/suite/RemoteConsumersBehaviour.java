@@ -222,16 +222,16 @@ public abstract class RemoteConsumersBehaviour extends DatabaseSuite {
     RemoteConsumers members = boxline.remoteConsumers();
     Duration alone = members.fetch("remote-size", "m0", 1, 10).checkInWithin();
     assertThat(alone).isEqualTo(Duration.ofMillis(1000)); // 1 member / 1 per second
-    for (int i = 1; i < 5; i++) {
+    for (int i = 1; i < 3; i++) {
       members.fetch("remote-size", "m" + i, 1, 10);
     }
     // Between two check-ins a fetch gives what is left of the interval, and does not check in.
     Duration left = members.fetch("remote-size", "m0", 1, 10).checkInWithin();
     assertThat(left).isPositive().isLessThanOrEqualTo(Duration.ofMillis(1000));
-    // Five members checking in once a second in all: at m0's next check-in, each every 5 s.
-    awaitCheckIn(members, "remote-size", "m0", Duration.ofSeconds(5));
+    // Three members checking in once a second in all: at m0's next check-in, each every 3 s.
+    awaitCheckIn(members, "remote-size", "m0", Duration.ofSeconds(3));
     // The group shrinks: the next check-in gives the shorter interval again.
-    for (int i = 1; i < 5; i++) {
+    for (int i = 1; i < 3; i++) {
       members.leave("remote-size", "m" + i);
     }
     awaitCheckIn(members, "remote-size", "m0", Duration.ofMillis(1000));

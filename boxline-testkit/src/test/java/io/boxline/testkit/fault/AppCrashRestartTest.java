@@ -59,6 +59,7 @@ class AppCrashRestartTest extends FaultTest {
     publisher.admin().createNamespace(NamespacePath.of("fault/app"));
     publisher.admin().createTopic(topic, PARTITIONS);
     publisher.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
+    publisher.admin().setDefaultGroupPolicy(FaultFixture.QUICK_TAKEOVER);
     fx.createHandledTable();
 
     ChildJvm run1 = startApp("app-1", 1);

@@ -67,6 +67,7 @@ class CommittingThreadCrashTest extends FaultTest {
     setup.admin().createNamespace(NamespacePath.of("fault/inline"));
     setup.admin().createTopic(topic, PARTITIONS, Sequencing.IN_TRANSACTION);
     setup.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
+    setup.admin().setDefaultGroupPolicy(FaultFixture.QUICK_TAKEOVER);
     fx.createHandledTable();
     fx.execute("CREATE TABLE " + fx.table("business") + " (event_id uuid PRIMARY KEY)");
 

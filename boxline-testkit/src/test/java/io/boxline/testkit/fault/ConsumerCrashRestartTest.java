@@ -59,6 +59,7 @@ class ConsumerCrashRestartTest extends FaultTest {
     boxline.admin().createNamespace(NamespacePath.of("fault/consumer"));
     boxline.admin().createTopic(topic, PARTITIONS);
     boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
+    boxline.admin().setDefaultGroupPolicy(FaultFixture.QUICK_TAKEOVER);
     fx.createHandledTable();
 
     Set<UUID> published = Publishing.wave(boxline, List.of(topic), EVENTS, 500, "crash");

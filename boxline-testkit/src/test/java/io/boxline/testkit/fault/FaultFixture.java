@@ -2,6 +2,7 @@ package io.boxline.testkit.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.boxline.GroupPolicy;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.TestDatabase;
 import io.boxline.testkit.process.ChildJvm;
@@ -45,6 +46,16 @@ final class FaultFixture implements AutoCloseable {
   /** One row of the {@code handled} table, in insertion order. */
   record Delivery(long n, UUID eventId, Part part, long seq, int run) {}
 
+  /**
+   * The group policy of the tests that kill a consumer process and start another in its place (the
+   * parent sets it before the first child starts): check-ins every 250 ms and a member dead after 8
+   * missed ones, so the new process reclaims the killed one's leases about 2 s after the kill
+   * rather than the default policy's 6 s. One consumer process runs at a time, so a live one that
+   * is late to check in on a loaded machine has nobody to lose its leases to.
+   */
+  static final GroupPolicy QUICK_TAKEOVER =
+      GroupPolicy.DEFAULT.withMinCheckInInterval(Duration.ofMillis(250)).withDeadlineMultiplier(8);
+
   private final TestDatabase db;
   private final List<ChildJvm> children = new ArrayList<>();
 
@@ -80,6 +91,10 @@ final class FaultFixture implements AutoCloseable {
     ChildJvm child =
         ChildJvm.start(
             new ChildJvm.Spec(schema() + "-" + name, mainClass)
+                // Only the quick JIT (C1): the children live for seconds, and their startup (class
+                // loading, C2 compiling) competes for the CPU with the test JVM, the database and
+                // the other children on a 2-core machine.
+                .jvmArgs("-XX:TieredStopAtLevel=1")
                 .args(all.toArray(String[]::new))
                 .env(ChildJvm.PASSWORD_ENV, db.server().password()));
     children.add(child);

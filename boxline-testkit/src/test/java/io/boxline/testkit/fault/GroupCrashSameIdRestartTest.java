@@ -13,6 +13,10 @@ import io.boxline.testkit.fault.FaultFixture.Part;
 import io.boxline.testkit.fault.GroupFaults.Delivery;
 import io.boxline.testkit.fault.GroupFaults.LeaseRow;
 import io.boxline.testkit.process.ChildJvm;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,7 +68,7 @@ class GroupCrashSameIdRestartTest {
 
   @Test
   @Timeout(90)
-  void partitionsOfKilledIncarnationAreDeliveredAgainWhenItsIdComesBack() {
+  void partitionsOfKilledIncarnationAreDeliveredAgainWhenItsIdComesBack() throws IOException {
     FaultFixture fx = g.fx();
     TopicName topic = TopicName.of("fault/sameid", "events");
     Boxline boxline = fx.db().boxline(b -> b.instanceId("parent-sequencer"));
@@ -78,6 +82,13 @@ class GroupCrashSameIdRestartTest {
 
     ChildJvm a1 = g.startMember("a", 1, SUBSCRIPTION, BATCH, CONCURRENCY);
     ChildJvm b = g.startMember("b", 1, SUBSCRIPTION, BATCH, CONCURRENCY);
+    // The restarted incarnation's JVM starts now too and waits at its start gate with Boxline
+    // started; its consumer joins the group only when the test opens the gate, after the kill.
+    Path startGate = ChildJvm.logDirectory().resolve(fx.schema() + "-a-start");
+    Files.deleteIfExists(startGate);
+    ChildJvm a2 =
+        g.startMember(
+            "a", 2, SUBSCRIPTION, BATCH, CONCURRENCY, "--startGate=" + startGate.toString());
     Map<String, ChildJvm> incarnations = new LinkedHashMap<>();
     incarnations.put("a/run1", a1);
     incarnations.put("b/run1", b);
@@ -109,6 +120,7 @@ class GroupCrashSameIdRestartTest {
                 && g.handledCount("a", 1) >= BATCH
                 && g.handledCount("b", 1) >= BATCH;
           });
+      a2.awaitOutput(Duration.ofSeconds(30), "AT START GATE");
       orphaned.addAll(g.heldBy(SUBSCRIPTION, "a"));
       long t0 = System.nanoTime();
       a1.kill9();
@@ -119,7 +131,7 @@ class GroupCrashSameIdRestartTest {
       long beatAtKill = g.heartbeatMicros(SUBSCRIPTION, "a");
       long oldExpiry = g.expiresMicros(SUBSCRIPTION, "a");
 
-      ChildJvm a2 = g.startMember("a", 2, SUBSCRIPTION, BATCH, CONCURRENCY);
+      Files.writeString(startGate, "open", StandardCharsets.UTF_8);
       incarnations.put("a/run2", a2);
       a2.awaitOutput(Duration.ofSeconds(30), "READY");
       long[] firstBeat = new long[1];

@@ -10,6 +10,10 @@ import io.boxline.TopicName;
 import io.boxline.testkit.Await;
 import io.boxline.testkit.fault.GroupFaults.Delivery;
 import io.boxline.testkit.process.ChildJvm;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,9 +30,9 @@ import org.junit.jupiter.api.Timeout;
  * A rolling restart of a three-member group while events keep arriving: each member in turn is
  * stopped gracefully (stdin closed: the consumer finishes and commits its in-flight batches, then
  * leaves the group, freeing its leases at once) and a new process with the same member id takes its
- * place. Contract: nothing is lost, every incarnation sees each partition in order, and a graceful
- * stop redelivers nothing — duplicates stay within #restarts × concurrency × batch size and are
- * expected to be zero.
+ * place (started ahead, it joins the group only once the others have taken over). Contract: nothing
+ * is lost, every incarnation sees each partition in order, and a graceful stop redelivers nothing —
+ * duplicates stay within #restarts × concurrency × batch size and are expected to be zero.
  */
 class GroupRollingRestartTest {
   private static final int PARTITIONS = 12;
@@ -58,7 +62,7 @@ class GroupRollingRestartTest {
 
   @Test
   @Timeout(120)
-  void gracefulRollingRestartLosesNothingAndRedeliversNothing() {
+  void gracefulRollingRestartLosesNothingAndRedeliversNothing() throws IOException {
     FaultFixture fx = g.fx();
     TopicName topic = TopicName.of("fault/rolling", "events");
     Boxline boxline = fx.db().boxline(b -> b.instanceId("parent-sequencer"));
@@ -79,6 +83,19 @@ class GroupRollingRestartTest {
     for (ChildJvm c : current.values()) {
       c.awaitOutput(Duration.ofSeconds(30), "READY");
     }
+    // The second incarnations' JVMs start now, while the first ones run, and wait at their start
+    // gates with Boxline started: each one's consumer joins the group only when the test opens its
+    // gate, after the handover of the member it replaces has been checked.
+    Map<String, ChildJvm> next = new LinkedHashMap<>();
+    Map<String, Path> startGates = new LinkedHashMap<>();
+    for (String m : MEMBERS) {
+      Path gate = ChildJvm.logDirectory().resolve(fx.schema() + "-" + m + "-start");
+      Files.deleteIfExists(gate);
+      startGates.put(m, gate);
+      next.put(
+          m,
+          g.startMember(m, 2, SUBSCRIPTION, BATCH, CONCURRENCY, "--startGate=" + gate.toString()));
+    }
 
     // A stopped member's leases would otherwise be free only when its heartbeat expires, at the
     // earliest deadline(3) - JITTER × interval(3) after the stop.
@@ -92,6 +109,8 @@ class GroupRollingRestartTest {
       awaitAllLeasedAndFlowing(load, current, runs);
       for (String m : MEMBERS) {
         ChildJvm old = current.get(m);
+        ChildJvm successor = next.get(m);
+        successor.awaitOutput(Duration.ofSeconds(30), "AT START GATE");
         long t0 = System.nanoTime();
         assertThat(old.stop(Duration.ofSeconds(20)))
             .as(old + " exit code on graceful stop")
@@ -128,9 +147,10 @@ class GroupRollingRestartTest {
         handovers.add(
             m + ": stop " + stopMillis + " ms, all leased again " + handoverMillis + " ms");
 
-        current.put(m, g.startMember(m, 2, SUBSCRIPTION, BATCH, CONCURRENCY));
-        incarnations.put(m + "/run2", current.get(m));
-        current.get(m).awaitOutput(Duration.ofSeconds(30), "READY");
+        Files.writeString(startGates.get(m), "open", StandardCharsets.UTF_8);
+        current.put(m, successor);
+        incarnations.put(m + "/run2", successor);
+        successor.awaitOutput(Duration.ofSeconds(30), "READY");
         runs.put(m, 2);
         awaitAllLeasedAndFlowing(load, current, runs);
       }

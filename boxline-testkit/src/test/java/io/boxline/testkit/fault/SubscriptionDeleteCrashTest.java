@@ -33,7 +33,18 @@ import org.junit.jupiter.api.Timeout;
 class SubscriptionDeleteCrashTest extends FaultTest {
   private static final String SUB = "doomed";
   private static final int EVENTS = 40;
-  private static final GroupPolicy OVERRIDE = GroupPolicy.DEFAULT.withSlack(0.5);
+
+  /**
+   * The subscription's own policy, which must not outlive it. Its check-ins (every 500 ms, dead
+   * after 4 missed ones) also bound how long the killed child's member stays live in etcd (a 2 s
+   * lease, against 6 s under the default policy), which a subscription created again under the name
+   * waits out before its consumer has every partition.
+   */
+  private static final GroupPolicy OVERRIDE =
+      GroupPolicy.DEFAULT
+          .withSlack(0.5)
+          .withMinCheckInInterval(Duration.ofMillis(500))
+          .withDeadlineMultiplier(4);
 
   private EtcdCoordination etcd;
   private String prefix;

@@ -53,6 +53,7 @@ class TransactionalCrashTest extends FaultTest {
     boxline.admin().createNamespace(NamespacePath.of("fault/tx"));
     boxline.admin().createTopic(topic, PARTITIONS);
     boxline.admin().createSubscription(SubscriptionSpec.of(SUBSCRIPTION, topic));
+    boxline.admin().setDefaultGroupPolicy(FaultFixture.QUICK_TAKEOVER);
     fx.createHandledTable();
     Set<UUID> published = Publishing.wave(boxline, List.of(topic), EVENTS, 500, "tx");
     Await.until(Duration.ofSeconds(30), "all events sequenced", fx::logCount, n -> n == EVENTS);
