@@ -30,28 +30,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class KafkaJavaMember {
   private KafkaJavaMember() {}
 
-  private static Properties client(String bootstrap, String user, String password) {
-    Properties p = new Properties();
-    p.put("bootstrap.servers", bootstrap);
-    p.put("security.protocol", "SASL_PLAINTEXT");
-    p.put("sasl.mechanism", "PLAIN");
-    p.put(
-        "sasl.jaas.config",
-        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-            + user
-            + "\" password=\""
-            + password
-            + "\";");
-    return p;
-  }
-
   private static synchronized void out(String line) {
     System.out.println(line);
     System.out.flush();
   }
 
   public static void main(String[] args) throws Exception {
-    Properties p = client(args[1], args[2], args[3]);
+    Properties p = KafkaServer.client(args[1], args[2], args[3]);
     String topic = args[4];
     if (args[0].equals("produce")) {
       int count = Integer.parseInt(args[5]);

@@ -9,7 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -584,11 +583,5 @@ class KafkaProtocolTest {
     }
     assertThat(attacks.checks()).isGreaterThan(300);
     assertThat(tenantAState()).as("tenant a's topics, subscriptions and cursors").isEqualTo(before);
-  }
-
-  static List<String> sortedCopy(List<String> in) {
-    List<String> out = new ArrayList<>(in);
-    Collections.sort(out);
-    return out;
   }
 }

@@ -84,8 +84,13 @@ final class KafkaServer implements AutoCloseable {
   }
 
   Properties client(String user, String password) {
+    return client(bootstrap(), user, password);
+  }
+
+  /** Client properties for SASL/PLAIN against any Kafka listener (also used by child JVMs). */
+  static Properties client(String bootstrap, String user, String password) {
     Properties p = new Properties();
-    p.put("bootstrap.servers", bootstrap());
+    p.put("bootstrap.servers", bootstrap);
     p.put("security.protocol", "SASL_PLAINTEXT");
     p.put("sasl.mechanism", "PLAIN");
     p.put(

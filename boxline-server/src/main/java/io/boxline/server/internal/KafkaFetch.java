@@ -250,12 +250,7 @@ final class KafkaFetch {
       int at = i;
       c.readAhead.put(next.get(i), all.thenApply(l -> l.get(at)));
     }
-    readAheads.incrementAndGet();
   }
-
-  /** Reads made ahead of a fetch, for the metrics. */
-  final java.util.concurrent.atomic.AtomicLong readAheads =
-      new java.util.concurrent.atomic.AtomicLong();
 
   /** How many of the events fit in about {@code maxBytes} (at least one). */
   static int fitting(List<StoredEvent> events, int maxBytes) {
