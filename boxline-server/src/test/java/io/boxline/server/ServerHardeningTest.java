@@ -261,6 +261,21 @@ class ServerHardeningTest {
                 HttpResponse.BodyHandlers.ofString()));
     assertThat(ok.statusCode()).isEqualTo(200);
     assertThat(ok.headers().firstValue("Boxline-Api")).hasValue("1.0");
+    // Refused before its body arrived: the answer says the connection closes, so that no client
+    // reuses a connection the server is about to close.
+    try (Socket s = new Socket("127.0.0.1", URI.create(base).getPort())) {
+      OutputStream out = s.getOutputStream();
+      out.write(
+          ("POST /v1/topics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                  + ADMIN
+                  + "\r\nBoxline-Api: 2.0\r\nContent-Length: 23\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      s.setSoTimeout(10_000);
+      String head =
+          new String(s.getInputStream().readNBytes(400), StandardCharsets.US_ASCII).toLowerCase();
+      assertThat(head).startsWith("http/1.1 400").contains("connection: close");
+    }
   }
 
   static final String EXACT =

@@ -155,6 +155,7 @@ final class Router extends Handler.Abstract.NonBlocking {
         throw tooLarge();
       }
     } catch (ApiException e) {
+      closeUnlessBodyRead(request, response);
       x.fail(e);
       return true;
     }
@@ -194,6 +195,21 @@ final class Router extends Handler.Abstract.NonBlocking {
               }
             });
     return true;
+  }
+
+  /**
+   * Refused before its body was read: the body still on its way would otherwise be read as the next
+   * request's start, so Jetty closes the connection after the answer. Said in the answer, a client
+   * does not put the connection back in its pool only to find it closed on the next request.
+   */
+  private static void closeUnlessBodyRead(Request request, Response response) {
+    var version = request.getConnectionMetaData().getHttpVersion();
+    boolean http1 =
+        version == org.eclipse.jetty.http.HttpVersion.HTTP_1_1
+            || version == org.eclipse.jetty.http.HttpVersion.HTTP_1_0;
+    if (http1 && !request.consumeAvailable()) {
+      response.getHeaders().put("Connection", "close");
+    }
   }
 
   private ApiException bodyError(Throwable error) {
