@@ -114,6 +114,8 @@ class KafkaProtocolTest {
     return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
   }
 
+  private static final long PRODUCED_AT = 1_700_000_000_123L;
+
   @Test
   void recordsRoundTripWithKeysHeadersAndTheKafkaPartitioner() throws Exception {
     int n = 30;
@@ -122,7 +124,11 @@ class KafkaProtocolTest {
         String key = "k" + (i % 7);
         ProducerRecord<String, byte[]> r =
             new ProducerRecord<>(
-                "a.orders", key, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+                "a.orders",
+                null,
+                PRODUCED_AT + i,
+                key,
+                ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8));
         r.headers().add("trace", ("t" + i).getBytes(StandardCharsets.UTF_8));
         r.headers().add("content-type", "application/json".getBytes(StandardCharsets.UTF_8));
         RecordMetadata meta = producer.send(r).get();
@@ -177,9 +183,11 @@ class KafkaProtocolTest {
         assertThat(header(r, "content-type")).isEqualTo("application/json");
         assertThat(e.get("contentType").asText()).isEqualTo("application/json");
         assertThat(r.headers().toArray()).as("no headers but the record's own").hasSize(2);
-        assertThat(r.timestamp())
-            .isEqualTo(java.time.Instant.parse(e.get("createdAt").asText()).toEpochMilli());
         int i = Integer.parseInt(value.replaceAll("\\D", ""));
+        assertThat(r.timestamp()).as("the producer's timestamp").isEqualTo(PRODUCED_AT + i);
+        assertThat(e.get("headers").get("ce_time").asText())
+            .as("kept as the CloudEvents time attribute")
+            .isEqualTo(java.time.Instant.ofEpochMilli(PRODUCED_AT + i).toString());
         Integer before = lastByKey.put(r.key(), i);
         assertThat(before == null || before < i).as("order of key %s", r.key()).isTrue();
       }

@@ -50,6 +50,9 @@ final class KafkaFetch {
   /** The event type a record without a {@code ce_type} header gets, and loses again on fetch. */
   static final String DEFAULT_TYPE = "kafka.record";
 
+  /** The header that keeps a produced record's timestamp: CloudEvents' time attribute. */
+  static final String TIME_HEADER = "ce_time";
+
   static final String DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
   private final Boxline boxline;
@@ -279,12 +282,31 @@ final class KafkaFetch {
     for (StoredEvent e : events) {
       b.appendWithOffset(
           e.sequence() - 1,
-          e.createdAt().toEpochMilli(),
+          timestamp(e),
           e.key() == null ? null : e.key().getBytes(StandardCharsets.UTF_8),
           e.payload(),
           headers(e));
     }
     return b.build();
+  }
+
+  /**
+   * The record's timestamp: the producer's, kept in the {@code ce_time} header, else when the event
+   * was committed.
+   */
+  static long timestamp(StoredEvent e) {
+    String time = e.headers().get(TIME_HEADER);
+    long producer = time == null ? -1 : producerTime(time);
+    return producer >= 0 ? producer : e.createdAt().toEpochMilli();
+  }
+
+  /** A {@code ce_time} value in epoch milliseconds, or -1 where it is no instant. */
+  private static long producerTime(String value) {
+    try {
+      return Math.max(-1, java.time.Instant.parse(value).toEpochMilli());
+    } catch (java.time.DateTimeException | ArithmeticException e) {
+      return -1;
+    }
   }
 
   /** About what the batch takes, so that the buffer is not grown and copied as it fills. */
@@ -302,7 +324,13 @@ final class KafkaFetch {
    */
   static Header[] headers(StoredEvent e) {
     List<Header> out = new ArrayList<>(e.headers().size() + 3);
-    e.headers().forEach((k, v) -> out.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8))));
+    e.headers()
+        .forEach(
+            (k, v) -> {
+              if (!k.equals(TIME_HEADER) || producerTime(v) < 0) {
+                out.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8)));
+              }
+            });
     if (!DEFAULT_TYPE.equals(e.type())) {
       out.add(new RecordHeader("ce_type", e.type().getBytes(StandardCharsets.UTF_8)));
     }

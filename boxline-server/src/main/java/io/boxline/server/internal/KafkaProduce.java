@@ -12,6 +12,7 @@ import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -33,10 +34,12 @@ import org.apache.kafka.common.requests.AbstractRequest;
  * Produce: every valid partition's records of one request are published in one database transaction
  * ({@link GroupCommit}), answered once it committed. A record becomes an event: its key (UTF-8),
  * value, headers (UTF-8 values), and {@code ce_type}, {@code ce_source}, {@code ce_id} and {@code
- * content-type} headers as the event's type, source, id and content type. An idempotent producer's
- * records carry an idempotency key made of its producer id, partition and sequence, so a retried
- * batch is stored once. Offsets are given when the sequencer orders the events, after the commit:
- * the answer carries offset -1 (unknown), as Kafka does for acks=0.
+ * content-type} headers as the event's type, source, id and content type; its timestamp becomes a
+ * {@code ce_time} header (CloudEvents' time attribute), which a fetch gives back as the record's
+ * timestamp. An idempotent producer's records carry an idempotency key made of its producer id,
+ * partition and sequence, so a retried batch is stored once. Offsets are given when the sequencer
+ * orders the events, after the commit: the answer carries offset -1 (unknown), as Kafka does for
+ * acks=0.
  */
 final class KafkaProduce {
   private final GroupCommit commits;
@@ -192,6 +195,11 @@ final class KafkaProduce {
       }
     }
     b.type(type);
+    if (r.timestamp() >= 0 && !seen.containsKey(KafkaFetch.TIME_HEADER)) {
+      // The producer's timestamp is kept as the CloudEvents time attribute, and given back as the
+      // record's timestamp (KafkaFetch); the event's createdAt is the database's commit time.
+      b.header(KafkaFetch.TIME_HEADER, Instant.ofEpochMilli(r.timestamp()).toString());
+    }
     if (r.hasValue()) {
       ByteBuffer v = r.value();
       byte[] payload = new byte[v.remaining()];
