@@ -113,6 +113,8 @@ public record ServerConfig(
    *     connection
    * @param tls speak TLS with the HTTP listener's keystore (default false)
    * @param sessionTimeoutMax the longest session timeout a group member may ask for (default 5 min)
+   * @param nodeTimeout how long an instance that stopped checking in keeps its node id and its
+   *     groups before the other instances on the database take them over (default 10 s)
    */
   public record Kafka(
       String host,
@@ -120,7 +122,8 @@ public record ServerConfig(
       String advertisedHost,
       int maxRequestBytes,
       boolean tls,
-      Duration sessionTimeoutMax) {}
+      Duration sessionTimeoutMax,
+      Duration nodeTimeout) {}
 
   /** How log lines are written: {@code text} (one key=value line) or {@code json} (one object). */
   public enum LogFormat {

@@ -25,6 +25,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.apache.kafka.common.header.Header;
@@ -195,6 +196,40 @@ class KafkaProtocolTest {
           .as("high watermarks are the heads")
           .isEqualTo(n);
       assertThat(consumer.beginningOffsets(all).values()).containsOnly(0L);
+      // By timestamp: the first offset stored at or after it (the time stored, not the
+      // producer's), and none after the newest.
+      for (TopicPartition tp : all) {
+        List<Map.Entry<Long, Long>> times = new ArrayList<>();
+        stored.forEach(
+            (at, e) -> {
+              if (at.startsWith(tp.partition() + "/")) {
+                times.add(
+                    Map.entry(
+                        Long.parseLong(at.substring(at.indexOf('/') + 1)),
+                        java.time.Instant.parse(e.get("createdAt").asText()).toEpochMilli()));
+              }
+            });
+        times.sort(Map.Entry.comparingByKey());
+        Map.Entry<Long, Long> middle = times.get(times.size() / 2);
+        long probe = middle.getValue();
+        var found = consumer.offsetsForTimes(Map.of(tp, probe)).get(tp);
+        assertThat(found).as("offset for time %d on %s", probe, tp).isNotNull();
+        assertThat(found.offset())
+            .as("not after the event of that time")
+            .isLessThanOrEqualTo(middle.getKey());
+        assertThat(stored.get(tp.partition() + "/" + found.offset())).isNotNull();
+        assertThat(
+                java.time.Instant.parse(
+                        stored.get(tp.partition() + "/" + found.offset()).get("createdAt").asText())
+                    .toEpochMilli())
+            .as("stored at or after the time asked")
+            .isGreaterThanOrEqualTo(probe);
+        assertThat(found.timestamp()).isGreaterThanOrEqualTo(probe);
+        long newest = times.stream().mapToLong(Map.Entry::getValue).max().orElseThrow();
+        assertThat(consumer.offsetsForTimes(Map.of(tp, newest + 60_000)).get(tp))
+            .as("no offset after the newest event")
+            .isNull();
+      }
     }
   }
 
@@ -482,7 +517,7 @@ class KafkaProtocolTest {
   }
 
   @Test
-  void wrongTokensAndTransactionsGetClearErrors() {
+  void wrongTokensAndTransactionsGetClearErrors() throws Exception {
     Properties wrong = server.client(KafkaServer.ADMIN, "not-a-token-of-this-server");
     try (KafkaConsumer<String, byte[]> c =
         new KafkaConsumer<>(wrong, new StringDeserializer(), new ByteArrayDeserializer())) {
@@ -498,6 +533,13 @@ class KafkaProtocolTest {
       assertThatThrownBy(p::initTransactions)
           .isInstanceOf(TransactionalIdAuthorizationException.class);
     }
+    // A token that may consume but not manage cannot make a group that is no subscription yet.
+    try (KafkaConsumer<String, byte[]> c = consumer(KafkaServer.READER_A, "a/not-yet-a-group")) {
+      c.subscribe(List.of("a.orders"));
+      assertThatThrownBy(() -> c.poll(Duration.ofSeconds(20)))
+          .isInstanceOf(GroupAuthorizationException.class);
+    }
+    assertThat(server.subscriptionExists("a/not-yet-a-group")).as("nothing was created").isFalse();
   }
 
   @Test

@@ -27,22 +27,68 @@ final class KafkaServer implements AutoCloseable {
   static final String TENANT_A = "tenant-a";
   static final String TENANT_B = "tenant-b";
 
-  final String schema = Databases.uniqueName("kafka_");
-  final String adminSecret = "admin-" + UUID.randomUUID();
-  final String aSecret = "tenant-a-" + UUID.randomUUID();
-  final String bSecret = "tenant-b-" + UUID.randomUUID();
+  /** A token of tenant a that may consume only (it may not create a subscription). */
+  static final String READER_A = "reader-a";
+
+  final String schema;
+  final String adminSecret;
+  final String aSecret;
+  final String bSecret;
+  final String readerSecret;
   final ServerProcess process;
   final String url;
   final int port;
+
+  /** Whether this instance made the schema, and drops it at the end. */
+  private final boolean owner;
+
+  private final String kafka;
+  private final String topics;
   private final HttpClient http = HttpClient.newHttpClient();
   private final ObjectMapper json = new ObjectMapper();
 
   KafkaServer(String topics) throws Exception {
+    this(topics, "{port: 0}");
+  }
+
+  /** With {@code kafka} as the config's kafka section. */
+  KafkaServer(String topics, String kafka) throws Exception {
+    this(
+        topics,
+        kafka,
+        Databases.uniqueName("kafka_"),
+        new String[] {
+          "admin-" + UUID.randomUUID(),
+          "tenant-a-" + UUID.randomUUID(),
+          "tenant-b-" + UUID.randomUUID(),
+          "reader-a-" + UUID.randomUUID()
+        },
+        true);
+  }
+
+  /** Another server instance on this one's database, with the same config. */
+  KafkaServer another() throws Exception {
+    return new KafkaServer(
+        topics, kafka, schema, new String[] {adminSecret, aSecret, bSecret, readerSecret}, false);
+  }
+
+  private KafkaServer(String topics, String kafka, String schema, String[] secrets, boolean owner)
+      throws Exception {
+    this.topics = topics;
+    this.kafka = kafka;
+    this.schema = schema;
+    this.adminSecret = secrets[0];
+    this.aSecret = secrets[1];
+    this.bSecret = secrets[2];
+    this.readerSecret = secrets[3];
+    this.owner = owner;
     process =
         ServerProcess.startWithConfig(
             "http: {port: 0, shutdownTimeout: 5s}\n"
                 + Databases.postgresYaml(schema)
-                + "kafka: {port: 0}\n"
+                + "kafka: "
+                + kafka
+                + "\n"
                 + "tokens:\n"
                 + "  - {name: "
                 + ADMIN
@@ -59,6 +105,11 @@ final class KafkaServer implements AutoCloseable {
                 + ", secret: "
                 + bSecret
                 + ", role: admin, namespaces: [b]}\n"
+                + "  - {name: "
+                + READER_A
+                + ", secret: "
+                + readerSecret
+                + ", role: consumer, namespaces: [a]}\n"
                 + "topics:\n"
                 + topics);
     url = process.awaitReady(Duration.ofSeconds(60));
@@ -74,6 +125,7 @@ final class KafkaServer implements AutoCloseable {
     return switch (user) {
       case ADMIN -> adminSecret;
       case TENANT_A -> aSecret;
+      case READER_A -> readerSecret;
       default -> bSecret;
     };
   }
@@ -141,6 +193,18 @@ final class KafkaServer implements AutoCloseable {
     }
   }
 
+  /** Whether the subscription exists, as the admin API says. */
+  boolean subscriptionExists(String name) throws Exception {
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(URI.create(url + "/v1/subscriptions/" + enc(name)))
+                .header("Authorization", "Bearer " + adminSecret)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isIn(200, 404);
+    return r.statusCode() == 200;
+  }
+
   /** The heads of a topic's partitions. */
   List<Long> heads(String topic) throws Exception {
     List<Long> out = new ArrayList<>();
@@ -173,6 +237,8 @@ final class KafkaServer implements AutoCloseable {
         .forEach(l -> System.out.println("server: " + l));
     process.process.destroy();
     process.awaitExit(Duration.ofSeconds(30));
-    Databases.dropPostgresSchema(schema);
+    if (owner) {
+      Databases.dropPostgresSchema(schema);
+    }
   }
 }

@@ -156,7 +156,8 @@ record ConfigFile(
       String advertisedHost,
       Long maxRequestBytes,
       Boolean tls,
-      Duration sessionTimeoutMax) {
+      Duration sessionTimeoutMax,
+      Duration nodeTimeout) {
     ServerConfig.Kafka resolve(At at, ServerConfig.Http http) {
       if (port == null) {
         throw at.key("port").error("is required to turn the Kafka listener on (e.g. 9092)");
@@ -175,13 +176,20 @@ record ConfigFile(
         throw at.key("sessionTimeoutMax")
             .error("must be at least 6s, got " + Names.durationText(sessionMax));
       }
+      Duration nodes = or(nodeTimeout, Duration.ofSeconds(10));
+      if (nodes.compareTo(Duration.ofSeconds(1)) < 0
+          || nodes.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw at.key("nodeTimeout")
+            .error("must be between 1s and 5m, got " + Names.durationText(nodes));
+      }
       return new ServerConfig.Kafka(
           bind,
           at.between("port", port, 9092, 0, 65_535),
           advertised,
           at.between("maxRequestBytes", maxRequestBytes, 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
           secure,
-          sessionMax);
+          sessionMax,
+          nodes);
     }
   }
 

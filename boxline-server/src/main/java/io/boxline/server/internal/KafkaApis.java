@@ -50,10 +50,6 @@ import org.apache.kafka.common.requests.RequestHeader;
 final class KafkaApis {
   private static final System.Logger LOG = System.getLogger("io.boxline.server.kafka");
 
-  /** The broker this listener is in metadata answers (every instance calls itself node 0). */
-  record Node(String host, int port) {}
-
-  static final int NODE_ID = 0;
   static final String CLUSTER_ID = "boxline";
 
   /**
@@ -123,7 +119,7 @@ final class KafkaApis {
   private final KafkaGroups groups;
   private final KafkaFetch fetch;
   private final KafkaProduce produce;
-  private final Node node;
+  private final KafkaCluster cluster;
   private final KafkaCatalog catalog;
   private final SecureRandom random = new SecureRandom();
 
@@ -132,12 +128,12 @@ final class KafkaApis {
       io.boxline.spi.CursorStore store,
       KafkaCatalog catalog,
       KafkaGroups groups,
-      Node node,
+      KafkaCluster cluster,
       GroupCommit commits,
       java.util.concurrent.Executor executor) {
     this.boxline = boxline;
     this.groups = groups;
-    this.node = node;
+    this.cluster = cluster;
     this.catalog = catalog;
     this.fetch = new KafkaFetch(boxline, store, catalog, this, executor);
     this.produce = new KafkaProduce(commits, this);
@@ -304,18 +300,21 @@ final class KafkaApis {
   private MetadataResponseData metadata(KafkaConnection c, MetadataRequestData r, short version) {
     MetadataResponseData.MetadataResponseBrokerCollection brokers =
         new MetadataResponseData.MetadataResponseBrokerCollection();
-    brokers.add(
-        new MetadataResponseData.MetadataResponseBroker()
-            .setNodeId(NODE_ID)
-            .setHost(node.host())
-            .setPort(node.port()));
+    for (KafkaCluster.Node n : cluster.nodes()) {
+      brokers.add(
+          new MetadataResponseData.MetadataResponseBroker()
+              .setNodeId(n.id())
+              .setHost(n.host())
+              .setPort(n.port()));
+    }
+    int self = cluster.nodeId();
     MetadataResponseData.MetadataResponseTopicCollection topics =
         new MetadataResponseData.MetadataResponseTopicCollection();
     if (r.topics() == null || (version == 0 && r.topics().isEmpty())) {
       for (TopicInfo t : boxline.admin().topics()) {
         Optional<String> kafkaName = KafkaNames.kafkaName(t.name());
         if (kafkaName.isPresent() && c.caller.covers(t.name())) {
-          topics.add(topic(kafkaName.get(), t));
+          topics.add(topic(kafkaName.get(), t, self));
         }
       }
     } else {
@@ -325,7 +324,7 @@ final class KafkaApis {
                 ? new Refused(Errors.UNKNOWN_TOPIC_ID, null)
                 : resolve(c.caller, rt.name());
         if (found instanceof Found f) {
-          topics.add(topic(rt.name(), f.topic()));
+          topics.add(topic(rt.name(), f.topic(), self));
         } else {
           topics.add(
               new MetadataResponseData.MetadataResponseTopic()
@@ -337,19 +336,24 @@ final class KafkaApis {
     return new MetadataResponseData()
         .setBrokers(brokers)
         .setClusterId(CLUSTER_ID)
-        .setControllerId(NODE_ID)
+        .setControllerId(self)
         .setTopics(topics);
   }
 
-  private static MetadataResponseData.MetadataResponseTopic topic(String kafkaName, TopicInfo t) {
+  /**
+   * A topic's partitions, all led by the instance asked: every instance reads and writes every
+   * partition in the one database.
+   */
+  private static MetadataResponseData.MetadataResponseTopic topic(
+      String kafkaName, TopicInfo t, int leader) {
     List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
     for (int p = 0; p < t.partitions(); p++) {
       partitions.add(
           new MetadataResponseData.MetadataResponsePartition()
               .setPartitionIndex(p)
-              .setLeaderId(NODE_ID)
-              .setReplicaNodes(List.of(NODE_ID))
-              .setIsrNodes(List.of(NODE_ID)));
+              .setLeaderId(leader)
+              .setReplicaNodes(List.of(leader))
+              .setIsrNodes(List.of(leader)));
     }
     return new MetadataResponseData.MetadataResponseTopic()
         .setName(kafkaName)
@@ -357,36 +361,44 @@ final class KafkaApis {
         .setPartitions(partitions);
   }
 
+  /** The instance that coordinates each group asked for (see {@link KafkaCluster}). */
   private FindCoordinatorResponseData findCoordinator(
       KafkaConnection c, FindCoordinatorRequestData r, short version) {
     boolean transactions = r.keyType() == 1;
-    Errors error = transactions ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : Errors.NONE;
-    String message =
-        transactions
-            ? "Boxline does not offer Kafka transactions: the events of one Produce request commit"
-                + " in one database transaction; use an idempotent producer without"
-                + " transactional.id"
-            : null;
-    if (version < 4) {
-      FindCoordinatorResponseData out =
-          new FindCoordinatorResponseData().setErrorCode(error.code()).setErrorMessage(message);
-      return transactions
-          ? out.setNodeId(-1).setHost("").setPort(-1)
-          : out.setNodeId(NODE_ID).setHost(node.host()).setPort(node.port());
-    }
+    List<String> keys = version < 4 ? List.of(r.key()) : r.coordinatorKeys();
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
-    for (String key : r.coordinatorKeys()) {
+    for (String key : keys) {
       FindCoordinatorResponseData.Coordinator co =
           new FindCoordinatorResponseData.Coordinator()
               .setKey(key)
-              .setErrorCode(error.code())
-              .setErrorMessage(message);
-      out.add(
-          transactions
-              ? co.setNodeId(-1).setHost("").setPort(-1)
-              : co.setNodeId(NODE_ID).setHost(node.host()).setPort(node.port()));
+              .setNodeId(-1)
+              .setHost("")
+              .setPort(-1);
+      Optional<KafkaCluster.Node> at = transactions ? Optional.empty() : cluster.coordinator(key);
+      if (transactions) {
+        co.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())
+            .setErrorMessage(
+                "Boxline does not offer Kafka transactions: the events of one Produce request"
+                    + " commit in one database transaction; use an idempotent producer without"
+                    + " transactional.id");
+      } else if (at.isEmpty()) {
+        co.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+            .setErrorMessage("the group's coordinating instance is starting; ask again");
+      } else {
+        co.setNodeId(at.get().id()).setHost(at.get().host()).setPort(at.get().port());
+      }
+      out.add(co);
     }
-    return new FindCoordinatorResponseData().setCoordinators(out);
+    if (version >= 4) {
+      return new FindCoordinatorResponseData().setCoordinators(out);
+    }
+    FindCoordinatorResponseData.Coordinator one = out.get(0);
+    return new FindCoordinatorResponseData()
+        .setErrorCode(one.errorCode())
+        .setErrorMessage(one.errorMessage())
+        .setNodeId(one.nodeId())
+        .setHost(one.host())
+        .setPort(one.port());
   }
 
   /**

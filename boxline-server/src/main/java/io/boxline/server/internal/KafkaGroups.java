@@ -53,11 +53,12 @@ import org.apache.kafka.common.requests.AbstractRequest;
  * Kafka's classic group protocol over Boxline subscriptions: a group id is a subscription's name,
  * and a committed offset is the subscription's cursor (offset = the sequence of the last event
  * handled), written by {@link io.boxline.Admin#seek} and so visible in the admin API, the console
- * and the CLI. The membership (members, generation, leader, assignments) is kept by this server
- * instance; a commit is taken only from a member of the current generation, under the group's lock,
- * so a member that lost its partitions in a rebalance cannot move a cursor. A subscription is
- * consumed either by Kafka clients or by Boxline consumers at one time: a join or commit while a
- * Boxline consumer of it is live is refused ({@code INCONSISTENT_GROUP_PROTOCOL}).
+ * and the CLI. The membership (members, generation, leader, assignments) is kept by the server
+ * instance that coordinates the group ({@link KafkaCluster}); the others answer NOT_COORDINATOR; a
+ * commit is taken only from a member of the current generation, under the group's lock, so a member
+ * that lost its partitions in a rebalance cannot move a cursor. A subscription is consumed either
+ * by Kafka clients or by Boxline consumers at one time: a join or commit while a Boxline consumer
+ * of it is live is refused ({@code INCONSISTENT_GROUP_PROTOCOL}).
  */
 final class KafkaGroups {
   private static final System.Logger LOG = System.getLogger("io.boxline.server.kafka");
@@ -143,16 +144,19 @@ final class KafkaGroups {
 
   private final io.boxline.spi.Store store;
   private final KafkaCatalog catalog;
+  private final KafkaCluster cluster;
 
   KafkaGroups(
       Boxline boxline,
       io.boxline.spi.Store store,
       KafkaCatalog catalog,
+      KafkaCluster cluster,
       ScheduledExecutorService timers,
       Duration sessionMax) {
     this.boxline = boxline;
     this.store = store;
     this.catalog = catalog;
+    this.cluster = cluster;
     this.timers = timers;
     this.maxSessionMillis = (int) Math.min(Integer.MAX_VALUE, sessionMax.toMillis());
     this.expiry = timers.scheduleWithFixedDelay(this::expire, 500, 500, TimeUnit.MILLISECONDS);
@@ -238,6 +242,9 @@ final class KafkaGroups {
     }
     if (!mayUse(c, groupId)) {
       return KafkaApis.done(joinError(Errors.GROUP_AUTHORIZATION_FAILED, r.memberId()));
+    }
+    if (!cluster.coordinates(groupId)) {
+      return KafkaApis.done(joinError(Errors.NOT_COORDINATOR, r.memberId()));
     }
     if (r.sessionTimeoutMs() < MIN_SESSION_MILLIS || r.sessionTimeoutMs() > maxSessionMillis) {
       return KafkaApis.done(joinError(Errors.INVALID_SESSION_TIMEOUT, r.memberId()));
@@ -488,6 +495,9 @@ final class KafkaGroups {
     if (!mayUse(c, r.groupId())) {
       return KafkaApis.done(syncError(Errors.GROUP_AUTHORIZATION_FAILED));
     }
+    if (!cluster.coordinates(r.groupId())) {
+      return KafkaApis.done(syncError(Errors.NOT_COORDINATOR));
+    }
     Group g = groups.get(r.groupId());
     if (g == null) {
       return KafkaApis.done(syncError(Errors.UNKNOWN_MEMBER_ID));
@@ -553,6 +563,9 @@ final class KafkaGroups {
     if (!mayUse(c, groupId)) {
       return Errors.GROUP_AUTHORIZATION_FAILED;
     }
+    if (!cluster.coordinates(groupId)) {
+      return Errors.NOT_COORDINATOR;
+    }
     Group g = groups.get(groupId);
     if (g == null) {
       return Errors.UNKNOWN_MEMBER_ID;
@@ -583,6 +596,9 @@ final class KafkaGroups {
   private LeaveGroupResponseData leave(KafkaConnection c, LeaveGroupRequestData r, short v) {
     if (!mayUse(c, r.groupId())) {
       return new LeaveGroupResponseData().setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code());
+    }
+    if (!cluster.coordinates(r.groupId())) {
+      return new LeaveGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code());
     }
     List<String> ids = new ArrayList<>();
     if (v < 3) {
@@ -625,6 +641,37 @@ final class KafkaGroups {
     return v < 3 ? answer.setErrorCode(single.code()) : answer.setMembers(out);
   }
 
+  /**
+   * Another instance coordinates the group now (or this one cannot tell): its members learn so at
+   * their next request and join there.
+   */
+  private void dismiss(Group g) {
+    synchronized (g) {
+      if (g.rebalanceTimer != null) {
+        g.rebalanceTimer.cancel(false);
+      }
+      for (Member m : g.members.values()) {
+        if (m.join != null) {
+          m.join.complete(joinError(Errors.NOT_COORDINATOR, m.id));
+        }
+        if (m.sync != null) {
+          m.sync.complete(syncError(Errors.NOT_COORDINATOR));
+        }
+      }
+      if (!g.members.isEmpty()) {
+        LOG.log(
+            Level.INFO,
+            "group "
+                + g.id
+                + ": not coordinated here any more; its "
+                + g.members.size()
+                + " member(s) join again at its coordinator");
+      }
+      g.members.clear();
+      groups.remove(g.id, g);
+    }
+  }
+
   private static void gone(Member m) {
     if (m.join != null) {
       m.join.complete(joinError(Errors.UNKNOWN_MEMBER_ID, m.id));
@@ -655,6 +702,10 @@ final class KafkaGroups {
     try {
       long now = System.nanoTime();
       for (Group g : groups.values()) {
+        if (!cluster.coordinates(g.id)) {
+          dismiss(g);
+          continue;
+        }
         synchronized (g) {
           List<Member> dead = new ArrayList<>();
           for (Member m : g.members.values()) {
@@ -690,6 +741,8 @@ final class KafkaGroups {
     Errors error = Errors.NONE;
     if (!mayUse(c, r.groupId())) {
       error = Errors.GROUP_AUTHORIZATION_FAILED;
+    } else if (!cluster.coordinates(r.groupId())) {
+      error = Errors.NOT_COORDINATOR;
     }
     Group g = groups.get(r.groupId());
     Object lock = g == null ? new Object() : g;
@@ -922,6 +975,10 @@ final class KafkaGroups {
         out.add(d.setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()).setGroupState(""));
         continue;
       }
+      if (!cluster.coordinates(id)) {
+        out.add(d.setErrorCode(Errors.NOT_COORDINATOR.code()).setGroupState(""));
+        continue;
+      }
       Group g = groups.get(id);
       if (g == null) {
         boolean exists = catalog.subscription(id).isPresent();
@@ -956,7 +1013,7 @@ final class KafkaGroups {
   private ListGroupsResponseData list(KafkaConnection c, ListGroupsRequestData r) {
     List<ListGroupsResponseData.ListedGroup> out = new ArrayList<>();
     for (SubscriptionInfo s : boxline.admin().subscriptions()) {
-      if (!c.caller.covers(s)) {
+      if (!c.caller.covers(s) || !cluster.lists(s.name())) {
         continue;
       }
       Group g = groups.get(s.name());

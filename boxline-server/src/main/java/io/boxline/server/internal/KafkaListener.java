@@ -42,6 +42,7 @@ final class KafkaListener implements AutoCloseable {
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel server;
   private final KafkaApis apis;
+  private final KafkaCluster cluster;
   private final int port;
   final AtomicLong requests = new AtomicLong();
   final AtomicInteger connections = new AtomicInteger();
@@ -78,8 +79,6 @@ final class KafkaListener implements AutoCloseable {
         new MultiThreadIoEventLoopGroup(
             2, new DefaultThreadFactory("boxline-kafka-io", true), NioIoHandler.newFactory());
     KafkaCatalog catalog = new KafkaCatalog(boxline, new KnownSubscriptions(boxline.admin()));
-    KafkaGroups groups =
-        new KafkaGroups(boxline, store, catalog, timers, config.sessionTimeoutMax());
     try {
       ServerBootstrap b =
           new ServerBootstrap()
@@ -110,15 +109,23 @@ final class KafkaListener implements AutoCloseable {
       throw e;
     }
     this.port = ((InetSocketAddress) server.localAddress()).getPort();
-    this.apis =
-        new KafkaApis(
-            boxline,
-            store,
-            catalog,
-            groups,
-            new KafkaApis.Node(config.advertisedHost(), port),
-            commits,
-            executor);
+    try {
+      this.cluster =
+          new KafkaCluster(
+                  store.coordination(),
+                  config.advertisedHost(),
+                  port,
+                  config.nodeTimeout(),
+                  System::nanoTime)
+              .start();
+    } catch (RuntimeException e) {
+      server.close().awaitUninterruptibly(5_000);
+      shutdownGroups();
+      throw e;
+    }
+    KafkaGroups groups =
+        new KafkaGroups(boxline, store, catalog, cluster, timers, config.sessionTimeoutMax());
+    this.apis = new KafkaApis(boxline, store, catalog, groups, cluster, commits, executor);
     LOG.log(
         Level.INFO,
         "Kafka protocol listening on "
@@ -129,7 +136,15 @@ final class KafkaListener implements AutoCloseable {
             + ", advertised as "
             + config.advertisedHost()
             + ":"
-            + port);
+            + port
+            + ", node "
+            + cluster.nodeId()
+            + " of "
+            + cluster.nodes().size());
+  }
+
+  KafkaCluster cluster() {
+    return cluster;
   }
 
   int port() {
@@ -162,6 +177,7 @@ final class KafkaListener implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     executor.shutdownNow();
+    cluster.close();
     shutdownGroups();
   }
 

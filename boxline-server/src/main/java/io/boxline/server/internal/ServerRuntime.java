@@ -316,6 +316,21 @@ public final class ServerRuntime implements AutoCloseable {
         kafka,
         l -> l.apis().groupMembers(),
         "members of Kafka consumer groups coordinated by this instance");
+    gauge(
+        "boxline.kafka.nodes",
+        kafka,
+        l -> l.cluster().nodes().size(),
+        "server instances serving the Kafka protocol on this database, this one included");
+    counter(
+        "boxline.kafka.cluster.check.ins",
+        kafka,
+        l -> l.cluster().checkIns.get(),
+        "check-ins of this instance's Kafka listener in the database (loop boxline-kafka-cluster)");
+    counter(
+        "boxline.kafka.cluster.check.in.failures",
+        kafka,
+        l -> l.cluster().checkInFailures.get(),
+        "failed check-ins of this instance's Kafka listener; it coordinates no group meanwhile");
   }
 
   /** The Kafka listener's port, or -1 when it is off. */
