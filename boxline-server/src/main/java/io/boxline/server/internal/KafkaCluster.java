@@ -233,20 +233,30 @@ final class KafkaCluster implements AutoCloseable {
         .findFirst();
   }
 
-  /**
-   * Whether this instance coordinates the group now (see the class's comment); it takes the group's
-   * bucket when nobody holds it, as for a client that did not ask FindCoordinator first.
-   */
-  boolean coordinates(String group) {
+  /** Whether this instance holds the group's bucket now, without taking it when free. */
+  boolean holds(String group) {
     Seen s = seen;
     if (closed || nanos.getAsLong() - s.checkedInAt() > ttl.toNanos() / 2) {
       return false;
     }
     int b = bucket(group);
-    if (taken.containsKey(b) || memberId.equals(s.coordinators().get(b))) {
+    return taken.containsKey(b) || memberId.equals(s.coordinators().get(b));
+  }
+
+  /**
+   * Whether this instance coordinates the group now (see the class's comment); it takes the group's
+   * bucket when nobody holds it, as for a client that did not ask FindCoordinator first.
+   */
+  boolean coordinates(String group) {
+    if (holds(group)) {
       return true;
     }
-    if (s.coordinators().get(b) == null && won(new PartitionKey(COORDINATORS, b))) {
+    Seen s = seen;
+    int b = bucket(group);
+    if (!closed
+        && nanos.getAsLong() - s.checkedInAt() <= ttl.toNanos() / 2
+        && s.coordinators().get(b) == null
+        && won(new PartitionKey(COORDINATORS, b))) {
       taken.put(b, nanos.getAsLong());
       return true;
     }

@@ -701,8 +701,10 @@ final class KafkaGroups {
   private void expire() {
     try {
       long now = System.nanoTime();
+      // Positions written while coordinating may be stale once another instance has coordinated.
+      written.keySet().removeIf(id -> !cluster.holds(id));
       for (Group g : groups.values()) {
-        if (!cluster.coordinates(g.id)) {
+        if (!cluster.holds(g.id)) {
           dismiss(g);
           continue;
         }
