@@ -12,13 +12,23 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What the Kafka listener looks up on every request, kept between requests: topics and
- * subscriptions for a couple of seconds (as the HTTP API's members do), and each topic's heads
- * until its log grows, so that idle fetches, heartbeats and unchanged commits cost the database
- * nothing.
+ * What the Kafka listener looks up on every request, kept between requests: topics for 30 s (2 s
+ * when not found), subscriptions for a couple of seconds (as the HTTP API's members do), and each
+ * topic's heads until its log grows, so that idle fetches, heartbeats and unchanged commits cost
+ * the database nothing.
  */
 final class KafkaCatalog {
   private static final long FRESH_NANOS = KnownSubscriptions.FRESH.toNanos();
+
+  /**
+   * A topic found is kept longer than one not found: topics seldom change, and an idle consumer's
+   * fetches should not read the catalog every few seconds. Every read of the heads (after each
+   * append) refreshes it as well, so a topic deleted and created again is noticed at its first
+   * append; one deleted is noticed within this time.
+   */
+  static final Duration FOUND_FRESH = Duration.ofSeconds(30);
+
+  private static final long FOUND_FRESH_NANOS = FOUND_FRESH.toNanos();
 
   /** Heads are read again at least this often where the store does not hear every append. */
   private static final long HEADS_UNHEARD_NANOS = 500_000_000L;
@@ -43,7 +53,8 @@ final class KafkaCatalog {
   Optional<TopicInfo> topic(TopicName name) {
     long now = System.nanoTime();
     Topic known = topics.get(name);
-    if (known != null && now - known.at() < FRESH_NANOS) {
+    if (known != null
+        && now - known.at() < (known.info().isPresent() ? FOUND_FRESH_NANOS : FRESH_NANOS)) {
       return known.info();
     }
     Optional<TopicInfo> found = boxline.admin().topic(name);
@@ -76,8 +87,11 @@ final class KafkaCatalog {
     // Listen before reading, so a growth during the read is not missed.
     CompletableFuture<Void> grown =
         boxline.remoteConsumers().awaitAppend(topic, Duration.ofMinutes(5));
-    List<Long> read = boxline.admin().topicState(topic).heads();
-    Heads old = heads.put(topic, new Heads(read, grown, System.nanoTime()));
+    io.boxline.TopicState state = boxline.admin().topicState(topic);
+    List<Long> read = state.heads();
+    long now = System.nanoTime();
+    topics.put(topic, new Topic(Optional.of(state.topic()), now));
+    Heads old = heads.put(topic, new Heads(read, grown, now));
     if (old != null) {
       old.grown().cancel(false);
     }
