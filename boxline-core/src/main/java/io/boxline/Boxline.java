@@ -166,8 +166,9 @@ public interface Boxline extends AutoCloseable {
 
     /**
      * Where consumer groups keep membership and leases (default: the store's own database). {@link
-     * Coordination#inMemory()} for one JVM; {@code EtcdCoordination} from {@code boxline-etcd}.
-     * Cursors always stay in the database. Closed with Boxline.
+     * Coordination#inMemory()} for one JVM; {@code EtcdCoordination} from {@code boxline-etcd};
+     * {@code RedisCoordination} from {@code boxline-redis}. Cursors always stay in the database.
+     * Closed with Boxline.
      */
     public Builder coordination(io.boxline.spi.CoordinationStore coordination) {
       this.coordination = Objects.requireNonNull(coordination, "coordination");
