@@ -71,6 +71,7 @@ class KafkaProtocolTest {
                 + "  - {name: a/group, partitions: 3}\n"
                 + "  - {name: a/wire, partitions: 1}\n"
                 + "  - {name: a/zip, partitions: 1}\n"
+                + "  - {name: a/retained, partitions: 1}\n"
                 + "  - {name: b/orders, partitions: 2}\n"
                 + "subscriptions:\n"
                 + "  - {name: a/tenant-group, topics: [a/orders]}\n"
@@ -514,6 +515,61 @@ class KafkaProtocolTest {
     assertThat(server.events("a/zip", 0))
         .extracting(e -> e.get("key").asText() + "=" + e.get("payload").get("codec").asText())
         .containsExactly("gzip=gzip", "snappy=snappy", "lz4=lz4", "zstd=zstd");
+  }
+
+  @Test
+  void theLogStartOffsetFollowsRetention() throws Exception {
+    try (KafkaProducer<String, byte[]> producer = producer(KafkaServer.ADMIN)) {
+      for (int i = 0; i < 10; i++) {
+        producer
+            .send(
+                new ProducerRecord<>("a.retained", "k", ("" + i).getBytes(StandardCharsets.UTF_8)))
+            .get();
+      }
+    }
+    KafkaServer.await(
+        "ten events sequenced",
+        Duration.ofSeconds(30),
+        () -> {
+          try {
+            return server.events("a/retained", 0).size() == 10;
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        });
+    // Retention takes the first four events (here in SQL, as its loop does once a minute).
+    try (java.sql.Connection c = Databases.postgres();
+        java.sql.Statement st = c.createStatement()) {
+      assertThat(
+              st.executeUpdate(
+                  "DELETE FROM "
+                      + server.schema
+                      + ".log l USING "
+                      + server.schema
+                      + ".topic t WHERE l.topic_id = t.id AND t.name = 'retained' AND l.seq <= 4"))
+          .isEqualTo(4);
+    }
+    TopicPartition tp = new TopicPartition("a.retained", 0);
+    Properties p = server.client(KafkaServer.ADMIN);
+    p.put("auto.offset.reset", "earliest");
+    try (KafkaConsumer<String, byte[]> c =
+        new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+      assertThat(c.beginningOffsets(List.of(tp))).containsEntry(tp, 4L);
+      assertThat(c.endOffsets(List.of(tp))).containsEntry(tp, 10L);
+      c.assign(List.of(tp));
+      c.seek(tp, 0); // below the log start: OFFSET_OUT_OF_RANGE, then the reset to the earliest
+      List<Long> offsets = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (offsets.size() < 6 && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
+          offsets.add(r.offset());
+          values.add(new String(r.value(), StandardCharsets.UTF_8));
+        }
+      }
+      assertThat(offsets).containsExactly(4L, 5L, 6L, 7L, 8L, 9L);
+      assertThat(values).containsExactly("4", "5", "6", "7", "8", "9");
+    }
   }
 
   @Test
