@@ -17,6 +17,12 @@ public interface ConsumerBuilder {
   Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
   /**
+   * Default time {@link Consumer#close()} waits, once {@link #shutdownTimeout} has passed, for the
+   * handlers it interrupted.
+   */
+  Duration DEFAULT_HARD_SHUTDOWN_TIMEOUT = Duration.ofSeconds(1);
+
+  /**
    * Per-event handler; events of a batch are handled one by one, progress committed after the
    * batch.
    */
@@ -65,8 +71,29 @@ public interface ConsumerBuilder {
    */
   ConsumerBuilder parallelByKey(int threads);
 
-  /** Bounded wait for in-flight batches on close (default 10 s). */
+  /**
+   * How long {@link Consumer#close()} lets in-flight batches finish on their own (default 10 s).
+   * Then it interrupts their handlers and waits {@link #hardShutdownTimeout} more.
+   */
   ConsumerBuilder shutdownTimeout(Duration timeout);
+
+  /**
+   * How long {@link Consumer#close()} waits for the handlers it interrupted once {@link
+   * #shutdownTimeout} has passed (default 1 s). Batches still in flight at the shutdown timeout are
+   * abandoned: their cursors move no further, and their events are delivered again to whoever holds
+   * the partitions next. A handler that ignores the interrupt keeps its thread past this time.
+   */
+  ConsumerBuilder hardShutdownTimeout(Duration timeout);
+
+  /**
+   * Runs the consumer's partitions on {@code executor} instead of on threads of its own (default: a
+   * pool of the consumer's, {@code boxline-worker-<id>-<n>}). The consumer hands it at most {@link
+   * #concurrency} tasks at once, each draining one partition; on JDK 21 and newer, {@code
+   * Executors.newVirtualThreadPerTaskExecutor()} runs each on a virtual thread. The consumer never
+   * shuts the executor down: it belongs to the application. A task the executor refuses leaves the
+   * partition for the next round.
+   */
+  ConsumerBuilder executor(java.util.concurrent.Executor executor);
 
   /**
    * How failing events are retried and when they are dead-lettered (default {@link

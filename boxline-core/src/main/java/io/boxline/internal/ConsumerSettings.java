@@ -35,4 +35,6 @@ record ConsumerSettings(
     Observers observers,
     java.time.Clock clock,
     Duration handlerTimeout,
-    int keyConcurrency) {}
+    int keyConcurrency,
+    Duration hardShutdownTimeout,
+    java.util.concurrent.Executor executor) {}

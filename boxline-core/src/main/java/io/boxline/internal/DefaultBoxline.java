@@ -373,6 +373,8 @@ final class DefaultBoxline implements Boxline {
     private PartitionListener listener = new PartitionListener() {};
     private boolean onCommittingThread;
     private Duration handlerTimeout;
+    private Duration hardShutdownTimeout = DEFAULT_HARD_SHUTDOWN_TIMEOUT;
+    private java.util.concurrent.Executor executor;
     private int keyConcurrency;
 
     Builder(SubscriptionInfo subscription) {
@@ -451,6 +453,26 @@ final class DefaultBoxline implements Boxline {
         throw new ValidationException("shutdownTimeout must be zero or positive, got " + timeout);
       }
       this.shutdownTimeout = timeout;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder hardShutdownTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative()) {
+        throw new ValidationException(
+            "hardShutdownTimeout must be zero or positive, got " + timeout);
+      }
+      this.hardShutdownTimeout = timeout;
+      return this;
+    }
+
+    @Override
+    public ConsumerBuilder executor(java.util.concurrent.Executor executor) {
+      if (executor == null) {
+        throw new ValidationException(
+            "executor must not be null; leave it out for the consumer's own threads");
+      }
+      this.executor = executor;
       return this;
     }
 
@@ -572,7 +594,9 @@ final class DefaultBoxline implements Boxline {
                   observers,
                   settings.clock(),
                   handlerTimeout,
-                  keyConcurrency),
+                  keyConcurrency,
+                  hardShutdownTimeout,
+                  executor),
               cursorCommitCalls,
               cursorMovesCommitted,
               () -> consumers.remove(self[0]));

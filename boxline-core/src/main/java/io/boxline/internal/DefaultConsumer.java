@@ -95,7 +95,15 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private volatile boolean stopping;
   private volatile boolean abandoned;
   private Thread dispatcher;
+
+  /** The consumer's own worker pool; null when the application gave an executor. */
   private ExecutorService workers;
+
+  /** Where partitions are drained: {@link #workers}, or the application's executor. */
+  private java.util.concurrent.Executor runner;
+
+  /** The threads draining a partition now, to interrupt at the shutdown timeout. */
+  private final java.util.Set<Thread> draining = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   DefaultConsumer(
       Store store,
@@ -146,13 +154,18 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     freeWorkers = new java.util.concurrent.Semaphore(s.concurrency());
     // The semaphore bounds the workers; the pool may grow past it only by threads the watchdog left
     // behind in a handler that ignored its interrupt.
-    workers =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "boxline-worker-" + id + "-" + n.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+    if (s.executor() != null) {
+      runner = s.executor();
+    } else {
+      workers =
+          Executors.newCachedThreadPool(
+              r -> {
+                Thread t = new Thread(r, "boxline-worker-" + id + "-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+              });
+      runner = workers;
+    }
     if (recent != null) {
       recent.register(topicIds);
     }
@@ -421,12 +434,15 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     // together, and the first to commit waits a moment for the others' moves (CursorCommitter).
     CursorCommitter.Expected expected = ctx.cursorCommits.expect();
     try {
-      workers.execute(
+      runner.execute(
           () -> {
+            Thread self = Thread.currentThread();
+            draining.add(self);
             WORKER.set(this);
             try {
               CommittingThread.runAsWorker(() -> drain.run(p, false, expected));
             } finally {
+              draining.remove(self);
               expected.close();
               WORKER.remove();
               if (!HandlerWatchdog.takeSlotGivenUp()) {
@@ -532,31 +548,32 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       try {
         membership.join(timeout);
         dispatcher.join(timeout.toMillis());
-        workers.shutdown();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        clean = workers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        // Batches on committing threads hold slots too: every slot back means none is in flight.
-        clean =
-            clean
-                && freeWorkers.tryAcquire(
-                    s.concurrency(),
-                    Math.max(0, deadline - System.nanoTime()),
-                    TimeUnit.NANOSECONDS);
+        if (workers != null) {
+          workers.shutdown();
+        }
+        clean = quiet(timeout);
         if (!clean) {
+          // The graceful time is over: what is in flight commits nothing more (its events are
+          // delivered again), and its handlers are interrupted and get the hard timeout to end.
           abandoned = true;
-          workers.shutdownNow();
-          workers.awaitTermination(1, TimeUnit.SECONDS);
+          interruptWorkers();
+          boolean ended = quiet(s.hardShutdownTimeout());
           LOG.log(
               Level.WARNING,
               "consumer {0}: in-flight batches did not finish within {1}; abandoned them (they will be"
-                  + " delivered again)",
+                  + " delivered again), and their handlers, interrupted, {2}",
               id,
-              timeout);
+              timeout,
+              ended
+                  ? "ended"
+                  : "were still running "
+                      + s.hardShutdownTimeout()
+                      + " later (hardShutdownTimeout)");
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         abandoned = true;
-        workers.shutdownNow();
+        interruptWorkers();
         clean = false;
       }
       if (keyWorkers != null) {
@@ -570,6 +587,28 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
     onClose.run();
     LOG.log(Level.INFO, "consumer {0} stopped; handled {1} events", id, ctx.handled.get());
     return clean;
+  }
+
+  /**
+   * Whether every worker ended within {@code timeout}: the own pool's threads (a thread the
+   * watchdog gave up on included) and every slot back, since batches on committing threads hold
+   * slots too.
+   */
+  private boolean quiet(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean ended =
+        workers == null || workers.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    return ended
+        && freeWorkers.tryAcquire(
+            s.concurrency(), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+  }
+
+  /** Interrupts every handler in flight on a worker (the consumer's own, or the executor's). */
+  private void interruptWorkers() {
+    if (workers != null) {
+      workers.shutdownNow();
+    }
+    draining.forEach(Thread::interrupt);
   }
 
   @Override
