@@ -219,6 +219,17 @@ final class GroupMembership {
   }
 
   private void checkIn() {
+    try {
+      checkInOnce();
+    } catch (RuntimeException e) {
+      // What the failed check-in was to read (a new shape, a resync asked for) it may not have
+      // read: the next one, a moment later, reads the group and the backlog in full.
+      resync = true;
+      throw e;
+    }
+  }
+
+  private void checkInOnce() {
     long n = checkIns.incrementAndGet();
     boolean full = resync || n % RESYNC_EVERY == 1;
     resync = false;
