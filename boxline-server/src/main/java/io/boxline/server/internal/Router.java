@@ -198,16 +198,20 @@ final class Router extends Handler.Abstract.NonBlocking {
   }
 
   /**
-   * Refused before its body was read: the body still on its way would otherwise be read as the next
-   * request's start, so Jetty closes the connection after the answer. Said in the answer, a client
-   * does not put the connection back in its pool only to find it closed on the next request.
+   * Refused before its body was read: Jetty may close the connection after the answer rather than
+   * wait for a body still on its way. Said in the answer, a client does not put the connection back
+   * in its pool only to find it closed on the next request. The body is not touched here: the
+   * request's content belongs to Jetty once the handler has answered.
    */
   private static void closeUnlessBodyRead(Request request, Response response) {
     var version = request.getConnectionMetaData().getHttpVersion();
     boolean http1 =
         version == org.eclipse.jetty.http.HttpVersion.HTTP_1_1
             || version == org.eclipse.jetty.http.HttpVersion.HTTP_1_0;
-    if (http1 && !request.consumeAvailable()) {
+    boolean hasBody =
+        request.getLength() > 0
+            || request.getHeaders().contains(org.eclipse.jetty.http.HttpHeader.TRANSFER_ENCODING);
+    if (http1 && hasBody) {
       response.getHeaders().put("Connection", "close");
     }
   }
