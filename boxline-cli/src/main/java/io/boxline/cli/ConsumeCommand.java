@@ -1,25 +1,18 @@
 package io.boxline.cli;
 
 import io.boxline.Consumer;
-import io.boxline.Event;
-import io.boxline.HandlerDecision;
 import io.boxline.RemoteConsumers;
 import io.boxline.RetryPolicy;
 import io.boxline.client.RemoteMembers;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
+import io.boxline.exec.Answer;
+import io.boxline.exec.Program;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,8 +29,9 @@ import picocli.CommandLine.Parameters;
  *   <li>one long-running process (default): each event goes to its standard input as one JSON line;
  *       it answers each with one line on its standard output: {@code ok}, {@code retry [reason]} (a
  *       failed attempt: retried under the retry policy, dead-lettered after the last) or {@code
- *       dead [reason]} (dead-lettered now). A process that exits or does not answer within {@code
- *       --reply-timeout} fails the attempt and is started again;
+ *       dead [reason]} (dead-lettered now). A process that exits, does not answer within {@code
+ *       --reply-timeout} or answers anything else fails the attempt and is started again, after a
+ *       backoff of 1 s doubling with each crash in a row up to 1 min ({@link Program});
  *   <li>{@code --per-event}: a new process per event, the event as JSON on its standard input; exit
  *       0 is done, 65 (EX_DATAERR) dead-letters it, anything else fails the attempt.
  * </ul>
@@ -114,7 +108,7 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
       return overServer();
     }
     PrintStream err = System.err;
-    Program program = perEvent ? null : new Program(command);
+    Program program = program();
     Connection.Session session = connection.open(b -> b.sequencer(sequencer));
     Consumer consumer;
     try {
@@ -130,10 +124,11 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
                   RetryPolicy.exponential(backoff, Duration.ofMinutes(10))
                       .inPlaceAttempts(1)
                       .maxAttempts(maxAttempts))
-              .handler(e -> handle(e, program))
+              .handler(program)
               .start();
     } catch (RuntimeException e) {
       session.close();
+      program.close();
       throw e;
     }
     CountDownLatch stopped = new CountDownLatch(1);
@@ -143,11 +138,10 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
                 () -> {
                   consumer.close(); // finishes the call in progress, commits, leaves the group
                   session.close();
-                  if (program != null) {
-                    program.stop();
-                  }
+                  program.close();
                   if (!quiet) {
-                    err.println(summary("stopped"));
+                    io.boxline.exec.ProgramStats st = program.stats();
+                    err.println(summary(st.ok(), st.retried(), st.dead()));
                   }
                   stopped.countDown();
                 },
@@ -197,7 +191,7 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
     Connection.Session session = connection.open();
     RemoteMembers members = session.server().members();
     String member = memberId();
-    Program program = perEvent ? null : new Program(command);
+    Program program = program();
     AtomicBoolean stopping = new AtomicBoolean();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
@@ -260,23 +254,23 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
           if (key != null && held.contains(key)) {
             continue; // behind its key's retry: the server parks it
           }
-          Answer a = answer(d.event(), program);
-          if (a.word.equals("ok")) {
+          Answer a = program.ask(d.event());
+          if (a.kind() == Answer.Kind.OK) {
             settle.add(RemoteConsumers.Settlement.done(d.ackId()));
             ok++;
-          } else if (a.word.equals("dead") || d.attempt() >= maxAttempts) {
+          } else if (a.kind() == Answer.Kind.DEAD || d.attempt() >= maxAttempts) {
             String why =
-                a.word.equals("dead")
-                    ? a.reason
-                    : "after " + d.attempt() + " attempt(s): " + a.reason;
+                a.kind() == Answer.Kind.DEAD
+                    ? a.reason()
+                    : "after " + d.attempt() + " attempt(s): " + a.reason();
             settle.add(
                 new RemoteConsumers.Settlement(d.ackId(), RemoteConsumers.Outcome.DEAD, null, why));
             deadLettered++;
-            retried += a.word.equals("dead") ? 0 : 1;
+            retried += a.kind() == Answer.Kind.DEAD ? 0 : 1;
           } else {
             settle.add(
                 new RemoteConsumers.Settlement(
-                    d.ackId(), RemoteConsumers.Outcome.RETRY, backoff(d.attempt()), a.reason));
+                    d.ackId(), RemoteConsumers.Outcome.RETRY, backoff(d.attempt()), a.reason()));
             retried++;
             if (key != null) {
               held.add(key);
@@ -309,12 +303,10 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
           // it counts as gone once its deadline has passed
         }
       }
-      if (program != null) {
-        program.stop();
-      }
+      program.close();
       session.close();
       if (joined && !quiet) {
-        err.println(summary("stopped"));
+        err.println(summary(done.get(), failed.get(), dead.get()));
       }
       stopped.countDown();
     }
@@ -333,179 +325,22 @@ final class ConsumeCommand implements java.util.concurrent.Callable<Integer> {
     return d.compareTo(Duration.ofMinutes(10)) > 0 ? Duration.ofMinutes(10) : d;
   }
 
-  /** The program's answer to one event: its word (ok, retry, dead) and reason. */
-  record Answer(String word, String reason) {}
-
-  /** Asks the program; anything but ok, retry or dead counts as a failed attempt. */
-  private Answer answer(Event e, Program program) {
-    String line = Output.json(Output.event(e));
-    String reply = perEvent ? runOnce(line) : program.ask(line, replyTimeout);
-    String word = reply.strip();
-    String reason = word.contains(" ") ? word.substring(word.indexOf(' ') + 1) : null;
-    word = word.contains(" ") ? word.substring(0, word.indexOf(' ')) : word;
-    switch (word) {
-      case "ok":
-        return new Answer("ok", null);
-      case "dead":
-        return new Answer("dead", reason == null ? "the program said dead" : reason);
-      case "retry":
-        return new Answer("retry", reason == null ? "the program said retry" : reason);
-      default:
-        return new Answer(
-            "retry",
-            "the program answered '"
-                + Failures.oneLine(reply)
-                + "'; answers are ok, retry or dead");
-    }
-  }
-
-  private String summary(String what) {
-    return what
-        + ": "
-        + done.get()
+  private static String summary(long done, long failed, long dead) {
+    return "stopped: "
+        + done
         + " done, "
-        + failed.get()
+        + failed
         + " failed attempt(s), "
-        + dead.get()
+        + dead
         + " dead-lettered";
   }
 
-  private void handle(Event e, Program program) {
-    Answer a = answer(e, program);
-    switch (a.word) {
-      case "ok" -> done.incrementAndGet();
-      case "dead" -> {
-        dead.incrementAndGet();
-        throw HandlerDecision.deadLetter(a.reason);
-      }
-      default -> {
-        failed.incrementAndGet();
-        throw new IllegalStateException(a.reason);
-      }
-    }
-  }
-
-  /** --per-event: one process, the event on its stdin, the exit status as the answer. */
-  private String runOnce(String line) {
-    Process p;
-    try {
-      p =
-          new ProcessBuilder("sh", "-c", command)
-              .redirectOutput(ProcessBuilder.Redirect.INHERIT)
-              .redirectError(ProcessBuilder.Redirect.INHERIT)
-              .start();
-      try (OutputStream in = p.getOutputStream()) {
-        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-      }
-      if (!p.waitFor(replyTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        return "retry the program ran past --reply-timeout " + replyTimeout;
-      }
-    } catch (IOException e) {
-      return "retry cannot run '" + command + "': " + e.getMessage();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return "retry interrupted";
-    }
-    int code = p.exitValue();
-    return code == 0
-        ? "ok"
-        : code == 65 ? "dead the program exited 65" : "retry exit status " + code;
-  }
-
-  /** The long-running program: started on first use and again after it exits. */
-  static final class Program {
-    private final String command;
-    private Process process;
-    private BlockingQueue<String> replies;
-
-    Program(String command) {
-      this.command = command;
-    }
-
-    synchronized String ask(String line, Duration timeout) {
-      try {
-        if (process == null || !process.isAlive()) {
-          start();
-        }
-        OutputStream in = process.getOutputStream();
-        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-        in.flush();
-        String reply = replies.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        if (reply == null || reply == EOF) {
-          String why =
-              reply == null
-                  ? "no answer within --reply-timeout " + timeout
-                  : "the program exited (status " + exitStatus() + ") without answering";
-          stop();
-          return "retry " + why;
-        }
-        return reply;
-      } catch (IOException e) {
-        stop();
-        return "retry cannot talk to '" + command + "': " + e.getMessage();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return "retry interrupted";
-      }
-    }
-
-    private static final String EOF = new String("<eof>");
-
-    private String exitStatus() {
-      try {
-        return process.waitFor(2, TimeUnit.SECONDS) ? String.valueOf(process.exitValue()) : "?";
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return "?";
-      }
-    }
-
-    private void start() throws IOException {
-      process =
-          new ProcessBuilder("sh", "-c", command)
-              .redirectError(ProcessBuilder.Redirect.INHERIT)
-              .start();
-      BlockingQueue<String> q = new LinkedBlockingQueue<>();
-      replies = q;
-      Process p = process;
-      Thread reader =
-          new Thread(
-              () -> {
-                try (BufferedReader r =
-                    new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                  String l;
-                  while ((l = r.readLine()) != null) {
-                    q.add(l);
-                  }
-                } catch (IOException ignored) {
-                  // the process went away: the EOF marker below says so
-                }
-                q.add(EOF);
-              },
-              "boxline-cli-program-reader");
-      reader.setDaemon(true);
-      reader.start();
-    }
-
-    synchronized void stop() {
-      if (process != null) {
-        try {
-          process.getOutputStream().close(); // a well-behaved program ends at end of input
-        } catch (IOException ignored) {
-          // already gone
-        }
-        try {
-          if (!process.waitFor(5, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-          }
-        } catch (InterruptedException e) {
-          process.destroyForcibly();
-          Thread.currentThread().interrupt();
-        }
-        process = null;
-      }
-    }
+  /** The program, started at the first event (a process per event with --per-event). */
+  private Program program() {
+    return Program.builder(command)
+        .name("consume")
+        .perEvent(perEvent)
+        .replyTimeout(replyTimeout)
+        .build();
   }
 }

@@ -210,14 +210,44 @@ public record ServerConfig(
   /**
    * A subscription the server creates or checks at start.
    *
-   * @param members how its HTTP members are retried and dead-lettered
+   * @param members how its members (HTTP ones and the handler program's) are retried and
+   *     dead-lettered
+   * @param handler the program this server runs as the subscription's consumer, if any
    */
   public record Subscription(
       String name,
       List<TopicName> topics,
       StartPosition start,
       Optional<GroupPolicy> groupPolicy,
-      io.boxline.MemberPolicy members) {}
+      io.boxline.MemberPolicy members,
+      Optional<HandlerSpec> handler) {}
+
+  /**
+   * A program the server runs as members of a subscription's consumer group, one process per member
+   * ({@link io.boxline.exec.Program}).
+   *
+   * @param command run with {@code sh -c}
+   * @param directory its working directory, or empty for the server's
+   * @param environment variables added to the server's environment
+   * @param processes members in the group, each with a process of its own
+   * @param perEvent a process per event (its exit status answers) instead of a long-running one
+   * @param replyTimeout how long one event may take
+   * @param restartBackoff the first wait before a crashed process starts again (it doubles)
+   * @param maxRestartBackoff the longest such wait
+   * @param stopTimeout how long a stopping process may take to end at end of input
+   * @param limits the resource limits of each process
+   */
+  public record HandlerSpec(
+      String command,
+      Optional<Path> directory,
+      Map<String, String> environment,
+      int processes,
+      boolean perEvent,
+      Duration replyTimeout,
+      Duration restartBackoff,
+      Duration maxRestartBackoff,
+      Duration stopTimeout,
+      io.boxline.exec.ProgramLimits limits) {}
 
   /**
    * A relay: the subscription's events go to one sink.

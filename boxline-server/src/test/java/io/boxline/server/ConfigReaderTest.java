@@ -208,6 +208,83 @@ class ConfigReaderTest {
   }
 
   @Test
+  void aSubscriptionsHandlerProgramIsReadWithItsDefaultsAndChecked() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("boxline-handler-config");
+    ServerConfig c =
+        parse(
+            DATABASE
+                + TOKEN
+                + "subscriptions:\n"
+                + "  - name: billing\n"
+                + "    topics: [acme/orders]\n"
+                + "    handler:\n"
+                + "      exec: python3 handle.py\n"
+                + "      directory: '"
+                + dir
+                + "'\n"
+                + "      environment: {API_URL: 'http://billing', TOKEN_2: x}\n"
+                + "      processes: 3\n"
+                + "      replyTimeout: 10s\n"
+                + "      limits: {memoryBytes: 536_870_912, cpuTime: 10m, openFiles: 256}\n"
+                + "  - name: audit\n"
+                + "    topics: [acme/orders]\n"
+                + "    handler: {exec: ./audit.sh, perEvent: true}\n"
+                + "  - {name: plain, topics: [acme/orders]}\n",
+            Map.of());
+    ServerConfig.HandlerSpec billing = c.subscriptions().get(0).handler().orElseThrow();
+    assertThat(billing.command()).isEqualTo("python3 handle.py");
+    assertThat(billing.directory()).hasValue(dir);
+    assertThat(billing.environment())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("API_URL", "http://billing", "TOKEN_2", "x"));
+    assertThat(billing.processes()).isEqualTo(3);
+    assertThat(billing.perEvent()).isFalse();
+    assertThat(billing.replyTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(billing.restartBackoff()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(billing.maxRestartBackoff()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(billing.stopTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(billing.limits())
+        .isEqualTo(new io.boxline.exec.ProgramLimits(536_870_912L, Duration.ofMinutes(10), 256));
+    ServerConfig.HandlerSpec audit = c.subscriptions().get(1).handler().orElseThrow();
+    assertThat(audit.perEvent()).isTrue();
+    assertThat(audit.processes()).isEqualTo(1);
+    assertThat(audit.directory()).isEmpty();
+    assertThat(audit.limits()).isEqualTo(io.boxline.exec.ProgramLimits.NONE);
+    assertThat(c.subscriptions().get(2).handler()).isEmpty();
+
+    String sub = TOKEN + "subscriptions:\n  - name: s\n    topics: [a/b]\n    handler: ";
+    refused(sub + "{processes: 2}\n", "subscriptions[0].handler.exec", "is required");
+    refused(
+        sub + "{exec: x, processes: 0}\n",
+        "subscriptions[0].handler.processes",
+        "between 1 and 64");
+    refused(sub + "{exec: x, command: y}\n", "subscriptions[0].handler.command");
+    refused(
+        sub + "{exec: x, directory: /no/such/dir}\n",
+        "subscriptions[0].handler.directory",
+        "is not a directory");
+    refused(
+        sub + "{exec: x, environment: {'1X': y}}\n",
+        "subscriptions[0].handler.environment.1X",
+        "is not a variable name");
+    refused(
+        sub + "{exec: x, restartBackoff: 1m, maxRestartBackoff: 1s}\n",
+        "subscriptions[0].handler.maxRestartBackoff",
+        "shorter than restartBackoff");
+    refused(
+        sub + "{exec: x, replyTimeout: 0s}\n",
+        "subscriptions[0].handler.replyTimeout",
+        "longer than zero");
+    refused(
+        sub + "{exec: x, limits: {memoryBytes: 100}}\n",
+        "subscriptions[0].handler.limits",
+        "at least 1 MiB");
+    refused(
+        sub + "{exec: x, limits: {memory: 100}}\n",
+        "subscriptions[0].handler.limits.memory",
+        "unknown key. Allowed here: cpuTime, memoryBytes, openFiles");
+  }
+
+  @Test
   void aMisspeltKeyAtDepthIsNamedWithItsPathAndTheNearestAllowedOne() {
     String subscription = DATABASE + TOKEN + "subscriptions:\n  - name: s\n    topics: [a/b]\n";
     refusedWith(

@@ -91,7 +91,10 @@ class ConsoleBrowserTest {
             + ", sequencing: in-transaction}\n"
             + "subscriptions:\n"
             + "  - {name: billing, topics: [shop/orders]}\n"
-            + "  - {name: audit, topics: [shop/orders]}\n";
+            + "  - {name: audit, topics: [shop/orders]}\n"
+            + "  - name: mailer\n"
+            + "    topics: [shop/orders]\n"
+            + "    handler: {exec: 'while read -r line; do echo ok; done', processes: 2}\n";
     Path config = Files.createTempFile("boxline-console", ".yaml");
     Files.writeString(config, yaml);
     server = ServerProcess.start(Map.of(), "--config", config.toString());
@@ -671,5 +674,26 @@ class ConsoleBrowserTest {
             "return [...document.querySelectorAll('input, select')].filter(e => !e.closest('label')"
                 + " && !e.getAttribute('aria-label')).length;");
     assertThat(((Number) unlabeled).intValue()).isZero();
+  }
+
+  @Test
+  @Order(8)
+  void theHandlerProgramTheServerRunsIsShownWithItsProcesses() throws Exception {
+    signIn(VIEWER);
+    browser.open(base + "/console/#/subscription/mailer");
+    browser.until(
+        "the handler's two processes running",
+        d ->
+            browser.all("#handler tbody tr").size() == 2
+                    && browser.all("#handler tbody tr .badge").stream()
+                        .allMatch(b -> b.getText().equals("running"))
+                ? true
+                : null);
+    assertThat(browser.text("#handler code")).isEqualTo("while read -r line; do echo ok; done");
+    assertThat(browser.text("#handler")).contains("one process per member");
+    browser.screenshot("subscription-handler");
+    browser.open(base + "/console/#/subscription/billing");
+    browser.find("#heatmap .cell");
+    assertThat(browser.present("#handler:not([hidden])")).as("no handler on billing").isFalse();
   }
 }

@@ -134,6 +134,11 @@ final class ServerProcess implements AutoCloseable {
     return String.join("\n", output);
   }
 
+  /** SIGTERM: the server stops in order, as under a process supervisor. */
+  void terminate() {
+    process.destroy();
+  }
+
   void kill9() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(30, TimeUnit.SECONDS);

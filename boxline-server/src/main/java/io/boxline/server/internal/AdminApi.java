@@ -33,8 +33,10 @@ final class AdminApi {
   private final KnownSubscriptions known;
   private final Clock clock;
   private final FailuresApi failures;
+  private final ProgramHandlers handlers;
 
-  AdminApi(Boxline boxline, KnownSubscriptions known, Clock clock) {
+  AdminApi(Boxline boxline, KnownSubscriptions known, Clock clock, ProgramHandlers handlers) {
+    this.handlers = handlers;
     this.admin = boxline.admin();
     this.known = known;
     this.clock = clock;
@@ -316,7 +318,8 @@ final class AdminApi {
         new ApiBodies.SubscriptionDetail(
             Views.subscription(s),
             Views.policy(admin.groupPolicy(s.name())),
-            Views.failures(admin.failures(s.name())));
+            Views.failures(admin.failures(s.name())),
+            handlers.view(s.name()).orElse(null));
     c.json(200, out);
   }
 

@@ -27,7 +27,29 @@ final class ApiBodies {
       String name, List<String> topics, String start, String createdAt, String lastActive) {}
 
   record SubscriptionDetail(
-      @JsonUnwrapped Subscription subscription, Policy groupPolicy, Failures failures) {}
+      @JsonUnwrapped Subscription subscription,
+      Policy groupPolicy,
+      Failures failures,
+      @JsonInclude(JsonInclude.Include.NON_NULL) Handler handler) {}
+
+  /** The program this server runs as the subscription's consumer (its config's {@code handler}). */
+  record Handler(String command, boolean perEvent, List<HandlerProcess> processes) {}
+
+  /** One member of a handler: its program's state and counts since the server started. */
+  record HandlerProcess(
+      String member,
+      String state,
+      Long pid,
+      int partitions,
+      long starts,
+      long crashes,
+      long ok,
+      long retried,
+      long dead,
+      long invalid,
+      String lastProblem,
+      String lastProblemAt,
+      String restartAt) {}
 
   record Lag(
       String topic,

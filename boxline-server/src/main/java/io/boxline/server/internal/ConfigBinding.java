@@ -295,7 +295,7 @@ final class ConfigBinding {
           source,
           path,
           "unknown key"
-              + (near == null ? "" : "; did you mean '" + near + "'?")
+              + (near == null ? "." : "; did you mean '" + near + "'?")
               + " Allowed here: "
               + String.join(", ", allowed));
     }

@@ -394,7 +394,8 @@ record ConfigFile(
       GroupPolicy groupPolicy,
       Retry retry,
       Map<String, Retry> retryByType,
-      Boolean deadLetterBlocksKey)
+      Boolean deadLetterBlocksKey,
+      ConfigHandler handler)
       implements Section<ServerConfig.Subscription> {
     @Override
     public ServerConfig.Subscription resolve(At at) {
@@ -418,7 +419,13 @@ record ConfigFile(
           groupPolicy == null
               ? Optional.empty()
               : Optional.of(groupPolicy.resolve(at.key("groupPolicy")));
-      return new ServerConfig.Subscription(name, List.copyOf(names), start, policy, members(at));
+      return new ServerConfig.Subscription(
+          name,
+          List.copyOf(names),
+          start,
+          policy,
+          members(at),
+          handler == null ? Optional.empty() : Optional.of(handler.resolve(at.key("handler"))));
     }
 
     /** How the subscription's HTTP members are retried and dead-lettered. */

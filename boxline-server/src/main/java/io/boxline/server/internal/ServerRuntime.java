@@ -50,6 +50,7 @@ public final class ServerRuntime implements AutoCloseable {
   private WebSocketApi websockets;
   private Boxline boxline;
   private final List<Relay> relays = new ArrayList<>();
+  private final ProgramHandlers handlers = new ProgramHandlers();
   private Server jetty;
   private KafkaListener kafka;
   private io.boxline.spi.Store store;
@@ -109,6 +110,17 @@ public final class ServerRuntime implements AutoCloseable {
               + " from subscription "
               + spec.subscription());
     }
+    for (ServerConfig.Subscription s : config.subscriptions()) {
+      if (s.handler().isPresent()) {
+        handlers.start(
+            boxline,
+            s,
+            s.handler().get(),
+            boxline.instanceId(),
+            config.http().shutdownTimeout(),
+            registry);
+      }
+    }
     startHttp();
     if (config.kafka().isPresent()) {
       startKafka(config.kafka().get());
@@ -116,12 +128,13 @@ public final class ServerRuntime implements AutoCloseable {
     LOG.log(
         Level.INFO,
         String.format(
-            "Boxline server listening on %s (database: %s; %d topics, %d subscriptions, %d relays declared; tokens: %s)",
+            "Boxline server listening on %s (database: %s; %d topics, %d subscriptions, %d relays, %d handlers declared; tokens: %s)",
             baseUrl(),
             database.description,
             config.topics().size(),
             config.subscriptions().size(),
             relays.size(),
+            handlers.size(),
             config.authDisabled() && config.tokens().isEmpty()
                 ? "none, auth disabled"
                 : config.tokens().stream()
@@ -212,7 +225,7 @@ public final class ServerRuntime implements AutoCloseable {
     auth = new Auth(config);
     router = new Router(auth, h.maxBodyBytes(), h.bodyTimeout(), executor);
     KnownSubscriptions known = new KnownSubscriptions(boxline.admin());
-    new AdminApi(boxline, known, Clock.systemUTC()).register(router);
+    new AdminApi(boxline, known, Clock.systemUTC(), handlers).register(router);
     new OverviewApi(boxline.admin(), Clock.systemUTC()).register(router);
     if (h.console()) {
       new ConsoleAssets().register(router);
@@ -426,8 +439,9 @@ public final class ServerRuntime implements AutoCloseable {
 
   /**
    * Stops in order, each step bounded: new requests get 503, tail streams end, in-flight requests
-   * finish (up to the shutdown timeout), relays finish their batches, Boxline stops its consumers
-   * and loops, the pool closes. Safe to call twice.
+   * finish (up to the shutdown timeout), handler programs finish their events and end, relays
+   * finish their batches, Boxline stops its consumers and loops, the pool closes. Safe to call
+   * twice.
    */
   @Override
   public synchronized void close() {
@@ -494,6 +508,7 @@ public final class ServerRuntime implements AutoCloseable {
     }
     // Each of the rest runs even when one before it fails; the first failure is thrown at the end.
     List<RuntimeException> failures = new ArrayList<>();
+    step("the handler programs", handlers::close, failures);
     for (Relay r : relays) {
       step("relay for " + r.subscription(), r::close, failures);
     }

@@ -11,6 +11,7 @@ export function subscription(root, name) {
   const heat = h('div', { class: 'heat', id: 'heatmap' });
   const chart = h('div', { id: 'lag-chart' });
   const members = h('div', { id: 'members' });
+  const program = h('section', { class: 'panel', id: 'handler', hidden: true, 'aria-labelledby': 'handler-title' });
   const rebalances = h('ol', { class: 'log', id: 'rebalances', 'aria-live': 'polite' });
   const admin = h('div', { id: 'sub-admin' });
   clear(root).append(
@@ -25,6 +26,7 @@ export function subscription(root, name) {
         h('h2', { id: 'chart-title' }, 'Lag, last 10 minutes'), chart,
         h('h2', null, 'Rebalances'), rebalances)),
     h('section', { class: 'panel', 'aria-labelledby': 'members-title' }, h('h2', { id: 'members-title' }, 'Members'), members),
+    program,
     admin);
 
   let owners = null;
@@ -50,6 +52,7 @@ export function subscription(root, name) {
     drawHeat(g, at);
     clear(chart).append(lineChart(points('lag:' + name), { label: 'Lag of ' + name + ' over the last 10 minutes' }));
     drawMembers(g);
+    drawProgram(info.handler);
     if (!adminDrawn && may('manage')) {
       adminDrawn = true;
       drawAdmin(info);
@@ -95,6 +98,23 @@ export function subscription(root, name) {
     clear(members).append(rows.length
       ? table(null, ['Member', { label: 'Weight', num: true }, 'Last check-in', 'Deadline', { label: 'Leases', num: true }, 'Host', 'In flight'], rows)
       : h('p', { class: 'muted' }, 'No live member: nobody consumes this subscription now.'));
+  }
+
+  // The program this server runs as the subscription's consumer (config: subscriptions[].handler).
+  function drawProgram(handler) {
+    program.hidden = !handler;
+    if (!handler) return;
+    const rows = handler.processes.map((p) => [
+      p.member, h('span', { class: 'badge ' + (p.state === 'running' ? 'ok' : p.state === 'backing-off' ? 'critical' : 'warn') }, p.state),
+      p.pid === null ? '–' : String(p.pid), num(p.partitions), num(p.starts), num(p.crashes),
+      num(p.ok), num(p.retried), num(p.dead),
+      p.lastProblem ? h('span', { title: p.lastProblem }, time(p.lastProblemAt) + ': ' + p.lastProblem) : '–',
+    ]);
+    clear(program).append(
+      h('h2', { id: 'handler-title' }, 'Handler program'),
+      h('p', { class: 'muted' }, h('code', null, handler.command), handler.perEvent ? ' — a process per event' : ' — one process per member', ', run by this server'),
+      table(null, ['Member', 'State', 'PID', { label: 'Partitions', num: true }, { label: 'Starts', num: true }, { label: 'Crashes', num: true },
+        { label: 'OK', num: true }, { label: 'Retried', num: true }, { label: 'Dead', num: true }, 'Last problem'], rows));
   }
 
   function drawAdmin(info) {
