@@ -235,6 +235,7 @@ final class EventLog {
       }
       IdempotencyKey k = new IdempotencyKey(r.topicId(), r.idempotencyKey());
       UUID owner = seen.get(k);
+      boolean claimedNow = false;
       if (owner == null) {
         locks.awaitFree(tx, k);
         if (locks.owner(k) == tx) {
@@ -244,13 +245,16 @@ final class EventLog {
         } else {
           locks.acquire(tx, k);
           owner = r.eventId();
+          claimedNow = true;
           tx.pending.put(k, owner);
           KeyOwner claimed = new KeyOwner(owner, now);
           tx.writes.add(() -> keys.put(k, claimed));
         }
         seen.put(k, owner);
       }
-      owners.add(owner.equals(r.eventId()) ? null : owner);
+      // A key owned before is another publish's, even of this event id (published again after a
+      // commit whose answer was lost): only the record that claimed it now is stored.
+      owners.add(claimedNow ? null : owner);
     }
     return owners;
   }

@@ -104,9 +104,10 @@ public final class H2Dialect extends PollingDialect {
    * taken); returns the owning event id of every key in the batch, by "topic/key".
    */
   @Override
-  public Map<String, UUID> claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
+  public KeyClaims claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
       throws SQLException {
     Map<String, UUID> owners = new HashMap<>();
+    java.util.Set<String> claimedNow = new java.util.HashSet<>();
     try (PreparedStatement claim = tx.prepareStatement(db.sql("claim_idempotency_key"));
         PreparedStatement owner = tx.prepareStatement(db.sql("idempotency_owner"))) {
       for (OutboxRecord r : records) {
@@ -122,6 +123,7 @@ public final class H2Dialect extends PollingDialect {
         claim.setString(3, r.eventId().toString());
         if (insertIgnore(claim) == 1) {
           owners.put(id, r.eventId());
+          claimedNow.add(id);
           continue;
         }
         owner.setLong(1, r.topicId());
@@ -131,7 +133,7 @@ public final class H2Dialect extends PollingDialect {
         }
       }
     }
-    return owners;
+    return new KeyClaims(owners, claimedNow);
   }
 
   // ------------------------------------------------------------------ sequencer

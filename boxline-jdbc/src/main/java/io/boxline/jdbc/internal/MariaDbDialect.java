@@ -301,14 +301,39 @@ public final class MariaDbDialect extends PollingDialect {
     return r.topicId() + "/" + sha256(r.idempotencyKey());
   }
 
-  /** Inserts the keys that are new; returns the owning event id of every key in the batch. */
+  /**
+   * Reads which keys of the batch are taken already (a locking read, so a key another transaction
+   * holds waits for it), inserts the others, and reads every owner again. A key taken before the
+   * insert is an earlier publish's, even of the same event id. Without RETURNING (MySQL has none),
+   * a key a concurrent transaction claimed between the read and the insert counts as this call's
+   * only when its owner is another event: the same event id published twice at once is the one case
+   * this cannot tell apart.
+   */
   @Override
-  public Map<String, UUID> claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
+  public KeyClaims claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
       throws SQLException {
     List<OutboxRecord> keyed = records.stream().filter(r -> r.idempotencyKey() != null).toList();
     StringBuilder json = new StringBuilder("[");
-    for (int from = 0; from < keyed.size(); from += MAX_ROWS) {
-      List<OutboxRecord> chunk = keyed.subList(from, Math.min(keyed.size(), from + MAX_ROWS));
+    for (int i = 0; i < keyed.size(); i++) {
+      OutboxRecord r = keyed.get(i);
+      json.append(i == 0 ? "" : ",")
+          .append('[')
+          .append(r.topicId())
+          .append(",\"")
+          .append(sha256(r.idempotencyKey()))
+          .append("\"]");
+    }
+    String keys = json.append(']').toString();
+    Map<String, UUID> before = owners(tx, db, keys);
+    List<OutboxRecord> fresh = new ArrayList<>();
+    java.util.Set<String> seen = new java.util.HashSet<>(before.keySet());
+    for (OutboxRecord r : keyed) {
+      if (seen.add(ownerKey(r))) {
+        fresh.add(r);
+      }
+    }
+    for (int from = 0; from < fresh.size(); from += MAX_ROWS) {
+      List<OutboxRecord> chunk = fresh.subList(from, Math.min(fresh.size(), from + MAX_ROWS));
       try (PreparedStatement ps =
           tx.prepareStatement(repeatRows(db.sql("claim_idempotency_keys"), chunk.size()))) {
         int i = 1;
@@ -322,18 +347,19 @@ public final class MariaDbDialect extends PollingDialect {
         ps.executeUpdate();
       }
     }
-    for (int i = 0; i < keyed.size(); i++) {
-      OutboxRecord r = keyed.get(i);
-      json.append(i == 0 ? "" : ",")
-          .append('[')
-          .append(r.topicId())
-          .append(",\"")
-          .append(sha256(r.idempotencyKey()))
-          .append("\"]");
+    Map<String, UUID> owners = fresh.isEmpty() ? before : owners(tx, db, keys);
+    java.util.Set<String> claimedNow = new java.util.HashSet<>();
+    for (OutboxRecord r : fresh) {
+      claimedNow.add(ownerKey(r));
     }
+    return new KeyClaims(owners, claimedNow);
+  }
+
+  private static Map<String, UUID> owners(Connection tx, JdbcSql db, String keys)
+      throws SQLException {
     Map<String, UUID> owners = new HashMap<>();
     try (PreparedStatement ps = tx.prepareStatement(db.sql("idempotency_owners"))) {
-      ps.setString(1, json.append(']').toString());
+      ps.setString(1, keys);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           owners.put(rs.getLong(1) + "/" + rs.getString(2), EpochMicros.uuid(rs.getString(3)));

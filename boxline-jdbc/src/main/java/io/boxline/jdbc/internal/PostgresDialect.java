@@ -206,9 +206,12 @@ public final class PostgresDialect implements SqlDialect {
     }
   }
 
-  /** Inserts the keys that are new; returns the owning event id of every key in the batch. */
+  /**
+   * Inserts the keys that are new, returning them; then reads the owning event id of every key in
+   * the batch.
+   */
   @Override
-  public Map<String, UUID> claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
+  public KeyClaims claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
       throws SQLException {
     List<Long> topics = new ArrayList<>();
     List<String> keys = new ArrayList<>();
@@ -222,11 +225,16 @@ public final class PostgresDialect implements SqlDialect {
     }
     Array topicArray = tx.createArrayOf("bigint", topics.toArray());
     Array keyArray = tx.createArrayOf("text", keys.toArray());
+    java.util.Set<String> claimedNow = new java.util.HashSet<>();
     try (PreparedStatement ps = tx.prepareStatement(db.sql("claim_idempotency_keys"))) {
       ps.setArray(1, topicArray);
       ps.setArray(2, keyArray);
       ps.setArray(3, tx.createArrayOf("uuid", ids.toArray()));
-      ps.executeUpdate();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          claimedNow.add(rs.getLong(1) + "/" + rs.getString(2));
+        }
+      }
     }
     Map<String, UUID> owners = new HashMap<>();
     try (PreparedStatement ps = tx.prepareStatement(db.sql("idempotency_owners"))) {
@@ -238,7 +246,7 @@ public final class PostgresDialect implements SqlDialect {
         }
       }
     }
-    return owners;
+    return new KeyClaims(owners, claimedNow);
   }
 
   @Override

@@ -69,10 +69,19 @@ public interface SqlDialect {
 
   /**
    * Inserts the idempotency keys of {@code records} that are new; returns the owning event id of
-   * every key in the batch, by {@link #ownerKey}.
+   * every key in the batch and the keys this call inserted, by {@link #ownerKey}. A key that was
+   * there before is another publish's even when its event id is the record's own (the same event
+   * published again after a commit whose answer was lost).
    */
-  Map<String, UUID> claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
-      throws SQLException;
+  KeyClaims claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records) throws SQLException;
+
+  /**
+   * What {@link #claimKeys} found: the owner of each key, and the keys it inserted itself.
+   *
+   * @param owners the owning event id by {@link #ownerKey}
+   * @param claimedNow the keys this call inserted
+   */
+  record KeyClaims(Map<String, UUID> owners, java.util.Set<String> claimedNow) {}
 
   /** Inserts outbox rows (maybe none) in the producer's transaction. */
   void appendRows(Connection tx, JdbcSql db, List<OutboxRecord> rows) throws SQLException;

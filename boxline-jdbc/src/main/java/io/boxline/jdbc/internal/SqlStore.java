@@ -246,14 +246,26 @@ public final class SqlStore implements Store {
    * key already, or null (no key, or the key is now this event's: store it).
    */
   private List<UUID> owners(Connection tx, List<OutboxRecord> records) throws SQLException {
-    Map<String, UUID> claimed =
+    SqlDialect.KeyClaims claims =
         records.stream().anyMatch(r -> r.idempotencyKey() != null)
             ? dialect.claimKeys(tx, db, records)
-            : Map.of();
+            : new SqlDialect.KeyClaims(Map.of(), java.util.Set.of());
+    java.util.Set<String> storing = new java.util.HashSet<>();
     List<UUID> owners = new ArrayList<>(records.size());
     for (OutboxRecord r : records) {
-      UUID owner = r.idempotencyKey() == null ? null : claimed.get(dialect.ownerKey(r));
-      owners.add(owner == null || owner.equals(r.eventId()) ? null : owner);
+      if (r.idempotencyKey() == null) {
+        owners.add(null);
+        continue;
+      }
+      String key = dialect.ownerKey(r);
+      UUID owner = claims.owners().get(key);
+      // Stored only by the first record of the batch that holds a key this call claimed.
+      boolean ours =
+          owner == null
+              || (owner.equals(r.eventId())
+                  && claims.claimedNow().contains(key)
+                  && storing.add(key));
+      owners.add(ours ? null : owner);
     }
     return owners;
   }

@@ -178,10 +178,13 @@ INSERT INTO ${schema}.${p}outbox
 SELECT * FROM unnest(?::uuid[], ?::bigint[], ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[],
                      ?::bytea[], ?::jsonb[], ?::timestamptz[])
 
+-- Returns the keys it inserted: a key that was there before belongs to an earlier publish, even one of
+-- the same event id (published again after a commit whose answer was lost).
 -- name: claim_idempotency_keys
 INSERT INTO ${schema}.${p}idempotency (topic_id, idempotency_key, event_id)
 SELECT * FROM unnest(?::bigint[], ?::text[], ?::uuid[])
 ON CONFLICT DO NOTHING
+RETURNING topic_id, idempotency_key
 
 -- name: idempotency_owners
 SELECT i.topic_id, i.idempotency_key, i.event_id

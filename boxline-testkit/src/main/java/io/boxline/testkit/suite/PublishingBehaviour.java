@@ -233,6 +233,36 @@ public abstract class PublishingBehaviour extends DatabaseSuite {
         .containsExactly(1);
   }
 
+  /**
+   * The retry recipe for a commit whose answer was lost: the same event (same id, same key) is
+   * published again. Its key is owned already, so it is a duplicate and stored once; the same holds
+   * for the same event twice in one batch.
+   */
+  @Test
+  void theSameEventPublishedAgainWithItsIdempotencyKeyIsStoredOnce() {
+    Boxline boxline = boxline();
+    TopicName t = topic(boxline, "acme/idemretry", 2);
+    subscribe(boxline, "s", t);
+    Recorder seen = new Recorder();
+    boxline.consumer("s").handler(seen::record).start();
+    OutgoingEvent event =
+        OutgoingEvent.builder(t).type("x").key("k").idempotencyKey("order-7").build();
+    PublishResult first = boxline.inTransaction(tx -> boxline.publisher().publish(tx, event));
+    PublishResult retried = boxline.inTransaction(tx -> boxline.publisher().publish(tx, event));
+    assertThat(first.duplicate()).isFalse();
+    assertThat(retried.duplicate()).as("the key is owned by the first publish").isTrue();
+    assertThat(retried.eventId()).isEqualTo(first.eventId());
+    OutgoingEvent twice = OutgoingEvent.builder(t).type("x").idempotencyKey("twice").build();
+    List<PublishResult> batch =
+        boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, List.of(twice, twice)));
+    assertThat(batch).extracting(PublishResult::duplicate).containsExactly(false, true);
+    Await.until(WAIT, "2 events", () -> seen.size() >= 2);
+    SuiteSupport.awaitCaughtUp(boxline, "s");
+    assertThat(seen.all)
+        .extracting(Event::id)
+        .containsExactlyInAnyOrder(first.eventId(), twice.id());
+  }
+
   @Test
   void typedPublishHonoursPerCallOverrides() {
     TopicName orders = TopicName.of("acme/ov", "orders");

@@ -42,6 +42,11 @@ public abstract class PublishContract extends StoreContract {
     void namesEarlierOwnersAndWritesNoEvent() {
       OutboxRecord stored = record(orders, 0, "k", "claimed-once");
       inTransaction(tx -> store.append(tx, List.of(stored)));
+      // The same event again (a retry after a commit whose answer was lost): its key is owned.
+      List<UUID> sameAgain = inTransaction(tx -> store.claimIdempotencyKeys(tx, List.of(stored)));
+      assertThat(sameAgain).containsExactly(stored.eventId());
+      List<UUID> appendedAgain = inTransaction(tx -> store.append(tx, List.of(stored)));
+      assertThat(appendedAgain).containsExactly(stored.eventId());
       OutboxRecord again = record(orders, 1, "k", "claimed-once");
       OutboxRecord fresh = record(orders, 1, "k", "claimed-new");
       OutboxRecord keyless = record(orders, 1, "k", null);
