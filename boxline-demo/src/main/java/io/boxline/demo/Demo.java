@@ -15,6 +15,7 @@ import java.io.PrintStream;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 
 /**
  * Boxline end to end on a real PostgreSQL: producer threads write an order row and publish an
@@ -22,6 +23,11 @@ import java.util.List;
  * ("billing" and "shipping") consume concurrently, and at the end {@link DemoCheck} verifies that
  * each saw every committed event exactly once, none of the rolled-back ones, and everything in
  * order.
+ *
+ * <p>{@code --scenario takeover} gives billing two members instead and kills one mid-run ({@link
+ * Takeover}): the other takes over, and only what the dead one had handled without committing may
+ * come twice. {@code --coordination} chooses where the groups keep membership and leases ({@link
+ * DemoCoordination}).
  *
  * <p>Run it with {@code ./mvnw -q -pl boxline-demo -am install -DskipTests && ./mvnw -q -pl
  * boxline-demo exec:java}; options go in {@code -Dexec.args="--events 5000"} (see {@code --help}).
@@ -40,6 +46,9 @@ public final class Demo {
               EventType.of(OrderPlaced.class, "order.placed", ORDERS).key(OrderPlaced::customerId))
           .build();
 
+  /** Each consumer's worker threads and events per batch. */
+  static final int CONCURRENCY = 4, BATCH_SIZE = 200;
+
   /** Exit codes. */
   static final int OK = 0, VERIFICATION_FAILED = 1, BAD_ARGUMENTS = 2, ERROR = 3;
 
@@ -53,8 +62,10 @@ public final class Demo {
 
   private int execute() throws Exception {
     try (DemoDatabase db = DemoDatabase.open(options, out); // embedded, or --jdbc-url
+        DemoCoordination coordination = DemoCoordination.open(options, db, out);
         Boxline boxline =
-            Boxline.builder()
+            coordination
+                .configure(Boxline.builder())
                 .store(JdbcStore.builder(db.pool()).schema(db.boxlineSchema).build())
                 .eventTypes(TYPES)
                 .build()
@@ -64,24 +75,42 @@ public final class Demo {
       admin.createNamespace(NAMESPACE);
       admin.createTopic(ORDERS, options.partitions);
       List<Consumer> consumers = new ArrayList<>();
-      for (String s : SUBSCRIPTIONS) {
-        admin.createSubscription(SubscriptionSpec.of(s, ORDERS)); // from the earliest event
-        consumers.add(
-            boxline
-                .consumer(s)
-                .handler(check.handler(s, TYPES))
-                .concurrency(4)
-                .batchSize(200)
-                .start());
+      Takeover takeover = null;
+      try {
+        for (String s : SUBSCRIPTIONS) {
+          admin.createSubscription(SubscriptionSpec.of(s, ORDERS)); // from the earliest event
+          if (options.scenario == DemoOptions.Scenario.takeover
+              && s.equals(Takeover.SUBSCRIPTION)) {
+            takeover = Takeover.start(out, db, coordination, boxline, check.deliveries(s, TYPES));
+            continue; // its two members run in Boxline instances of their own
+          }
+          consumers.add(
+              boxline
+                  .consumer(s)
+                  .handler(check.handler(s, TYPES))
+                  .concurrency(CONCURRENCY)
+                  .batchSize(BATCH_SIZE)
+                  .start());
+        }
+        check.start(SUBSCRIPTIONS, ORDERS);
+        if (takeover != null) {
+          takeover.run(check::published, options.events, check::stamp);
+        }
+        check.runProducers(orders -> produce(boxline, db, orders)); // one thread per --producers
+        if (!check.awaitDrained(boxline)) {
+          return VERIFICATION_FAILED;
+        }
+        List<PartitionLag> lag = boxline.admin().lag(SUBSCRIPTIONS.get(0)); // the log's heads
+        consumers.forEach(Consumer::close); // no delivery after this
+        if (takeover != null) {
+          takeover.close();
+        }
+        return check.verify(boxline.stats(), lag, takeover);
+      } finally {
+        if (takeover != null) {
+          takeover.close(); // again is harmless; here for a failure on the way
+        }
       }
-      check.start(SUBSCRIPTIONS, ORDERS);
-      check.runProducers(orders -> produce(boxline, db, orders)); // one thread per --producers
-      if (!check.awaitDrained(boxline)) {
-        return VERIFICATION_FAILED;
-      }
-      List<PartitionLag> lag = boxline.admin().lag(SUBSCRIPTIONS.get(0)); // the log's heads
-      consumers.forEach(Consumer::close); // no delivery after this
-      return check.verify(boxline.stats(), lag);
     } // closes Boxline (consumers still running, then the sequencer), drops the schemas
   }
 
@@ -138,7 +167,7 @@ public final class Demo {
   }
 
   public static void main(String[] args) {
-    DemoCheck.oneLineLogs();
+    oneLineLogs();
     int code = run(System.out, args);
     System.out.flush();
     if (code != OK) {
@@ -160,7 +189,28 @@ public final class Demo {
     try {
       return new Demo(options, out).execute();
     } catch (Exception e) {
-      return DemoCheck.failed(out, e);
+      return failed(out, e);
+    }
+  }
+
+  /** Prints why the demo could not finish; returns the exit code for it. */
+  static int failed(PrintStream out, Exception e) {
+    out.println();
+    if (e instanceof DemoDatabase.CannotRun) {
+      out.println("FAILED: " + e.getMessage());
+    } else {
+      Throwable t = e instanceof ExecutionException ? e.getCause() : e;
+      String what = t == e ? "the demo could not run" : "a producer failed";
+      out.println("FAILED: " + what + ": " + t);
+      t.printStackTrace(out);
+    }
+    return Demo.ERROR;
+  }
+
+  /** Boxline logs through System.Logger (java.util.logging here): one line per record. */
+  static void oneLineLogs() {
+    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+      System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
     }
   }
 }

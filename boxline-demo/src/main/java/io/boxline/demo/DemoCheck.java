@@ -5,7 +5,6 @@ import io.boxline.BoxlineStats;
 import io.boxline.EventHandler;
 import io.boxline.EventTypes;
 import io.boxline.PartitionLag;
-import io.boxline.Partitioner;
 import io.boxline.PublishResult;
 import io.boxline.TopicName;
 import java.io.PrintStream;
@@ -21,7 +20,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,10 +30,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The demo's self-verification: it records what the producers committed and rolled back and what
- * each subscription's handler was given, prints progress once a second, and at the end prints
- * throughput and latency and checks that every subscription saw every committed event exactly once,
- * none of the rolled-back ones, each partition's sequences without a gap and each customer's orders
- * in the order they were committed.
+ * each subscription's handlers were given, prints progress once a second, and at the end prints
+ * throughput and latency ({@link Results}) and checks that every subscription saw every committed
+ * event exactly once, none of the rolled-back ones, each partition's sequences without a gap and
+ * each customer's orders in the order they were committed ({@link SubscriptionCheck}); after a
+ * takeover, only the killed member's unfinished work may come twice.
  */
 final class DemoCheck implements AutoCloseable {
   private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(120);
@@ -65,7 +64,6 @@ final class DemoCheck implements AutoCloseable {
   private final Map<String, Integer> partitionByCustomer = new ConcurrentHashMap<>();
   private final AtomicLong committedCount = new AtomicLong();
   private final AtomicLong rolledBackCount = new AtomicLong();
-  private final List<String> failures = new ArrayList<>();
   private long startNanos;
   private long producersDone;
 
@@ -95,9 +93,24 @@ final class DemoCheck implements AutoCloseable {
     reporter.scheduleAtFixedRate(new Progress(), 1, 1, TimeUnit.SECONDS);
   }
 
-  /** The handler of {@code subscription}: it records each delivery. */
-  EventHandler handler(String subscription, EventTypes types) {
+  /** What {@code subscription}'s handlers are given; each member's handler records there. */
+  Deliveries deliveries(String subscription, EventTypes types) {
     return deliveries.computeIfAbsent(subscription, s -> new Deliveries(s, types));
+  }
+
+  /** The handler of {@code subscription}'s only consumer: it records each delivery. */
+  EventHandler handler(String subscription, EventTypes types) {
+    return deliveries(subscription, types).handler(subscription);
+  }
+
+  /** Committed orders so far. */
+  long published() {
+    return committedCount.get();
+  }
+
+  /** The time since the producers started, as the progress lines show it. */
+  String stamp() {
+    return String.format(Locale.ROOT, "[%5.1fs]", (System.nanoTime() - startNanos) / 1e9);
   }
 
   // -- What the producers did --------------------------------------------------------------------
@@ -219,8 +232,8 @@ final class DemoCheck implements AutoCloseable {
                 Locale.ROOT,
                 " | %s %7d (behind %6d)",
                 d.subscription(),
-                d.count(),
-                Math.max(0, done - d.count())));
+                d.distinctCount(),
+                Math.max(0, done - d.distinctCount())));
       }
       out.println(line);
     }
@@ -231,7 +244,8 @@ final class DemoCheck implements AutoCloseable {
     long target = committedCount.get();
     long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
-      if (deliveries.values().stream().allMatch(d -> d.count() >= target) && noBacklog(boxline)) {
+      if (deliveries.values().stream().allMatch(d -> d.distinctCount() >= target)
+          && noBacklog(boxline)) {
         close();
         return true;
       }
@@ -243,7 +257,7 @@ final class DemoCheck implements AutoCloseable {
         new StringBuilder(
             "FAILED: the consumers did not catch up within " + DRAIN_TIMEOUT.toSeconds() + " s:");
     for (Deliveries d : deliveries.values()) {
-      msg.append(' ').append(d.subscription()).append(' ').append(d.count()).append('/');
+      msg.append(' ').append(d.subscription()).append(' ').append(d.distinctCount()).append('/');
       msg.append(target);
     }
     out.println(msg);
@@ -276,24 +290,34 @@ final class DemoCheck implements AutoCloseable {
 
   /**
    * Prints the results and the checks, with {@code lag} read (for the log's heads) before the
-   * consumers stopped; returns the exit code.
+   * consumers stopped and {@code takeover} (null in the steady scenario) stopped; returns the exit
+   * code.
    */
-  int verify(BoxlineStats stats, List<PartitionLag> lag) throws SQLException {
-    printResults(stats);
+  int verify(BoxlineStats stats, List<PartitionLag> lag, Takeover takeover) throws SQLException {
+    long n = committedCount.get();
+    Results.print(
+        out,
+        stats,
+        n,
+        rolledBackCount.get(),
+        deliveries.values(),
+        commitNanos,
+        startNanos,
+        producersDone);
     out.println();
     out.println("Verification");
-    long n = committedCount.get();
+    Verdicts verdicts = new Verdicts(out);
 
     // 1. The business table: the committed orders and none of the rolled-back ones.
     long[] rows = database.countOrders(List.copyOf(rolledBackOrderIds));
-    check(
+    verdicts.check(
         rows[0] == n && rows[1] == 0,
         "orders table holds the " + n + " committed orders and no rolled-back one",
         "orders table holds " + rows[0] + " rows (" + rows[1] + " rolled back)");
 
     // 2. The log: exactly the committed events, sequenced per partition.
     long logged = lag.stream().mapToLong(PartitionLag::lastSequence).sum();
-    check(
+    verdicts.check(
         logged == n,
         "the log holds " + n + " events in " + lag.size() + " partitions",
         "the log holds " + logged + " events, expected " + n);
@@ -302,218 +326,64 @@ final class DemoCheck implements AutoCloseable {
     for (PartitionLag l : lag) {
       lastSequence.put(l.partition(), l.lastSequence());
     }
-    for (Deliveries d : deliveries.values()) {
-      verifySubscription(d, lastSequence);
+    SubscriptionCheck.Crash crash = null;
+    if (takeover != null) {
+      takeover.verify(verdicts, lastSequence);
+      crash = takeover.crash();
     }
-    return report();
-  }
 
-  private void printResults(BoxlineStats stats) {
-    long n = committedCount.get();
-    long lastHandled = Long.MIN_VALUE;
+    // 3. Each subscription: everything committed, in order; duplicates only from the crash.
+    SubscriptionCheck subscriptions =
+        new SubscriptionCheck(
+            new SubscriptionCheck.Ledger(
+                Map.copyOf(committed),
+                Set.copyOf(rolledBack),
+                Map.copyOf(lastSeqByCustomer),
+                Map.copyOf(partitionByCustomer),
+                options.partitions),
+            verdicts);
+    Map<String, Long> duplicates = new LinkedHashMap<>();
     for (Deliveries d : deliveries.values()) {
-      lastHandled = Math.max(lastHandled, d.lastNanos());
-    }
-    double publishSeconds = (producersDone - startNanos) / 1e9;
-    double endToEndSeconds = (lastHandled - startNanos) / 1e9;
-    out.println();
-    out.println("Results");
-    out.printf(
-        Locale.ROOT,
-        "  events published (committed)   %8d in %5.1f s  (%.0f transactions/s)%n",
-        n,
-        publishSeconds,
-        n / publishSeconds);
-    out.printf(
-        Locale.ROOT,
-        "  transactions rolled back       %8d  (their order rows and events must not exist)%n",
-        rolledBackCount.get());
-    for (Deliveries d : deliveries.values()) {
-      long[] latencies = latenciesNanos(d);
-      out.printf(
-          Locale.ROOT,
-          "  events consumed by %-11s %8d  commit-to-handler latency p50 %6.1f ms, p99 %6.1f ms,"
-              + " max %6.1f ms%n",
+      boolean crashed = takeover != null && d.subscription().equals(Takeover.SUBSCRIPTION);
+      duplicates.put(
           d.subscription(),
-          d.count(),
-          percentile(latencies, 50) / 1e6,
-          percentile(latencies, 99) / 1e6,
-          percentile(latencies, 100) / 1e6);
+          subscriptions.verify(
+              d.subscription(), d.snapshot(), lastSequence, crashed ? crash : null));
     }
-    out.printf(
+    return verdicts.report(verified(duplicates, crash));
+  }
+
+  /** The last line when every check passed. */
+  private String verified(Map<String, Long> duplicates, SubscriptionCheck.Crash crash) {
+    String subscriptions = String.join(" and ", deliveries.keySet());
+    if (crash == null) {
+      return String.format(
+          Locale.ROOT,
+          "VERIFIED: %d events delivered exactly once and in order to %s; %d rolled-back events"
+              + " never delivered.",
+          committedCount.get(),
+          subscriptions,
+          rolledBackCount.get());
+    }
+    List<String> exactlyOnce = new ArrayList<>();
+    duplicates.forEach((s, k) -> exactlyOnce.addAll(k == 0 ? List.of(s) : List.of()));
+    long twice = duplicates.getOrDefault(Takeover.SUBSCRIPTION, 0L);
+    return String.format(
         Locale.ROOT,
-        "  end to end                     %8d events through both subscriptions in %.1f s ="
-            + " %.0f events/s%n",
-        n,
-        endToEndSeconds,
-        n / endToEndSeconds);
-    out.printf(
-        Locale.ROOT,
-        "  sequencer                      %8d events in %d batches (%s)%n",
-        stats.eventsSequenced(),
-        stats.sequencerBatches(),
-        stats.sequencerErrors() == 0 ? "no errors" : stats.sequencerErrors() + " errors");
-  }
-
-  private long[] latenciesNanos(Deliveries d) {
-    List<Deliveries.Delivery> all = d.snapshot();
-    long[] values = new long[all.size()];
-    int n = 0;
-    for (Deliveries.Delivery x : all) {
-      Long committedAt = commitNanos.get(x.id());
-      if (committedAt != null) {
-        // The handler can only run after the commit; a sliver below zero is the producer
-        // thread reading the clock after the commit returned, so count it as zero.
-        values[n++] = Math.max(0, x.enteredNanos() - committedAt);
-      }
-    }
-    values = Arrays.copyOf(values, n);
-    Arrays.sort(values);
-    return values;
-  }
-
-  private void verifySubscription(Deliveries d, Map<Integer, Long> lastSequence) {
-    String s = d.subscription();
-    List<Deliveries.Delivery> all = d.snapshot();
-    long n = committedCount.get();
-
-    // Exactly once, nothing rolled back, nothing unknown.
-    Map<UUID, Integer> times = new HashMap<>();
-    for (Deliveries.Delivery x : all) {
-      times.merge(x.id(), 1, Integer::sum);
-    }
-    long duplicates = times.values().stream().filter(k -> k > 1).count();
-    long missing = committed.keySet().stream().filter(id -> !times.containsKey(id)).count();
-    long rolledBackSeen = times.keySet().stream().filter(rolledBack::contains).count();
-    long unknown =
-        times.keySet().stream()
-            .filter(id -> !committed.containsKey(id))
-            .filter(id -> !rolledBack.contains(id))
-            .count();
-    check(
-        all.size() == n && duplicates + missing + rolledBackSeen + unknown == 0,
-        s + ": each of the " + n + " committed events exactly once, no rolled-back one",
-        String.format(
-            Locale.ROOT,
-            "%s: %d deliveries for %d committed events: %d missing, %d duplicated,"
-                + " %d rolled back, %d unknown",
-            s,
-            all.size(),
-            n,
-            missing,
-            duplicates,
-            rolledBackSeen,
-            unknown));
-
-    // Per partition: sequences 1, 2, 3, ... up to the partition's last, in delivery order.
-    Map<Integer, Long> seenSequence = new HashMap<>();
-    String partitionProblem = null;
-    for (Deliveries.Delivery x : all) {
-      long expected = seenSequence.getOrDefault(x.partition(), 0L) + 1;
-      if (x.sequence() != expected && partitionProblem == null) {
-        partitionProblem =
-            "partition " + x.partition() + " delivered " + x.sequence() + " after " + expected;
-      }
-      seenSequence.put(x.partition(), x.sequence());
-    }
-    for (Map.Entry<Integer, Long> e : lastSequence.entrySet()) {
-      long seen = seenSequence.getOrDefault(e.getKey(), 0L);
-      if (seen != e.getValue() && partitionProblem == null) {
-        partitionProblem =
-            "partition " + e.getKey() + " ended at " + seen + " of " + e.getValue() + " events";
-      }
-    }
-    check(
-        partitionProblem == null,
-        s + ": every partition delivered sequences 1, 2, 3, ... with no gap",
-        s + ": " + partitionProblem);
-
-    // Per key: each customer's orders in the order they committed, on the key's partition.
-    Map<String, Long> seenCustomerSeq = new HashMap<>();
-    String keyProblem = null;
-    for (Deliveries.Delivery x : all) {
-      OrderPlaced o = x.order();
-      long expected = seenCustomerSeq.getOrDefault(o.customerId(), 0L) + 1;
-      Integer partition = partitionByCustomer.get(o.customerId());
-      int kafka = Partitioner.kafkaCompatible().partition(o.customerId(), options.partitions);
-      if (keyProblem == null) {
-        if (!o.customerId().equals(x.key())) {
-          keyProblem = "event " + x.id() + " has key " + x.key() + ", expected " + o.customerId();
-        } else if (partition == null || partition != x.partition() || kafka != x.partition()) {
-          keyProblem = o.customerId() + " delivered on partition " + x.partition();
-        } else if (o.customerSeq() != expected) {
-          keyProblem =
-              o.customerId() + " delivered order #" + o.customerSeq() + " after #" + expected;
-        }
-      }
-      seenCustomerSeq.put(o.customerId(), o.customerSeq());
-    }
-    if (keyProblem == null && !seenCustomerSeq.equals(lastSeqByCustomer)) {
-      keyProblem = "some customers' last orders were not delivered";
-    }
-    check(
-        keyProblem == null,
-        s
-            + ": per key order kept for all "
-            + seenCustomerSeq.size()
-            + " customers (each on its own partition, orders #1, #2, ... as committed)",
-        s + ": " + keyProblem);
-  }
-
-  private void check(boolean ok, String success, String failure) {
-    out.println((ok ? "  [ok]   " : "  [FAIL] ") + (ok ? success : failure));
-    if (!ok) {
-      failures.add(failure);
-    }
-  }
-
-  private int report() {
-    out.println();
-    if (failures.isEmpty()) {
-      out.println(
-          "VERIFIED: "
-              + committedCount.get()
-              + " events delivered exactly once and in order to "
-              + String.join(" and ", deliveries.keySet())
-              + "; "
-              + rolledBackCount.get()
-              + " rolled-back events never delivered.");
-      return Demo.OK;
-    }
-    out.println("FAILED: " + failures.size() + " check(s) failed:");
-    for (String f : failures) {
-      out.println("  - " + f);
-    }
-    return Demo.VERIFICATION_FAILED;
-  }
-
-  /** Prints why the demo could not finish; returns the exit code for it. */
-  static int failed(PrintStream out, Exception e) {
-    out.println();
-    if (e instanceof DemoDatabase.CannotRun) {
-      out.println("FAILED: " + e.getMessage());
-    } else {
-      Throwable t = e instanceof ExecutionException ? e.getCause() : e;
-      String what = t == e ? "the demo could not run" : "a producer failed";
-      out.println("FAILED: " + what + ": " + t);
-      t.printStackTrace(out);
-    }
-    return Demo.ERROR;
-  }
-
-  /** Boxline logs through System.Logger (java.util.logging here): one line per record. */
-  static void oneLineLogs() {
-    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-      System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
-    }
-  }
-
-  /** The {@code p}th percentile (nearest rank) of sorted values; 0 when there are none. */
-  static long percentile(long[] sorted, int p) {
-    if (sorted.length == 0) {
-      return 0;
-    }
-    int rank = (int) Math.ceil(p / 100.0 * sorted.length);
-    return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+        "VERIFIED: %d events delivered in order to %s, none lost, although %s was killed:"
+            + " exactly once to %s%s; %d rolled-back events never delivered.",
+        committedCount.get(),
+        subscriptions,
+        crash.killed(),
+        String.join(" and ", exactlyOnce),
+        twice == 0
+            ? ""
+            : String.format(
+                Locale.ROOT,
+                ", to %s with %d of them twice (bound %d)",
+                Takeover.SUBSCRIPTION,
+                twice,
+                crash.bound()),
+        rolledBackCount.get());
   }
 }

@@ -20,14 +20,24 @@ import java.util.concurrent.ThreadLocalRandom;
  * several runs can share one database; both schemas are dropped on close.
  */
 final class DemoDatabase implements AutoCloseable {
+  /** A suffix unique to this run, safe in SQL names and etcd keys. */
+  final String runId;
+
   final String boxlineSchema;
   final String shopSchema;
   private final PrintStream out;
   private EmbeddedPostgres embedded;
   private HikariDataSource pool;
 
+  /** Where and as whom to connect: for {@link #newPool}. */
+  private String url;
+
+  private String user;
+  private String password;
+
   private DemoDatabase(PrintStream out) {
     String suffix = Long.toString(ThreadLocalRandom.current().nextLong() & 0xffffffffL, 36);
+    this.runId = suffix;
     this.boxlineSchema = "boxline_demo_" + suffix;
     this.shopSchema = "demo_shop_" + suffix;
     this.out = out;
@@ -64,20 +74,11 @@ final class DemoDatabase implements AutoCloseable {
       password = "";
       out.printf(Locale.ROOT, "ready in %.1f s%n", (System.nanoTime() - t0) / 1e9);
     }
-    HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(url);
-    if (user != null) {
-      cfg.setUsername(user);
-    }
-    if (password != null) {
-      cfg.setPassword(password);
-    }
-    cfg.setMaximumPoolSize(poolSize);
-    cfg.setMinimumIdle(2);
-    cfg.setConnectionTimeout(10_000);
-    cfg.setPoolName("boxline-demo");
+    this.url = url;
+    this.user = user;
+    this.password = password;
     try {
-      pool = new HikariDataSource(cfg);
+      pool = newPool("boxline-demo", poolSize);
     } catch (RuntimeException e) { // HikariPool.PoolInitializationException
       throw new CannotRun(
           "cannot connect to " + url + ": " + (e.getCause() != null ? e.getCause() : e));
@@ -95,6 +96,23 @@ final class DemoDatabase implements AutoCloseable {
 
   HikariDataSource pool() {
     return pool;
+  }
+
+  /** A pool of its own, for one member of a consumer group (as if in a process of its own). */
+  HikariDataSource newPool(String name, int size) {
+    HikariConfig cfg = new HikariConfig();
+    cfg.setJdbcUrl(url);
+    if (user != null) {
+      cfg.setUsername(user);
+    }
+    if (password != null) {
+      cfg.setPassword(password);
+    }
+    cfg.setMaximumPoolSize(size);
+    cfg.setMinimumIdle(2);
+    cfg.setConnectionTimeout(10_000);
+    cfg.setPoolName(name);
+    return new HikariDataSource(cfg);
   }
 
   /** Inserts the order's business row in the caller's transaction. */

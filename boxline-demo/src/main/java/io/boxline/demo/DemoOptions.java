@@ -1,5 +1,7 @@
 package io.boxline.demo;
 
+import io.boxline.ValidationException;
+import io.boxline.etcd.EtcdCoordination;
 import java.io.PrintStream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -11,7 +13,11 @@ import picocli.CommandLine.ParameterException;
 @Command(
     name = "Demo",
     sortOptions = false,
-    footer = "%nFrom Maven: ./mvnw -q -pl boxline-demo exec:java -Dexec.args=\"--events 5000\"")
+    usageHelpWidth = 100,
+    footer = {
+      "%nFrom Maven: ./mvnw -q -pl boxline-demo exec:java -Dexec.args=\"--events 5000\"",
+      "A member killed and taken over: -Dexec.args=\"--scenario takeover --coordination etcd\""
+    })
 final class DemoOptions {
   @Option(
       names = "--events",
@@ -55,6 +61,57 @@ final class DemoOptions {
               + " boxline.inTransaction(...)")
   boolean plainJdbc;
 
+  /** Where the consumer groups keep membership and leases. */
+  enum CoordinationKind {
+    memory,
+    database,
+    etcd
+  }
+
+  @Option(
+      names = "--coordination",
+      paramLabel = "STORE",
+      description = {
+        "where the consumer groups keep membership and leases: ${COMPLETION-CANDIDATES}"
+            + " (default ${DEFAULT-VALUE}). memory works within one JVM only, which is enough"
+            + " here: every member of the demo runs in this process. etcd needs a running etcd"
+            + " (--etcd-endpoints)"
+      })
+  CoordinationKind coordination = CoordinationKind.database;
+
+  static final String DEFAULT_ETCD_ENDPOINTS = "http://127.0.0.1:2379";
+
+  @Option(
+      names = "--etcd-endpoints",
+      paramLabel = "URLS",
+      description =
+          "etcd client URLs, comma-separated, for --coordination etcd (default "
+              + DEFAULT_ETCD_ENDPOINTS
+              + "); the run's keys go under /boxline-demo/<run>/ and are deleted at the end")
+  String etcdEndpoints;
+
+  /** What the consumers go through. */
+  enum Scenario {
+    steady,
+    takeover
+  }
+
+  @Option(
+      names = "--scenario",
+      paramLabel = "NAME",
+      description = {
+        "steady (default): one consumer per subscription, every event exactly once. takeover:"
+            + " billing gets two members that share its partitions; one is killed mid-run (no"
+            + " goodbye: its check-ins, connections and handlers stop dead) and the other takes"
+            + " over its partitions once its check-in deadline has passed. Events the killed member"
+            + " had handled but not yet committed are delivered twice, and only those: at most "
+            + Demo.CONCURRENCY
+            + " workers x "
+            + Demo.BATCH_SIZE
+            + " events per batch"
+      })
+  Scenario scenario = Scenario.steady;
+
   @Option(
       names = "--jdbc-url",
       paramLabel = "URL",
@@ -91,8 +148,15 @@ final class DemoOptions {
     }
   }
 
+  /** The etcd client URLs (the default when none were given). */
+  String etcdEndpoints() {
+    return etcdEndpoints != null ? etcdEndpoints : DEFAULT_ETCD_ENDPOINTS;
+  }
+
   static String usage() {
-    return new CommandLine(new DemoOptions()).getUsageMessage();
+    return new CommandLine(new DemoOptions())
+        .setCaseInsensitiveEnumValuesAllowed(true)
+        .getUsageMessage();
   }
 
   /**
@@ -119,7 +183,7 @@ final class DemoOptions {
    */
   static DemoOptions parse(String... args) {
     DemoOptions o = new DemoOptions();
-    new CommandLine(o).parseArgs(args);
+    new CommandLine(o).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(args);
     range("--producers", o.producers, 1, 64);
     range("--partitions", o.partitions, 1, 1024);
     range("--events", o.events, 1, Integer.MAX_VALUE);
@@ -133,6 +197,20 @@ final class DemoOptions {
           "--jdbc-url must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db), got '"
               + o.jdbcUrl
               + "'");
+    }
+    if (o.etcdEndpoints != null && o.coordination != CoordinationKind.etcd) {
+      throw new IllegalArgumentException("--etcd-endpoints needs --coordination etcd");
+    }
+    if (o.coordination == CoordinationKind.etcd) {
+      try { // the URLs are checked now rather than when the demo is half started
+        EtcdCoordination.builder().endpoints(o.etcdEndpoints());
+      } catch (ValidationException e) {
+        throw new IllegalArgumentException("--etcd-endpoints: " + e.getMessage(), e);
+      }
+    }
+    if (o.scenario == Scenario.takeover && o.partitions < 2) {
+      throw new IllegalArgumentException(
+          "--scenario takeover needs --partitions 2 or more (two members share them)");
     }
     if (o.customers < o.producers) {
       // Each customer belongs to one producer thread so that its orders commit one after another.
