@@ -72,6 +72,7 @@ final class PartitionDrain {
       }
       // A few batches per turn, then back to the end of the queue, so a busy partition cannot keep
       // a worker from the other partitions this consumer holds.
+      turn:
       while (!ctx.stopping() && p.state == LeasedPartition.State.ACTIVE && turns++ < maxBatches) {
         try {
           if (!p.parkedLoaded) {
@@ -133,8 +134,27 @@ final class PartitionDrain {
           if (committingThread) {
             committingThreadBatches.incrementAndGet();
           }
-          if ((from > 0 && (ctx.stopping() || p.state != LeasedPartition.State.ACTIVE))
-              || !deliver(p, batch, handedOver, started)) {
+          if (from > 0 && (ctx.stopping() || p.state != LeasedPartition.State.ACTIVE)) {
+            return;
+          }
+          boolean delivered;
+          try {
+            delivered = deliver(p, batch, handedOver, started);
+          } catch (RuntimeException e) {
+            if (committingThread) {
+              throw e; // the committing thread reports it to the transaction that ran it
+            }
+            // The database failed under the batch (its cursor commit, say, on a lost
+            // connection): nothing moved in memory, so the events come again from the cursor.
+            ctx.workerError(
+                "could not finish a batch of " + p.ref() + "; its events come again", e);
+            if (ctx.waitForStop(backoff)) {
+              return;
+            }
+            backoff = Math.min(backoff * 2, MAX_READ_BACKOFF_NANOS);
+            continue turn;
+          }
+          if (!delivered) {
             return;
           }
         }

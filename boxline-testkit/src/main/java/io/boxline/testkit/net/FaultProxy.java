@@ -97,6 +97,7 @@ public final class FaultProxy implements AutoCloseable {
     latencyNanos = 0;
     bytesPerSecond = 0;
     resetMarkers.clear();
+    armedBy = null;
     synchronized (gate) {
       blackholed = false;
       gate.notifyAll();
@@ -116,8 +117,20 @@ public final class FaultProxy implements AutoCloseable {
    * reaches the server; the server's answer is dropped and both sides of that connection are reset.
    */
   public void resetAfterReplyTo(String marker) {
+    resetAfterReplyTo(null, marker);
+  }
+
+  /**
+   * {@link #resetAfterReplyTo(String)} on the connection that first sends {@code armedBy} (a
+   * statement only the call under test makes, such as the table it inserts into), so that the
+   * background loops' own commits on other connections pass.
+   */
+  public void resetAfterReplyTo(String armedBy, String marker) {
+    this.armedBy = armedBy;
     resetMarkers.add(marker);
   }
+
+  private volatile String armedBy;
 
   /** Resets every open connection now; how many there were. */
   public int resetAll() {
@@ -175,6 +188,7 @@ public final class FaultProxy implements AutoCloseable {
     final Socket server;
     final int id;
     volatile boolean dropReplies;
+    boolean armed;
 
     Link(Socket client, Socket server, int id) {
       this.client = client;
@@ -203,8 +217,12 @@ public final class FaultProxy implements AutoCloseable {
                     }
                     if (fromClient && !resetMarkers.isEmpty()) {
                       String text = new String(buf, 0, n, StandardCharsets.ISO_8859_1);
+                      String arm = armedBy;
+                      if (arm == null || text.contains(arm)) {
+                        armed = true;
+                      }
                       for (String marker : resetMarkers) {
-                        if (text.contains(marker) && resetMarkers.remove(marker)) {
+                        if (armed && text.contains(marker) && resetMarkers.remove(marker)) {
                           dropReplies = true;
                           break;
                         }
