@@ -1,5 +1,6 @@
 package io.boxline.chaos;
 
+import io.boxline.testkit.net.FaultProxy;
 import io.boxline.testkit.process.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,6 +28,10 @@ final class ChaosCluster implements AutoCloseable {
   private final Path statusDir;
   private final Map<Role, ChildJvm[]> children = new EnumMap<>(Role.class);
   private final Map<String, Integer> runs = new HashMap<>();
+
+  /** Each child slot's link to the database: every incarnation of the slot connects through it. */
+  private final Map<String, FaultProxy> links = new HashMap<>();
+
   private int unexpectedExits;
 
   ChaosCluster(ChaosOptions options, ChaosDatabase db, String natsUrl, Path runDir) {
@@ -90,7 +95,7 @@ final class ChaosCluster implements AutoCloseable {
     args.add("--index=" + index);
     args.add("--run=" + run);
     args.add("--schema=" + schema);
-    args.add("--url=" + db.url());
+    args.add("--url=" + link(role, index).jdbcUrlThrough(db.url()));
     args.add("--user=" + db.user());
     args.add("--app=chaos-" + key);
     args.add("--statusDir=" + statusDir);
@@ -120,6 +125,16 @@ final class ChaosCluster implements AutoCloseable {
                 .jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1")
                 .args(args.toArray(String[]::new))
                 .env(ChaosDatabase.PASSWORD_ENV, db.password()));
+  }
+
+  /** The fault proxy between the child slot and the database, opened on first use. */
+  synchronized FaultProxy link(Role role, int index) {
+    return links.computeIfAbsent(
+        role.label + "-" + index,
+        k -> {
+          java.net.URI target = java.net.URI.create(db.url().substring("jdbc:".length()));
+          return FaultProxy.start(target.getHost(), target.getPort());
+        });
   }
 
   /** SIGKILL, wait {@code restartDelay}, start the next incarnation. */
@@ -214,5 +229,6 @@ final class ChaosCluster implements AutoCloseable {
         }
       }
     }
+    links.values().forEach(FaultProxy::close);
   }
 }

@@ -182,27 +182,18 @@ final class ChaosRun {
   }
 
   /**
-   * Duplicates at-least-once delivery may show: each disruption of a member (kill, pause, a
-   * database restart for every member) can redeliver its in-flight batches (concurrency × batch),
-   * and each partition a member lost or was fenced on its in-flight batch.
+   * Duplicates at-least-once delivery may show: each disruption of a member (kill, pause, a network
+   * fault on its link, a database restart for every member) can redeliver its in-flight batches
+   * (concurrency × batch), and each partition a member lost or was fenced on its in-flight batch.
    */
   private ChaosChecker.Bounds bounds(List<FaultInjector.Injected> injected, ChaosCluster cluster) {
     long dbRestarts = count(injected, Fault.Kind.RESTART_DATABASE, null);
     long brokerRestarts = count(injected, Fault.Kind.RESTART_BROKER, null);
     int batch = options.batch;
     int conc = options.concurrency;
-    long consumerHits =
-        count(injected, Fault.Kind.KILL, Role.CONSUMER)
-            + count(injected, Fault.Kind.PAUSE, Role.CONSUMER)
-            + dbRestarts * options.consumers;
-    long relayHits =
-        count(injected, Fault.Kind.KILL, Role.RELAY)
-            + count(injected, Fault.Kind.PAUSE, Role.RELAY)
-            + (dbRestarts + brokerRestarts) * options.relays;
-    long workerHits =
-        count(injected, Fault.Kind.KILL, Role.WORKER)
-            + count(injected, Fault.Kind.PAUSE, Role.WORKER)
-            + dbRestarts * options.workers;
+    long consumerHits = hits(injected, Role.CONSUMER) + dbRestarts * options.consumers;
+    long relayHits = hits(injected, Role.RELAY) + (dbRestarts + brokerRestarts) * options.relays;
+    long workerHits = hits(injected, Role.WORKER) + dbRestarts * options.workers;
     return new ChaosChecker.Bounds(
         consumerHits * conc * batch
             + (cluster.sum("deliveriesLost") + cluster.sum("deliveriesFenced")) * batch,
@@ -210,6 +201,22 @@ final class ChaosRun {
             + (cluster.sum("relayLost") + cluster.sum("relayFenced")) * batch * 5,
         workerHits * conc * batch
             + (cluster.sum("tasksLost") + cluster.sum("tasksFenced")) * batch);
+  }
+
+  /** Faults that disrupt one process of {@code role}: each can redeliver its in-flight batches. */
+  private static long hits(List<FaultInjector.Injected> injected, Role role) {
+    long n = 0;
+    for (Fault.Kind k :
+        List.of(
+            Fault.Kind.KILL,
+            Fault.Kind.PAUSE,
+            Fault.Kind.NET_CUT,
+            Fault.Kind.NET_RESET,
+            Fault.Kind.NET_COMMIT_LOST,
+            Fault.Kind.NET_SLOW)) {
+      n += count(injected, k, role);
+    }
+    return n;
   }
 
   static long count(List<FaultInjector.Injected> injected, Fault.Kind kind, Role role) {

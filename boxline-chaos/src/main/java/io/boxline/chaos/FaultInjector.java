@@ -125,6 +125,47 @@ final class FaultInjector {
                 + recovered
                 + " ms)");
       }
+      case NET_CUT -> {
+        io.boxline.testkit.net.FaultProxy link = cluster.link(f.role(), f.index());
+        link.blackhole();
+        try {
+          ChildArgs.sleepQuietly(Duration.ofMillis(f.millis())); // the fault's length
+        } finally {
+          link.heal();
+        }
+        return new Injected(f, at, 0, 0, "");
+      }
+      case NET_RESET -> {
+        int reset = cluster.link(f.role(), f.index()).resetAll();
+        return new Injected(f, at, 0, 0, "(" + reset + " connections reset)");
+      }
+      case NET_COMMIT_LOST -> {
+        io.boxline.testkit.net.FaultProxy link = cluster.link(f.role(), f.index());
+        int before = link.resets();
+        link.resetAfterReplyTo("COMMIT");
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (link.resets() == before && System.nanoTime() < deadline) {
+          ChildArgs.sleepQuietly(Duration.ofMillis(20)); // polling a condition, bounded above
+        }
+        boolean hit = link.resets() > before;
+        link.heal(); // disarms a marker that no COMMIT met
+        return new Injected(f, at, 0, 0, hit ? "(a COMMIT's answer lost)" : "(no COMMIT in 10 s)");
+      }
+      case NET_SLOW -> {
+        io.boxline.testkit.net.FaultProxy link = cluster.link(f.role(), f.index());
+        java.util.Random r = new java.util.Random(f.number());
+        long latency = 50 + r.nextInt(451);
+        long bytesPerSecond = 20_000 + r.nextInt(180_001);
+        link.latency(Duration.ofMillis(latency));
+        link.bandwidth(bytesPerSecond);
+        try {
+          ChildArgs.sleepQuietly(Duration.ofMillis(f.millis())); // the fault's length
+        } finally {
+          link.heal();
+        }
+        return new Injected(
+            f, at, 0, 0, "(" + latency + " ms per chunk, " + bytesPerSecond / 1000 + " KB/s)");
+      }
       case RESTART_BROKER -> {
         long t0 = System.nanoTime();
         Duration up = nats.crashAndRestart();

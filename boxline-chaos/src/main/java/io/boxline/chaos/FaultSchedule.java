@@ -38,6 +38,10 @@ final class FaultSchedule {
     opening.add(new Pick(Fault.Kind.PAUSE, Role.CONSUMER));
     opening.add(new Pick(Fault.Kind.RESTART_DATABASE, null));
     opening.add(new Pick(Fault.Kind.RESTART_BROKER, null));
+    opening.add(new Pick(Fault.Kind.NET_CUT, Role.CONSUMER));
+    opening.add(new Pick(Fault.Kind.NET_RESET, Role.CONSUMER));
+    opening.add(new Pick(Fault.Kind.NET_COMMIT_LOST, Role.PRODUCER));
+    opening.add(new Pick(Fault.Kind.NET_SLOW, Role.PRODUCER));
     Collections.shuffle(opening, random);
     openingSize = opening.size();
   }
@@ -61,7 +65,7 @@ final class FaultSchedule {
               role,
               random.nextInt(counts.get(role)),
               200 + random.nextInt(1_500));
-      case PAUSE ->
+      case PAUSE, NET_CUT ->
           new Fault(
               number,
               gap,
@@ -69,20 +73,39 @@ final class FaultSchedule {
               role,
               random.nextInt(counts.get(role)),
               PAUSE_BASE_MILLIS + random.nextInt(2_000));
+      case NET_RESET, NET_COMMIT_LOST ->
+          new Fault(number, gap, pick.kind(), role, random.nextInt(counts.get(role)), 0);
+      case NET_SLOW ->
+          new Fault(
+              number,
+              gap,
+              pick.kind(),
+              role,
+              random.nextInt(counts.get(role)),
+              2_000 + random.nextInt(4_000));
       case RESTART_DATABASE, RESTART_BROKER -> new Fault(number, gap, pick.kind(), null, 0, 0);
     };
   }
 
-  /** Kills 9 : pauses 3 : database restarts 1 : broker restarts 1. */
+  /**
+   * Kills 9 : pauses 3 : database restarts 1 : broker restarts 1 : each network fault (cut, reset,
+   * lost commit answer, slow link) 2.
+   */
   private Pick weighted() {
-    int r = random.nextInt(14);
+    int r = random.nextInt(22);
     if (r < 9) {
       return new Pick(Fault.Kind.KILL, weightedRole());
     }
     if (r < 12) {
       return new Pick(Fault.Kind.PAUSE, weightedRole());
     }
-    return new Pick(r == 12 ? Fault.Kind.RESTART_DATABASE : Fault.Kind.RESTART_BROKER, null);
+    if (r < 14) {
+      return new Pick(r == 12 ? Fault.Kind.RESTART_DATABASE : Fault.Kind.RESTART_BROKER, null);
+    }
+    Fault.Kind[] net = {
+      Fault.Kind.NET_CUT, Fault.Kind.NET_RESET, Fault.Kind.NET_COMMIT_LOST, Fault.Kind.NET_SLOW
+    };
+    return new Pick(net[(r - 14) / 2], weightedRole());
   }
 
   /** Producers 3 : consumers 3 : relays 2 : workers 1, among the roles that have children. */

@@ -114,7 +114,9 @@ public final class FaultProxy implements AutoCloseable {
 
   /**
    * Arms a one-shot fault: the next chunk from a client that contains {@code marker} (ISO-8859-1)
-   * reaches the server; the server's answer is dropped and both sides of that connection are reset.
+   * reaches the server, or the next answer from the server that contains it (PostgreSQL names the
+   * command it completed, {@code COMMIT}, even when the client sent a prepared statement's name);
+   * that answer is dropped and both sides of the connection are reset.
    */
   public void resetAfterReplyTo(String marker) {
     resetAfterReplyTo(null, marker);
@@ -188,7 +190,7 @@ public final class FaultProxy implements AutoCloseable {
     final Socket server;
     final int id;
     volatile boolean dropReplies;
-    boolean armed;
+    volatile boolean armed;
 
     Link(Socket client, Socket server, int id) {
       this.client = client;
@@ -211,7 +213,7 @@ public final class FaultProxy implements AutoCloseable {
                   while ((n = in.read(buf)) >= 0) {
                     holdWhileBlackholed();
                     delay(n);
-                    if (!fromClient && dropReplies) {
+                    if (!fromClient && (dropReplies || answersMarker(buf, n))) {
                       reset();
                       return;
                     }
@@ -228,9 +230,10 @@ public final class FaultProxy implements AutoCloseable {
                         }
                       }
                     }
+                    forwarded.addAndGet(
+                        n); // before the write, so a reader of the bytes sees them counted
                     out.write(buf, 0, n);
                     out.flush();
-                    forwarded.addAndGet(n);
                   }
                 } catch (IOException | InterruptedException e) {
                   // the other pump or a fault closed the link
@@ -241,6 +244,23 @@ public final class FaultProxy implements AutoCloseable {
               "fault-proxy-" + id + "-" + way);
       t.setDaemon(true);
       t.start();
+    }
+
+    /**
+     * Whether an armed marker appears in the server's answer (PostgreSQL's command tag, say, when
+     * the statement's text was sent earlier as a prepared statement): then the answer is dropped.
+     */
+    private boolean answersMarker(byte[] buf, int n) {
+      if (resetMarkers.isEmpty() || !armed) {
+        return false;
+      }
+      String text = new String(buf, 0, n, StandardCharsets.ISO_8859_1);
+      for (String marker : resetMarkers) {
+        if (text.contains(marker) && resetMarkers.remove(marker)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /** RST on both sides: SO_LINGER 0 makes close send a reset, not a FIN. */
