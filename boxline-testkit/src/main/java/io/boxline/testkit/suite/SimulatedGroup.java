@@ -47,17 +47,16 @@ import java.util.concurrent.atomic.LongAdder;
  *       give back leases under its id it does not know of;
  *   <li>{@code reclaim} when the view shows a lease of a member that is not live, or one RELEASING
  *       past the grace;
- *   <li>plan with the work-stealing rule (every partition is busy): {@code markReleasing} the
- *       excess, {@code acquire} what it is short of;
- *   <li>{@code release} what it marked, at the epoch it holds (the batch in flight finished while
- *       it acquired; other members see the lease RELEASING meanwhile).
+ *   <li>plan with the work-stealing rule (every partition is busy): for each partition over its
+ *       share {@code markReleasing}, then {@code release} at the epoch it holds (as when the batch
+ *       in flight finishes at once); then {@code acquire} what it is short of.
  * </ol>
  *
  * The rule is a copy of boxline-core's {@code Rebalance.plan}, which is package-private there;
  * {@code RebalanceTest} in boxline-core checks the rule on its own, this class checks a store under
- * it. A round stands for one check-in interval: members keep their deadline {@link #ttl()} ahead of
- * their last turn, a multiple of the slowest round so far, as the engine's deadline is a multiple
- * of its interval.
+ * it. A round stands for one check-in interval. Live members write a deadline ({@link #ttl()}) well
+ * beyond their next turn; members that {@link #kill crash} write a short one at their last
+ * check-in, so that the test does not wait long for it to pass.
  *
  * <p>Besides what the store says, the group keeps what each member believes it holds, and records a
  * {@link #violations() violation} when a member wins a partition another live member believes it
@@ -78,7 +77,10 @@ public final class SimulatedGroup implements AutoCloseable {
   private final List<Sim> members = new ArrayList<>();
   private final Set<String> dead = ConcurrentHashMap.newKeySet();
   private final ExecutorService pool;
-  private final Random order = new Random(7);
+
+  /** The order members take their turns in, the same every round. */
+  private final List<Sim> order = new ArrayList<>();
+
   private final MemberStatus status =
       new MemberStatus("sim-host", "4242@sim-host", List.<MemberStatus.Running>of());
 
@@ -99,7 +101,8 @@ public final class SimulatedGroup implements AutoCloseable {
    * @param members how many members, {@code m0000} …, of weight 1
    * @param partitions how many partitions (topic 1), all with a backlog
    * @param threads how many members take their turn at once
-   * @param minTtl the shortest deadline members write
+   * @param minTtl the shortest deadline live members write (they write four times the slowest round
+   *     when that is longer); crashed members write theirs at {@link #kill}
    */
   public SimulatedGroup(
       CoordinationStore store,
@@ -121,6 +124,9 @@ public final class SimulatedGroup implements AutoCloseable {
     for (int i = 0; i < members; i++) {
       this.members.add(new Sim(String.format("m%04d", i), 1, new Random(1000 + i)));
     }
+    // Not by id; the same each round, so a member's turns are one round apart.
+    order.addAll(this.members);
+    Collections.shuffle(order, new Random(7));
     this.pool =
         Executors.newFixedThreadPool(
             threads,
@@ -130,8 +136,7 @@ public final class SimulatedGroup implements AutoCloseable {
               return t;
             });
     this.minTtl = minTtl;
-    // The first round has nothing to measure by: a deadline it cannot miss.
-    this.ttl = max(minTtl, Duration.ofSeconds(60));
+    this.ttl = minTtl;
   }
 
   /** What one round did. */
@@ -239,20 +244,26 @@ public final class SimulatedGroup implements AutoCloseable {
     return out;
   }
 
-  /** These members stop taking turns (they crashed): their leases stay until their deadline. */
-  public void kill(Collection<String> ids) {
+  /**
+   * These members crash: each checks in a last time, writing {@code deadline} (the view it gets is
+   * not looked at), and takes no more turns. Their leases stay until the deadline has passed and a
+   * live member reclaims them.
+   */
+  public void kill(Collection<String> ids, Duration deadline) {
+    for (String id : ids) {
+      store.checkIn(group, id, 1, deadline, status);
+    }
     dead.addAll(ids);
   }
 
   /** Runs one round: every live member takes one turn, {@code threads} at a time. */
   public Round round() {
     List<Sim> turn = new ArrayList<>();
-    for (Sim m : members) {
+    for (Sim m : order) {
       if (!dead.contains(m.id)) {
         turn.add(m);
       }
     }
-    Collections.shuffle(turn, order);
     Tally tally = new Tally();
     long started = System.nanoTime();
     List<Callable<Void>> tasks = new ArrayList<>();
@@ -277,9 +288,9 @@ public final class SimulatedGroup implements AutoCloseable {
     long nanos = System.nanoTime() - started;
     rounds++;
     slowestRoundNanos = Math.max(slowestRoundNanos, nanos);
-    // A member's turns are up to two rounds apart (the order is shuffled every round): five of
-    // the slowest round keep it live with room to spare, in whole seconds (etcd's unit).
-    long ttlMillis = Math.max(minTtl.toMillis(), 5 * slowestRoundNanos / 1_000_000);
+    // A member's turns are about a round apart: four of the slowest round keep it live with room
+    // to spare (a slower round, another build on the machine), in whole seconds (etcd's unit).
+    long ttlMillis = Math.max(minTtl.toMillis(), 4 * slowestRoundNanos / 1_000_000);
     ttl = Duration.ofSeconds((ttlMillis + 999) / 1000);
     return new Round(
         rounds,
@@ -397,9 +408,6 @@ public final class SimulatedGroup implements AutoCloseable {
     /** Leases it holds and delivers from, with their epochs. */
     final Map<PartitionKey, Long> held = new ConcurrentHashMap<>();
 
-    /** Leases it marked RELEASING in this turn; given back at its end. */
-    final Map<PartitionKey, Long> releasing = new HashMap<>();
-
     long checkIns;
     boolean storeStampsPolicies;
     long policyStamp = GroupView.NO_POLICY_STAMP;
@@ -499,19 +507,26 @@ public final class SimulatedGroup implements AutoCloseable {
       byKey.values().removeIf(l -> !live.contains(l.owner()));
     }
 
-    // 4. Toward its fair share: mark the excess RELEASING, take what it is short of.
+    // 4. Toward its fair share: give back the excess, take what it is short of.
     Map<PartitionKey, Long> mine = new HashMap<>();
     m.held.keySet().forEach(k -> mine.put(k, BACKLOG));
     Plan plan = plan(m.id, m.weight, seen, byKey.values(), backlogged, mine, pol.slack(), m.random);
     for (PartitionKey k : plan.release()) {
-      Long epoch = m.held.remove(k);
+      // Its batch in flight finishes, then the lease goes back (a member whose workers are idle
+      // releases at once; a RELEASING lease shows others that it is about to be free).
+      long epoch = m.held.remove(k);
       if (store.markReleasing(group, k, m.id, epoch)) {
-        m.releasing.put(k, epoch);
         t.marked.increment();
       } else {
-        believed.remove(k, m.id);
         t.lost.increment();
         violation(m.id + " could not mark " + k + " RELEASING at " + epoch);
+      }
+      believed.remove(k, m.id);
+      if (store.release(group, k, m.id, epoch)) {
+        t.released.increment();
+      } else {
+        t.lost.increment();
+        violation(m.id + " could not release " + k + " RELEASING at " + epoch);
       }
     }
     if (!plan.acquire().isEmpty()) {
@@ -539,17 +554,6 @@ public final class SimulatedGroup implements AutoCloseable {
         t.acquired.increment();
       }
     }
-    // 5. The batches in flight in the partitions it marked have finished: hand them back.
-    for (Map.Entry<PartitionKey, Long> e : m.releasing.entrySet()) {
-      believed.remove(e.getKey(), m.id);
-      if (store.release(group, e.getKey(), m.id, e.getValue())) {
-        t.released.increment();
-      } else {
-        t.lost.increment();
-        violation(m.id + " could not release " + e.getKey() + " RELEASING at " + e.getValue());
-      }
-    }
-    m.releasing.clear();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -647,10 +651,6 @@ public final class SimulatedGroup implements AutoCloseable {
       }
     }
     return false;
-  }
-
-  private static Duration max(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
   }
 
   // ---------------------------------------------------------------------------------------------
