@@ -7,9 +7,11 @@ final class ChaosDatabases {
   static ChaosDatabase open(String kind) {
     return switch (kind) {
       case "postgresql", "postgres", "pg" -> PrivatePostgres.start();
-      case "mariadb" -> SharedMariaDb.open();
+      case "mariadb" -> PrivateMariaDb.start();
+      case "mariadb-shared" -> SharedMariaDb.open();
       default ->
-          throw new IllegalArgumentException("unknown db " + kind + "; use postgresql or mariadb");
+          throw new IllegalArgumentException(
+              "unknown db " + kind + "; use postgresql, mariadb or mariadb-shared");
     };
   }
 }

@@ -20,7 +20,8 @@ final class ChaosOptions {
 
   @Option(
       names = {"db", "--db"},
-      description = "postgresql or mariadb")
+      description =
+          "postgresql, mariadb (a private mariadbd of the run, crashed and restarted) or mariadb-shared (the machine's, never restarted)")
   String db = "postgresql";
 
   @Option(
