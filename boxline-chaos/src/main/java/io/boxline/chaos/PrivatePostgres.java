@@ -25,7 +25,7 @@ import java.util.stream.Stream;
  * two cores the fsync wait.
  */
 final class PrivatePostgres implements ChaosDatabase {
-  private static final Path BIN = Path.of("/usr/lib/postgresql/15/bin");
+  static final Path BIN = Path.of("/usr/lib/postgresql/15/bin");
 
   private final Path root;
   private final Path data;
@@ -138,7 +138,7 @@ final class PrivatePostgres implements ChaosDatabase {
   }
 
   /** Runs a PostgreSQL binary, as the postgres user when this JVM runs as root. */
-  private static void pgCommand(Duration max, String... command) {
+  static void pgCommand(Duration max, String... command) {
     List<String> cmd = new ArrayList<>();
     if (root()) {
       cmd.addAll(List.of("runuser", "-u", "postgres", "--"));
@@ -147,7 +147,7 @@ final class PrivatePostgres implements ChaosDatabase {
     run(max, cmd.toArray(String[]::new));
   }
 
-  private static void run(Duration max, String... command) {
+  static void run(Duration max, String... command) {
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       // Drain output so the child never blocks on a full pipe.
