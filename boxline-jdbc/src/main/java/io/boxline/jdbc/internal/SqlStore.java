@@ -118,7 +118,15 @@ public final class SqlStore implements Store {
       c.setAutoCommit(false);
       return c;
     } catch (SQLException e) {
-      throw new StoreException("cannot open a connection: " + e.getMessage(), e);
+      throw new StoreException(
+          "cannot open a connection: "
+              + e.getMessage()
+              + (e instanceof java.sql.SQLTransientConnectionException
+                  ? " (every connection of the pool is in use: give the pool more connections than"
+                      + " the application and Boxline's consumers, sequencer and listener hold at"
+                      + " once, or find the code that keeps connections open)"
+                  : ""),
+          e);
     }
   }
 
