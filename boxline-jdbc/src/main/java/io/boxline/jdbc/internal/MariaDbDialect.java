@@ -302,12 +302,13 @@ public final class MariaDbDialect extends PollingDialect {
   }
 
   /**
-   * Reads which keys of the batch are taken already (a locking read, so a key another transaction
-   * holds waits for it), inserts the others, and reads every owner again. A key taken before the
-   * insert is an earlier publish's, even of the same event id. Without RETURNING (MySQL has none),
-   * a key a concurrent transaction claimed between the read and the insert counts as this call's
-   * only when its owner is another event: the same event id published twice at once is the one case
-   * this cannot tell apart.
+   * Reads which keys of the batch are taken already (a plain read: a locking one would take gap
+   * locks that two transactions inserting keys deadlock on), inserts the others, and reads every
+   * owner again with a locking read (a key another transaction holds waits for it). A key taken
+   * before the insert is an earlier publish's, even of the same event id. Without RETURNING (MySQL
+   * has none), a key a concurrent transaction claimed between the read and the insert counts as
+   * this call's only when its owner is another event: the same event id published twice at once is
+   * the one case this cannot tell apart.
    */
   @Override
   public KeyClaims claimKeys(Connection tx, JdbcSql db, List<OutboxRecord> records)
@@ -324,7 +325,7 @@ public final class MariaDbDialect extends PollingDialect {
           .append("\"]");
     }
     String keys = json.append(']').toString();
-    Map<String, UUID> before = owners(tx, db, keys);
+    Map<String, UUID> before = owners(tx, db, "idempotency_owners_before", keys);
     List<OutboxRecord> fresh = new ArrayList<>();
     java.util.Set<String> seen = new java.util.HashSet<>(before.keySet());
     for (OutboxRecord r : keyed) {
@@ -347,7 +348,7 @@ public final class MariaDbDialect extends PollingDialect {
         ps.executeUpdate();
       }
     }
-    Map<String, UUID> owners = fresh.isEmpty() ? before : owners(tx, db, keys);
+    Map<String, UUID> owners = owners(tx, db, "idempotency_owners", keys);
     java.util.Set<String> claimedNow = new java.util.HashSet<>();
     for (OutboxRecord r : fresh) {
       claimedNow.add(ownerKey(r));
@@ -355,10 +356,10 @@ public final class MariaDbDialect extends PollingDialect {
     return new KeyClaims(owners, claimedNow);
   }
 
-  private static Map<String, UUID> owners(Connection tx, JdbcSql db, String keys)
+  private static Map<String, UUID> owners(Connection tx, JdbcSql db, String query, String keys)
       throws SQLException {
     Map<String, UUID> owners = new HashMap<>();
-    try (PreparedStatement ps = tx.prepareStatement(db.sql("idempotency_owners"))) {
+    try (PreparedStatement ps = tx.prepareStatement(db.sql(query))) {
       ps.setString(1, keys);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

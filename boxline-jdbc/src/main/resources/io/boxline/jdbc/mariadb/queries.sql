@@ -193,6 +193,13 @@ INSERT IGNORE INTO ${schema}.${p}idempotency (topic_id, key_hash, idempotency_ke
 VALUES (?, UNHEX(?), ?, ?, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))
 
 -- A locking read: it sees the newest committed owner even in an older REPEATABLE READ snapshot.
+-- The same without locks: which keys were taken before this transaction claims any (a locking read
+-- here would take gap locks that two transactions inserting keys deadlock on).
+-- name: idempotency_owners_before
+SELECT i.topic_id, LOWER(HEX(i.key_hash)), i.event_id
+  FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', h CHAR(64) PATH '$[1]')) k
+  STRAIGHT_JOIN ${schema}.${p}idempotency i FORCE INDEX (PRIMARY) ON i.topic_id = k.topic_id AND i.key_hash = UNHEX(k.h)
+
 -- name: idempotency_owners
 SELECT i.topic_id, LOWER(HEX(i.key_hash)), i.event_id
   FROM JSON_TABLE(?, '$[*]' COLUMNS (topic_id BIGINT PATH '$[0]', h CHAR(64) PATH '$[1]')) k
