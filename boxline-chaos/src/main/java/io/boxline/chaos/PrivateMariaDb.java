@@ -75,10 +75,10 @@ final class PrivateMariaDb implements ChaosDatabase {
     cmd.add("--skip-test-db");
     cmd.add("--tmpdir=" + tmp()); // its own: the server's user may not write to /tmp
     if (root()) {
-      run(Duration.ofSeconds(10), "chown", "-R", "mysql:mysql", root.toString());
+      PrivatePostgres.run(Duration.ofSeconds(10), "chown", "-R", "mysql:mysql", root.toString());
       cmd.add("--user=mysql");
     }
-    run(Duration.ofMinutes(2), cmd.toArray(String[]::new));
+    PrivatePostgres.run(Duration.ofMinutes(2), cmd.toArray(String[]::new));
   }
 
   private void launch() {
@@ -199,28 +199,6 @@ final class PrivateMariaDb implements ChaosDatabase {
       files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {
       System.err.println("could not delete " + root + ": " + e);
-    }
-  }
-
-  private static void run(Duration max, String... command) {
-    try {
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-      byte[] out = p.getInputStream().readAllBytes(); // drained, so the child never blocks
-      if (!p.waitFor(max.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        throw new IllegalStateException(String.join(" ", command) + " did not finish in " + max);
-      }
-      if (p.exitValue() != 0) {
-        throw new IllegalStateException(
-            String.join(" ", command)
-                + " failed:\n"
-                + new String(out, java.nio.charset.StandardCharsets.UTF_8));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
     }
   }
 

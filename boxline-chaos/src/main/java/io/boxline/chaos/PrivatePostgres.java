@@ -147,6 +147,7 @@ final class PrivatePostgres implements ChaosDatabase {
     run(max, cmd.toArray(String[]::new));
   }
 
+  /** Runs a command to its end within {@code max}; a non-zero exit fails with its output. */
   static void run(Duration max, String... command) {
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
