@@ -236,7 +236,16 @@ class HandlerProgramTest {
     assertThat((System.nanoTime() - t0) / 1_000_000_000.0).isLessThan(20);
     for (long pid : started) {
       assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
-          .as("process " + pid)
+          .as(
+              () ->
+                  "process "
+                      + pid
+                      + " "
+                      + ProcessHandle.of(pid)
+                          .map(h -> h.info() + " parent " + h.parent())
+                          .orElse("")
+                      + "; the server's output:\n"
+                      + server.log())
           .isFalse();
     }
   }

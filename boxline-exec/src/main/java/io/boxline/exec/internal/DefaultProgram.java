@@ -35,6 +35,10 @@ public final class DefaultProgram implements Program {
   private final Object lock = new Object(); // the process, the backoff and the counters below
   private Running running;
   private Process perEventProcess;
+
+  /** Every process started and perhaps alive: {@link #close} ends what another thread left. */
+  private final java.util.Set<Process> started = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private int crashesInRow;
   private long restartAtNanos;
   private Instant restartAt;
@@ -146,6 +150,7 @@ public final class DefaultProgram implements Program {
       }
       if (running == null) {
         Process p = processes.start(true);
+        track(p);
         starts.incrementAndGet();
         restartAt = null;
         BlockingQueue<String> replies = new LinkedBlockingQueue<>(MAX_QUEUED_LINES);
@@ -217,6 +222,7 @@ public final class DefaultProgram implements Program {
       }
       try {
         p = processes.start(false);
+        track(p);
       } catch (IOException e) {
         String why = "cannot start '" + settings.command + "': " + e.getMessage();
         problemLocked(why);
@@ -337,6 +343,18 @@ public final class DefaultProgram implements Program {
     if (p != null) {
       processes.stop(p, null, settings.stopTimeout);
     }
+    // A crash or an interrupt may be ending one in another thread right now; it ends before this
+    // returns all the same.
+    for (Process left : started) {
+      if (left.isAlive()) {
+        processes.kill(left);
+      }
+    }
+  }
+
+  private void track(Process p) {
+    started.add(p);
+    p.onExit().thenRun(() -> started.remove(p));
   }
 
   @Override
