@@ -52,6 +52,16 @@ public final class BoxlineTesting {
   }
 
   /**
+   * An empty in-memory {@link io.boxline.spi.Store} whose times all come from {@code clock}: for
+   * tests that drive the store SPI themselves (contract suites, the deterministic simulator). It
+   * starts no thread, so a caller that makes every call from one thread gets the same answers for
+   * the same calls.
+   */
+  public static io.boxline.spi.Store inMemoryStore(Clock clock) {
+    return InMemoryStore.create(clock);
+  }
+
+  /**
    * Every event the topic's log holds, in partition then sequence order: what was published and
    * committed, once the sequencer has numbered it (use {@link #awaitSequenced} first when the test
    * does not wait for handlers anyway). Tasks are the events of {@link io.boxline.Tasks#TOPIC}.
