@@ -11,7 +11,8 @@ record Fault(int number, long gapMillis, Kind kind, Role role, int index, long m
     PAUSE("SIGSTOP past the lease deadline + SIGCONT"),
     RESTART_DATABASE("database immediate shutdown + start"),
     RESTART_BROKER("broker SIGKILL + start"),
-    NET_CUT("one process's link to the database blackholed past the lease deadline, then healed"),
+    NET_CUT(
+        "one process's link to the database blackholed for 2–30 s (the first past the member deadline), then healed"),
     NET_RESET("every database connection of one process reset"),
     NET_COMMIT_LOST("a COMMIT of one process reaches the database, its answer is lost (reset)"),
     NET_SLOW("one process's link slowed: 50–500 ms per chunk and 20–200 KB/s, for 2–6 s");

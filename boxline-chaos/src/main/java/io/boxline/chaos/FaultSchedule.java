@@ -17,6 +17,11 @@ final class FaultSchedule {
   /** Pauses last at least this long past the group's member deadline. */
   static final long PAUSE_BASE_MILLIS = ChaosSetup.MEMBER_DEADLINE.toMillis() + 1_000;
 
+  /** Cuts after the opening last 2–30 s. */
+  static final int NET_CUT_MIN_MILLIS = 2_000;
+
+  static final int NET_CUT_SPREAD_MILLIS = 28_000;
+
   private record Pick(Fault.Kind kind, Role role) {}
 
   private final Random random;
@@ -54,7 +59,8 @@ final class FaultSchedule {
   Fault next() {
     number++;
     long gap = meanGapMillis / 2 + (long) (random.nextDouble() * meanGapMillis);
-    Pick pick = opening.isEmpty() ? weighted() : opening.remove(0);
+    boolean fromOpening = !opening.isEmpty();
+    Pick pick = fromOpening ? opening.remove(0) : weighted();
     Role role = pick.role();
     return switch (pick.kind()) {
       case KILL ->
@@ -65,7 +71,7 @@ final class FaultSchedule {
               role,
               random.nextInt(counts.get(role)),
               200 + random.nextInt(1_500));
-      case PAUSE, NET_CUT ->
+      case PAUSE ->
           new Fault(
               number,
               gap,
@@ -73,6 +79,18 @@ final class FaultSchedule {
               role,
               random.nextInt(counts.get(role)),
               PAUSE_BASE_MILLIS + random.nextInt(2_000));
+      case NET_CUT ->
+          new Fault(
+              number,
+              gap,
+              pick.kind(),
+              role,
+              random.nextInt(counts.get(role)),
+              // The opening's cut outlasts the member deadline and leaves time for the other
+              // openers in a short run; later ones are 2–30 s, shorter and far longer than it.
+              fromOpening
+                  ? PAUSE_BASE_MILLIS + random.nextInt(2_000)
+                  : NET_CUT_MIN_MILLIS + random.nextInt(NET_CUT_SPREAD_MILLIS + 1));
       case NET_RESET, NET_COMMIT_LOST ->
           new Fault(number, gap, pick.kind(), role, random.nextInt(counts.get(role)), 0);
       case NET_SLOW ->
