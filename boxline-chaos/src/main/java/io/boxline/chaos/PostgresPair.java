@@ -139,7 +139,8 @@ public final class PostgresPair implements AutoCloseable {
           Statement st = c.createStatement();
           ResultSet rs =
               st.executeQuery(
-                  "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")) {
+                  "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
+                      + ("sync".equals(what) ? " AND sync_state = 'sync'" : ""))) {
         rs.next();
         if (rs.getInt(1) > 0) {
           return;

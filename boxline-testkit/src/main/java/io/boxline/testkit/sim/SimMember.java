@@ -311,6 +311,8 @@ final class SimMember {
     Batch b = new Batch(p, h, s, effects, blocked, due, events.size());
     if (faults.hit("slow handler")) {
       slow = b;
+      // Its effects (at least once) happened; whoever takes the partition meanwhile repeats them.
+      ledger.incident("slow handler");
       slowUntil = clock.instant().plusMillis(random.nextLong(2 * ttl.toMillis()));
       return "handling " + events.size() + " of " + p + " slowly";
     }

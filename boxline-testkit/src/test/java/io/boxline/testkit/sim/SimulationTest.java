@@ -58,13 +58,17 @@ class SimulationTest {
 
   /**
    * Replays one seed of {@link SimSettings#forSeed}: {@code -Dboxline.sim.replay=N} (add {@code
-   * -Dboxline.sim.trace=true} to see every step); without it, a seed that once failed.
+   * -Dboxline.sim.trace=true} to see every step); without it, the seeds that once failed: 11 (the
+   * drain was too short for the backlog a stalled member left), 45477, 83263 and 230899 (a member's
+   * slow batch was taken over and handled again, which the duplicate bound did not count).
    */
   @Test
   void aSeedReplays() {
-    long seed = Long.getLong("boxline.sim.replay", 11);
-    SimResult r = Simulation.run(seed, SimSettings.forSeed(seed), MEMORY);
-    assertThat(r.violations()).as(r.summary()).isEmpty();
+    Long one = Long.getLong("boxline.sim.replay");
+    for (long seed : one == null ? new long[] {11, 45477, 83263, 230899} : new long[] {one}) {
+      SimResult r = Simulation.run(seed, SimSettings.forSeed(seed), MEMORY);
+      assertThat(r.violations()).as(r.summary()).isEmpty();
+    }
   }
 
   @Test
