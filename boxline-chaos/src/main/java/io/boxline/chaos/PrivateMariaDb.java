@@ -30,15 +30,22 @@ final class PrivateMariaDb implements ChaosDatabase {
   private final Path data;
   private final int port;
   private final String database = "chaos_" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<String> options;
   private Process server;
 
-  private PrivateMariaDb(Path root, int port) {
+  private PrivateMariaDb(Path root, int port, List<String> options) {
     this.root = root;
     this.data = root.resolve("data");
     this.port = port;
+    this.options = List.copyOf(options);
   }
 
   static PrivateMariaDb start() {
+    return start(List.of());
+  }
+
+  /** A server started with {@code options} besides the run's own (replication settings). */
+  static PrivateMariaDb start(List<String> options) {
     if (!Files.isExecutable(MARIADBD) || !Files.isExecutable(INSTALL_DB)) {
       throw new IllegalStateException(
           "no " + MARIADBD + " or " + INSTALL_DB + " (apt-get install mariadb-server)");
@@ -46,7 +53,7 @@ final class PrivateMariaDb implements ChaosDatabase {
     try {
       // On disk, not tmpfs: InnoDB's redo log and its fsyncs are part of what a crash tests.
       Path root = Files.createTempDirectory(Path.of("/tmp"), "boxline-chaos-mariadb-");
-      PrivateMariaDb db = new PrivateMariaDb(root, PrivatePostgres.freePort());
+      PrivateMariaDb db = new PrivateMariaDb(root, PrivatePostgres.freePort(), options);
       db.install();
       db.launch();
       return db;
@@ -93,6 +100,7 @@ final class PrivateMariaDb implements ChaosDatabase {
     cmd.add("--innodb-buffer-pool-size=256M");
     cmd.add("--skip-name-resolve");
     cmd.add("--tmpdir=" + tmp());
+    cmd.addAll(options);
     if (root()) {
       cmd.add("--user=mysql");
     }
@@ -123,6 +131,23 @@ final class PrivateMariaDb implements ChaosDatabase {
         }
         ChildArgs.sleepQuietly(Duration.ofMillis(50));
       }
+    }
+  }
+
+  int port() {
+    return port;
+  }
+
+  /** Kills the server with SIGKILL and waits until it is gone (no restart). */
+  void kill() {
+    server.destroyForcibly();
+    try {
+      if (!server.waitFor(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the private MariaDB did not die within 30 s of SIGKILL");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while killing MariaDB", e);
     }
   }
 

@@ -35,13 +35,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * PostgreSQL fails over under load: a primary and a streaming replica of the test's own, Boxline
- * (sequencer, consumer, relay, producer) on a multi-host URL with {@code targetServerType=primary};
- * the primary is crashed and the replica promoted. Synchronous replication loses no acknowledged
- * event; asynchronous may lose the newest commits, and the test measures how many. Either way the
- * new primary's log is gap-free and never holds a sequence twice, every event in it is delivered
- * (none skipped) to the consumer and through the relay, and producing and delivery resume on their
- * own.
+ * PostgreSQL (and MariaDB) fails over under load: a primary and a streaming replica of the test's
+ * own, Boxline (sequencer, consumer, relay, producer) on a multi-host URL with {@code
+ * targetServerType=primary}; the primary is crashed and the replica promoted. Synchronous
+ * replication loses no acknowledged event; asynchronous may lose the newest commits, and the test
+ * measures how many. Either way the new primary's log is gap-free and never holds a sequence twice,
+ * every event in it is delivered (none skipped) to the consumer and through the relay, and
+ * producing and delivery resume on their own.
  */
 class FailoverTest {
   private static final TopicName TOPIC = TopicName.of("fo/app", "orders");
@@ -58,16 +58,92 @@ class FailoverTest {
   /** Failovers per test: 1 in CI; {@code -Dboxline.failover.repeat=20} for percentiles. */
   static final int REPEAT = Integer.getInteger("boxline.failover.repeat", 1);
 
+  /** A primary and its replica, as one failover test sees them. */
+  interface Pair extends AutoCloseable {
+    /** What clients use: it follows the primary. */
+    String url();
+
+    String user();
+
+    void crashPrimary();
+
+    void promote();
+
+    /** A connection to the promoted replica, for the checks. */
+    Connection newPrimary() throws java.sql.SQLException;
+
+    @Override
+    void close();
+  }
+
+  static Pair postgres(boolean synchronous) {
+    PostgresPair pair = PostgresPair.start(synchronous);
+    return new Pair() {
+      public String url() {
+        return pair.multiHostUrl();
+      }
+
+      public String user() {
+        return "postgres";
+      }
+
+      public void crashPrimary() {
+        pair.crashPrimary();
+      }
+
+      public void promote() {
+        pair.promoteStandby();
+      }
+
+      public Connection newPrimary() throws java.sql.SQLException {
+        return DriverManager.getConnection(pair.standbyUrl(), "postgres", "");
+      }
+
+      public void close() {
+        pair.close();
+      }
+    };
+  }
+
+  static Pair mariadb(boolean semiSync) {
+    MariaDbPair pair = MariaDbPair.start(semiSync);
+    return new Pair() {
+      public String url() {
+        return pair.sequentialUrl();
+      }
+
+      public String user() {
+        return MariaDbPair.USER;
+      }
+
+      public void crashPrimary() {
+        pair.crashPrimary();
+      }
+
+      public void promote() {
+        pair.promoteReplica();
+      }
+
+      public Connection newPrimary() throws java.sql.SQLException {
+        return DriverManager.getConnection(pair.replicaUrl(), "root", "");
+      }
+
+      public void close() {
+        pair.close();
+      }
+    };
+  }
+
   @Test
   @Timeout(1800)
   void synchronousReplicationLosesNoAcknowledgedEvent() throws Exception {
     List<Outcome> all = new java.util.ArrayList<>();
     for (int i = 0; i < REPEAT; i++) {
-      Outcome o = failover(true);
+      Outcome o = failover(postgres(true));
       assertThat(o.lost()).as("acknowledged events missing on the promoted replica").isZero();
       all.add(o);
     }
-    summarize("synchronous", all);
+    summarize("PostgreSQL, synchronous", all);
   }
 
   @Test
@@ -75,13 +151,39 @@ class FailoverTest {
   void asynchronousReplicationNeverSkipsOrRenumbersAfterAFailover() throws Exception {
     List<Outcome> all = new java.util.ArrayList<>();
     for (int i = 0; i < REPEAT; i++) {
-      Outcome o = failover(false);
+      Outcome o = failover(postgres(false));
       assertThat(o.lost())
           .as("lost acknowledged events are at most the newest ones, a small part")
           .isLessThan(o.acknowledged() / 2);
       all.add(o);
     }
-    summarize("asynchronous", all);
+    summarize("PostgreSQL, asynchronous", all);
+  }
+
+  @Test
+  @Timeout(1800)
+  void mariaDbSemiSynchronousReplicationLosesNoAcknowledgedEvent() throws Exception {
+    List<Outcome> all = new java.util.ArrayList<>();
+    for (int i = 0; i < REPEAT; i++) {
+      Outcome o = failover(mariadb(true));
+      assertThat(o.lost()).as("acknowledged events missing on the promoted replica").isZero();
+      all.add(o);
+    }
+    summarize("MariaDB, semi-synchronous", all);
+  }
+
+  @Test
+  @Timeout(1800)
+  void mariaDbAsynchronousReplicationNeverSkipsOrRenumbersAfterAFailover() throws Exception {
+    List<Outcome> all = new java.util.ArrayList<>();
+    for (int i = 0; i < REPEAT; i++) {
+      Outcome o = failover(mariadb(false));
+      assertThat(o.lost())
+          .as("lost acknowledged events are at most the newest ones, a small part")
+          .isLessThan(o.acknowledged() / 2);
+      all.add(o);
+    }
+    summarize("MariaDB, asynchronous", all);
   }
 
   /** Prints the failovers' recovery times as percentiles (nearest rank) and the losses. */
@@ -107,11 +209,11 @@ class FailoverTest {
     return v[Math.max(0, i)];
   }
 
-  private Outcome failover(boolean synchronous) throws Exception {
-    try (PostgresPair pair = PostgresPair.start(synchronous)) {
+  private Outcome failover(Pair opened) throws Exception {
+    try (Pair pair = opened) {
       HikariConfig cfg = new HikariConfig();
-      cfg.setJdbcUrl(pair.multiHostUrl());
-      cfg.setUsername("postgres");
+      cfg.setJdbcUrl(pair.url());
+      cfg.setUsername(pair.user());
       cfg.setMaximumPoolSize(10);
       cfg.setConnectionTimeout(3_000);
       cfg.setPoolName("failover");
@@ -187,7 +289,7 @@ class FailoverTest {
         long crash = System.nanoTime();
         int ackedBefore = acked.size();
         pair.crashPrimary();
-        pair.promoteStandby();
+        pair.promote();
         await(
             "an acknowledged publish after the failover",
             Duration.ofSeconds(60),
@@ -212,7 +314,9 @@ class FailoverTest {
         // What the promoted replica holds is the truth now, once its sequencer has numbered what
         // the producer committed last (until then an event is in the outbox, not yet in the log).
         Set<UUID> inLog = new HashSet<>();
-        try (Connection c = DriverManager.getConnection(pair.standbyUrl(), "postgres", "");
+        String partitionColumn =
+            pair.url().startsWith("jdbc:mariadb") ? "`partition`" : "partition";
+        try (Connection c = pair.newPrimary();
             Statement st = c.createStatement()) {
           await(
               "the outbox sequenced",
@@ -227,14 +331,14 @@ class FailoverTest {
               });
           try (ResultSet rs = st.executeQuery("SELECT event_id FROM fo.log")) {
             while (rs.next()) {
-              inLog.add(rs.getObject(1, UUID.class));
+              inLog.add(UUID.fromString(rs.getString(1)));
             }
           }
           try (ResultSet rs =
               st.executeQuery(
-                  "SELECT count(*) FROM (SELECT topic_id, partition FROM fo.log GROUP BY topic_id,"
-                      + " partition HAVING max(seq) <> count(*) OR count(DISTINCT seq) <> count(*))"
-                      + " bad")) {
+                  "SELECT count(*) FROM (SELECT topic_id FROM fo.log GROUP BY topic_id, "
+                      + partitionColumn
+                      + " HAVING max(seq) <> count(*) OR count(DISTINCT seq) <> count(*)) bad")) {
             rs.next();
             assertThat(rs.getInt(1)).as("partitions with a gap or a sequence twice").isZero();
           }
@@ -260,10 +364,9 @@ class FailoverTest {
             new Outcome(
                 acked.size(), lost.size(), writesBack, deliveriesBack, relayBack, inLog.size());
         System.out.printf(
-            "failover (%s replication): %d acknowledged, %d of them lost; writes again %d ms,"
-                + " deliveries %d ms and the relay %d ms after the crash; %d events in the new"
-                + " primary's log%n",
-            synchronous ? "synchronous" : "asynchronous",
+            "failover (%s): %d acknowledged, %d of them lost; writes again %d ms, deliveries %d ms"
+                + " and the relay %d ms after the crash; %d events in the new primary's log%n",
+            pair.url().replaceAll("\\?.*", ""),
             o.acknowledged(),
             o.lost(),
             o.writesBackMillis(),
