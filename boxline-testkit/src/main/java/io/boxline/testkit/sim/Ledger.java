@@ -24,7 +24,8 @@ import java.util.UUID;
  *       producer saw the commit), and never when its transaction rolled back;
  *   <li>a key's messages appear in the order its producer wrote them, all in one partition;
  *   <li>a cursor never moves back, and only the newest fence moves it;
- *   <li>with transactional handlers no message has an effect twice;
+ *   <li>with transactional handlers no message has an effect twice, and a scheduled one none before
+ *       its time;
  *   <li>retention never drops what the subscription has not settled.
  * </ul>
  */
@@ -62,6 +63,8 @@ final class Ledger {
   private final List<String> violations = new ArrayList<>();
   private int step;
 
+  private final SimClock clock;
+  private final Map<UUID, java.time.Instant> deliverAt = new HashMap<>();
   private final Map<UUID, Commit> attempts = new HashMap<>();
   private final Map<UUID, Message> attemptMessage = new HashMap<>();
   private final Set<String> acked = new HashSet<>();
@@ -77,8 +80,15 @@ final class Ledger {
   private int incidents;
   private final Map<String, Integer> happened = new java.util.TreeMap<>();
 
-  Ledger(Store store, long topicId, long subscriptionId, int partitions, boolean transactional) {
+  Ledger(
+      Store store,
+      SimClock clock,
+      long topicId,
+      long subscriptionId,
+      int partitions,
+      boolean transactional) {
     this.store = store;
+    this.clock = clock;
     this.topicId = topicId;
     this.subscriptionId = subscriptionId;
     this.partitions = partitions;
@@ -103,9 +113,12 @@ final class Ledger {
 
   // ------------------------------------------------------------------ what actors report
 
-  void attempted(UUID id, Message m) {
+  void attempted(UUID id, Message m, java.time.Instant at) {
     attempts.put(id, Commit.ROLLED_BACK);
     attemptMessage.put(id, m);
+    if (at != null) {
+      deliverAt.put(id, at);
+    }
   }
 
   void committed(List<UUID> ids, Commit outcome) {
@@ -147,6 +160,10 @@ final class Ledger {
 
   /** A handler's effect for {@code id} happened (in at-least-once runs, before the settlement). */
   void effect(UUID id) {
+    java.time.Instant at = deliverAt.get(id);
+    if (at != null && clock.instant().isBefore(at)) {
+      violation("event " + id + " handled at " + clock.instant() + ", before its time " + at);
+    }
     int n = effects.merge(id, 1, Integer::sum);
     if (transactional && n > 1) {
       violation("event " + id + " had its effect " + n + " times with a transactional handler");

@@ -37,8 +37,9 @@ import java.util.UUID;
  * A member of the subscription's consumer group, making the store calls a Java consumer makes: it
  * checks in, reclaims the leases of members gone, gives back what is not its share and takes what
  * is, fences each cursor it takes, delivers batches (parking failures, holding later events of a
- * parked key), retries parked events when due and dead-letters them after {@value #MAX_ATTEMPTS}
- * attempts. After a lost call it no longer trusts what it knows and reads its cursors again.
+ * parked key, scheduled events parked until their time), retries parked events when due and
+ * dead-letters them after {@value #MAX_ATTEMPTS} attempts. After a lost call it no longer trusts
+ * what it knows and reads its cursors again.
  */
 final class SimMember {
   static final int MAX_ATTEMPTS = 3;
@@ -294,6 +295,13 @@ final class SimMember {
       if (blocked.contains(e.key())) {
         parks.add(
             new Park(e.sequence(), e.id(), e.key(), e.type(), ParkState.WAITING, 0, now, null));
+      } else if (e.deliverAt() != null && e.deliverAt().isAfter(now)) {
+        // Scheduled: parked until its time, holding the later events of its key, as a task is.
+        parks.add(
+            new Park(
+                e.sequence(), e.id(), e.key(), e.type(), ParkState.RETRY, 0, e.deliverAt(), null));
+        blocked.add(e.key());
+        due = due == null || e.deliverAt().isBefore(due) ? e.deliverAt() : due;
       } else if (fails(m, 1)) {
         Instant at = backoff(1);
         parks.add(
@@ -389,7 +397,12 @@ final class SimMember {
       StoredEvent e = pe.event();
       Ledger.Message m = Ledger.Message.parse(-1, e.payload());
       int attempt = pe.attempts() + 1;
-      if (!fails(m, attempt)) {
+      if (e.deliverAt() != null && e.deliverAt().isAfter(now)) {
+        // Due because the event before it on its key finished, but scheduled later still.
+        outcomes.put(
+            e.sequence(),
+            new Resolution(Resolution.Kind.RETRY, pe.attempts(), e.deliverAt(), "scheduled"));
+      } else if (!fails(m, attempt)) {
         if (transactional) {
           Settlement s =
               Settlement.move(k, h.epoch, h.position, h.position).finishing(List.of(e.sequence()));

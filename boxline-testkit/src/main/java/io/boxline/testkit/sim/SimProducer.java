@@ -12,8 +12,9 @@ import java.util.UUID;
 
 /**
  * A producer: each turn one transaction of one to three messages on its own keys, each with an
- * idempotency key. When a commit's answer is lost it publishes the same messages again (new event
- * ids, same idempotency keys) before anything new, as the documented recipe says.
+ * idempotency key, one in eight scheduled for later. When a commit's answer is lost it publishes
+ * the same messages again (new event ids, same idempotency keys) before anything new, as the
+ * documented recipe says.
  */
 final class SimProducer {
   private final int index;
@@ -21,6 +22,7 @@ final class SimProducer {
   private final long topicId;
   private final int partitions;
   private final int keys;
+  private final SimClock clock;
   private final Random random;
   private final Faults faults;
   private final Ledger ledger;
@@ -35,6 +37,7 @@ final class SimProducer {
       long topicId,
       int partitions,
       int keys,
+      SimClock clock,
       Random random,
       Faults faults,
       Ledger ledger) {
@@ -43,6 +46,7 @@ final class SimProducer {
     this.topicId = topicId;
     this.partitions = partitions;
     this.keys = keys;
+    this.clock = clock;
     this.random = random;
     this.faults = faults;
     this.ledger = ledger;
@@ -80,7 +84,10 @@ final class SimProducer {
     for (Ledger.Message m : messages) {
       UUID id = new UUID(random.nextLong(), random.nextLong());
       ids.add(id);
-      ledger.attempted(id, m);
+      // One in eight is scheduled (a task's run time, a delayed event) up to three seconds ahead.
+      java.time.Instant at =
+          random.nextInt(8) == 0 ? clock.instant().plusMillis(1 + random.nextInt(3_000)) : null;
+      ledger.attempted(id, m, at);
       records.add(
           new OutboxRecord(
               id,
@@ -93,7 +100,7 @@ final class SimProducer {
               m.payload(),
               Map.of(),
               m.idempotencyKey(),
-              null));
+              at));
     }
     Connection tx = store.openTransaction();
     try {

@@ -64,7 +64,8 @@ public final class Simulation {
       store.setRetention(topic.id(), RetentionPolicy.bySize(4));
       SubscriptionInfo sub = store.createSubscription(SubscriptionSpec.of("sim-group", name));
       Ledger ledger =
-          new Ledger(store, topic.id(), sub.id(), settings.partitions(), settings.transactional());
+          new Ledger(
+              store, clock, topic.id(), sub.id(), settings.partitions(), settings.transactional());
 
       List<SimProducer> producers = new ArrayList<>();
       for (int i = 0; i < settings.producers(); i++) {
@@ -75,6 +76,7 @@ public final class Simulation {
                 topic.id(),
                 settings.partitions(),
                 settings.keysPerProducer(),
+                clock,
                 new Random(root.nextLong()),
                 faults,
                 ledger));
