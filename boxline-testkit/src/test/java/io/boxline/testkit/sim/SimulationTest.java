@@ -65,7 +65,8 @@ class SimulationTest {
   @Test
   void aSeedReplays() {
     Long one = Long.getLong("boxline.sim.replay");
-    for (long seed : one == null ? new long[] {11, 45477, 83263, 230899} : new long[] {one}) {
+    for (long seed :
+        one == null ? new long[] {11, 19, 44, 48, 45477, 83263, 230899} : new long[] {one}) {
       SimResult r = Simulation.run(seed, SimSettings.forSeed(seed), MEMORY);
       assertThat(r.violations()).as(r.summary()).isEmpty();
     }
