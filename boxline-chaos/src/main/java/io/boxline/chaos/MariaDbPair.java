@@ -41,7 +41,7 @@ public final class MariaDbPair implements AutoCloseable {
     r.add("--server-id=2");
     r.add("--read-only=ON");
     if (semiSync) {
-      p.add("--rpl-semi-sync-master-enabled=ON");
+      // Enabled once the replica is connected (below): before, every commit would wait for it.
       p.add("--rpl-semi-sync-master-wait-point=AFTER_SYNC");
       p.add("--rpl-semi-sync-master-timeout=600000");
       r.add("--rpl-semi-sync-slave-enabled=ON");
@@ -68,7 +68,13 @@ public final class MariaDbPair implements AutoCloseable {
               + primary.port()
               + ", MASTER_USER = 'root', MASTER_PASSWORD = '', MASTER_USE_GTID = slave_pos",
           "START SLAVE");
-      pair.awaitReplicating(Duration.ofSeconds(60), semiSync);
+      pair.awaitReplicating(Duration.ofSeconds(60), false);
+      if (semiSync) {
+        pair.sql(primary, "SET GLOBAL rpl_semi_sync_master_enabled = ON");
+        // The replica asks for semi-synchronous replication when it connects: connect again.
+        pair.sql(replica, "STOP SLAVE", "START SLAVE");
+        pair.awaitReplicating(Duration.ofSeconds(60), true);
+      }
       return pair;
     } catch (RuntimeException e) {
       pair.close();
