@@ -460,14 +460,34 @@ public abstract class CommittingThreadBehaviour extends DatabaseSuite {
     // the workers, not to the committing thread.
     SuiteSupport.awaitCaughtUp(boxline, "s");
 
-    long before = mailer.committingThreadBatches();
-    boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(orders, "k", "order")));
+    // A worker still holding the partition (it was reading the log just then) takes a transaction's
+    // events by design; that order is handled there, and the next one tried (bounded), as above.
+    String inline = null;
+    List<String> published = new java.util.ArrayList<>();
+    long before = 0;
+    for (int attempt = 0; attempt < 10 && inline == null; attempt++) {
+      String order = "order-" + attempt;
+      before = mailer.committingThreadBatches();
+      long batches = consumer.committingThreadBatches();
+      boxline.inTransaction(tx -> boxline.publisher().publish(tx, raw(orders, "k", order)));
+      published.add(order);
+      if (consumer.committingThreadBatches() > batches) {
+        inline = order;
+      } else {
+        int n = published.size();
+        Await.until(WAIT, order + " and its mail", () -> seenMails.events.size() >= warm + n);
+        SuiteSupport.awaitCaughtUp(boxline, "s");
+        SuiteSupport.awaitCaughtUp(boxline, "mails");
+      }
+    }
+    assertThat(inline).as("an order handled on its committing thread in 10 tries").isNotNull();
 
-    assertThat(afterWarmUp(seenOrders)).containsExactly("order");
+    assertThat(afterWarmUp(seenOrders)).isEqualTo(published);
     assertThat(seenOrders.thread(last(seenOrders))).isSameAs(Thread.currentThread());
-    Await.until(WAIT, "the order's mail", () -> seenMails.events.size() >= warm + 1);
+    int all = published.size();
+    Await.until(WAIT, "the order's mail", () -> seenMails.events.size() >= warm + all);
     Event mail = last(seenMails);
-    assertThat(body(mail)).isEqualTo("mail-order");
+    assertThat(body(mail)).isEqualTo("mail-" + inline);
     assertThat(seenMails.thread(mail)).isNotSameAs(Thread.currentThread());
     assertThat(mailer.committingThreadBatches()).isEqualTo(before);
   }
