@@ -10,14 +10,24 @@ import org.junit.jupiter.api.Test;
  * The short chaos run of CI: a fixed seed, about forty seconds of faults (a kill of every role, a
  * pause past the lease deadline, a database crash and restart, a broker crash and restart, then
  * more drawn by weight), the drain, and the checker, which must pass. About a minute and a half on
- * two cores. It needs PostgreSQL 15's binaries in /usr/lib/postgresql/15/bin and nats-server, and
- * fails (never skips) without them.
+ * two cores; then the same on a MariaDB server of the run's own. It needs PostgreSQL 15's binaries
+ * in /usr/lib/postgresql/15/bin, mariadbd and nats-server, and fails (never skips) without them.
  */
 class ChaosRunTest {
   @Test
   void aShortChaosRunLosesNothingAndKeepsEveryPromise() throws Exception {
-    ChaosOptions options =
-        ChaosOptions.parse("seed=20261126", "seconds=40", "drain=90", "progress=5");
+    check(ChaosOptions.parse("seed=20261126", "seconds=40", "drain=90", "progress=5"));
+  }
+
+  /**
+   * The same on MariaDB: a {@code mariadbd} of the run's own, killed with SIGKILL and restarted.
+   */
+  @Test
+  void aShortChaosRunOnMariaDbLosesNothingAndKeepsEveryPromise() throws Exception {
+    check(ChaosOptions.parse("seed=1207", "db=mariadb", "seconds=40", "drain=120", "progress=5"));
+  }
+
+  private static void check(ChaosOptions options) throws Exception {
     ChaosRun.Result result = new ChaosRun(options).run();
     String table = result.report().table();
     System.out.println(table);

@@ -407,6 +407,11 @@ public final class PostgresDialect implements SqlDialect {
   }
 
   @Override
+  public boolean serializationFailure(SQLException e) {
+    return JdbcSql.anyCause(e, s -> "40001".equals(s.getSQLState()));
+  }
+
+  @Override
   public void insertParks(
       Connection tx, String parkSql, long subscriptionId, PartitionKey partition, List<Park> parks)
       throws SQLException {

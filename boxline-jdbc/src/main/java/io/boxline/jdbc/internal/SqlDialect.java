@@ -156,6 +156,15 @@ public interface SqlDialect {
   /** Whether the failure is a deadlock or lock timeout, after which another attempt may succeed. */
   boolean retryable(SQLException e);
 
+  /**
+   * Whether the failure is a serialization failure of a transaction above Read Committed, not a
+   * deadlock. PostgreSQL tells them apart (40001 and 40P01); MariaDB and H2 report deadlocks as
+   * 40001, so there it is never one.
+   */
+  default boolean serializationFailure(SQLException e) {
+    return false;
+  }
+
   /** Whether {@code executeBatch} reports the rows each statement changed (not "unknown"). */
   default boolean batchCountsRows() {
     return true;

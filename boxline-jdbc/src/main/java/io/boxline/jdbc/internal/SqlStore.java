@@ -315,6 +315,15 @@ public final class SqlStore implements Store {
       }
       return out;
     } catch (SQLException e) {
+      if (dialect.serializationFailure(e)) {
+        throw new StoreException(
+            "publishing to an IN_TRANSACTION topic failed: this transaction runs above Read Committed"
+                + " (Repeatable Read or Serializable) and another transaction moved a partition head"
+                + " it uses. Roll this transaction back and retry it, or run transactions that publish"
+                + " to IN_TRANSACTION topics at Read Committed. The database said: "
+                + e.getMessage(),
+            fail(step, e));
+      }
       if (JdbcSql.isDeadlock(e)) {
         throw new StoreException(
             "publishing to an IN_TRANSACTION topic deadlocked: another transaction holds a partition"
