@@ -34,6 +34,10 @@ package io.boxline;
  * @param logSegmentsDropped whole time segments of the log those retention runs dropped
  *     (PostgreSQL; see docs/guide/operations.md)
  * @param logSegmentEvents events in those segments (counted in {@code retentionDeleted} too)
+ * @param replicaReads partition reads of the log that a read replica answered (see {@code
+ *     JdbcStore.Builder.readReplicas}; 0 without replicas)
+ * @param primaryFallbacks partition reads meant for a replica that the primary answered, because no
+ *     replica had caught up within {@code replicaWait} or none answered
  */
 public record BoxlineStats(
     boolean sequencerLeader,
@@ -55,4 +59,6 @@ public record BoxlineStats(
     long announcerErrors,
     long outboxRowsSetAside,
     long logSegmentsDropped,
-    long logSegmentEvents) {}
+    long logSegmentEvents,
+    long replicaReads,
+    long primaryFallbacks) {}

@@ -91,6 +91,28 @@ public final class MariaDbPair implements AutoCloseable {
         + "/?sslMode=disable&connectTimeout=2000&socketTimeout=10000";
   }
 
+  /**
+   * Makes the replica apply each transaction only this many seconds after the primary committed it
+   * ({@code MASTER_DELAY}; 0: at once): a lagging replica on demand.
+   */
+  public void delayReplica(int seconds) {
+    sql(replica, "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY = " + seconds, "START SLAVE");
+  }
+
+  /** The read-only replica alone, for the application user. */
+  public String replicaAppUrl() {
+    return "jdbc:mariadb://127.0.0.1:"
+        + replica.port()
+        + "/?sslMode=disable&connectTimeout=2000&socketTimeout=10000";
+  }
+
+  /** The primary alone, for the application user. */
+  public String primaryAppUrl() {
+    return "jdbc:mariadb://127.0.0.1:"
+        + primary.port()
+        + "/?sslMode=disable&connectTimeout=2000&socketTimeout=10000";
+  }
+
   /** The replica alone, as root. */
   public String replicaUrl() {
     return replica.url();

@@ -175,6 +175,46 @@ public final class PostgresPair implements AutoCloseable {
         + "/postgres?targetServerType=primary&connectTimeout=2&socketTimeout=10";
   }
 
+  /**
+   * Makes the replica apply each commit only this long after the primary made it ({@code
+   * recovery_min_apply_delay}; zero: at once): a lagging replica on demand.
+   */
+  public void delayReplay(Duration delay) {
+    onStandby(
+        "ALTER SYSTEM SET recovery_min_apply_delay = '" + delay.toMillis() + "ms'",
+        "SELECT pg_reload_conf()");
+  }
+
+  /** Stops the replica (fast shutdown); {@link #startStandby} brings it back. */
+  public void stopStandby() {
+    PrivatePostgres.pgCommand(
+        Duration.ofMinutes(1),
+        PrivatePostgres.BIN.resolve("pg_ctl").toString(),
+        "-D",
+        standby().toString(),
+        "-m",
+        "fast",
+        "-w",
+        "stop");
+  }
+
+  /** Starts the replica again; it streams from the primary where it stopped. */
+  public void startStandby() {
+    launch(standby(), standbyPort);
+    awaitStreaming(Duration.ofSeconds(60), "streaming");
+  }
+
+  private void onStandby(String... statements) {
+    try (Connection c = DriverManager.getConnection(standbyUrl(), "postgres", "");
+        Statement st = c.createStatement()) {
+      for (String sql : statements) {
+        st.execute(sql);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot configure the replica", e);
+    }
+  }
+
   /** Crashes the primary: its processes are killed, nothing is flushed or handed over. */
   public void crashPrimary() {
     PrivatePostgres.pgCommand(

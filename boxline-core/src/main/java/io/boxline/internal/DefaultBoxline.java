@@ -273,7 +273,9 @@ final class DefaultBoxline implements Boxline {
         announcer.errors.get(),
         sequencer == null ? 0 : sequencer.setAside.get(),
         retention == null ? 0 : retention.segmentsDropped.get(),
-        retention == null ? 0 : retention.segmentEvents.get());
+        retention == null ? 0 : retention.segmentEvents.get(),
+        storeStats.replicaReads(),
+        storeStats.primaryFallbacks());
   }
 
   @Override

@@ -85,6 +85,8 @@ public final class JdbcStore {
     private Duration fastestWakeupPoll = Duration.ofMillis(10);
     private Duration slowestWakeupPoll = Duration.ofSeconds(1);
     private Duration logSegmentWidth;
+    private java.util.List<DataSource> readReplicas = java.util.List.of();
+    private Duration replicaWait = Duration.ofMillis(100);
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -197,6 +199,44 @@ public final class JdbcStore {
       return this;
     }
 
+    /**
+     * Streaming replicas of the primary (PostgreSQL hot standbys, MariaDB/MySQL replicas) that
+     * answer reads of the log: consumers' fetches and catch-up, tails, the Kafka API's fetches and
+     * event browsing. Leases, cursor commits, parking, heads and every write stay on the primary.
+     * Replicas take turns; one that fails a read is skipped for 5 s. A replica is used only once
+     * its Boxline schema shows the same first migration as the primary's (a data source of another
+     * database is refused, with an error in the log). Give each replica a pool of its own with a
+     * short connection timeout: a replica that cannot be reached delays a read by that timeout once
+     * every 5 s. See docs/guide/operations.md, "Read replicas".
+     */
+    public Builder readReplicas(java.util.List<DataSource> replicas) {
+      Objects.requireNonNull(replicas, "replicas");
+      for (DataSource r : replicas) {
+        Objects.requireNonNull(r, "replicas must not contain null");
+        if (r == dataSource) {
+          throw new ValidationException(
+              "readReplicas was given the primary's own data source; give the data sources of"
+                  + " its streaming replicas (or none)");
+        }
+      }
+      this.readReplicas = java.util.List.copyOf(replicas);
+      return this;
+    }
+
+    /**
+     * How long a read waits for replicas that have not yet replayed the newest events of its
+     * partitions before the primary answers it (default 100 ms; {@link Duration#ZERO}: at once). A
+     * replica read is complete when it reaches the newest head this store has heard of, so a
+     * lagging replica delays a consumer by at most this long and never hides an event from it.
+     */
+    public Builder replicaWait(Duration wait) {
+      if (wait == null || wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new ValidationException("replicaWait must be between 0 and 1 minute, not " + wait);
+      }
+      this.replicaWait = wait;
+      return this;
+    }
+
     /** Connects once to detect the database and its version; refuses unsupported ones. */
     public Store build() {
       String product;
@@ -229,7 +269,9 @@ public final class JdbcStore {
                     vacuumWhenAutovacuumOff,
                     outboxVacuumEvery,
                     longTransactionWarning,
-                    logSegmentWidth)));
+                    logSegmentWidth)),
+            readReplicas,
+            replicaWait);
       }
       boolean mariaDb =
           "MariaDB".equalsIgnoreCase(product) || (version != null && version.contains("MariaDB"));
@@ -258,7 +300,9 @@ public final class JdbcStore {
             name + " " + major + "." + minor,
             schema,
             tablePrefix,
-            new MariaDbDialect(mariaDb, fastestWakeupPoll, slowestWakeupPoll, logSegmentWidth));
+            new MariaDbDialect(mariaDb, fastestWakeupPoll, slowestWakeupPoll, logSegmentWidth),
+            readReplicas,
+            replicaWait);
       }
       if ("H2".equalsIgnoreCase(product)) {
         // "2.2.224 (2023-09-17)": SKIP LOCKED arrived in 2.2.224.
@@ -282,7 +326,9 @@ public final class JdbcStore {
             "H2 " + major + "." + minor + "." + patch,
             schema,
             tablePrefix,
-            new H2Dialect(fastestWakeupPoll, slowestWakeupPoll));
+            new H2Dialect(fastestWakeupPoll, slowestWakeupPoll),
+            readReplicas,
+            replicaWait);
       }
       throw new ValidationException(
           "database '"

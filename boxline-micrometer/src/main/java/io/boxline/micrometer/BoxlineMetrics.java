@@ -142,6 +142,19 @@ public final class BoxlineMetrics implements BoxlineObserver {
                         + " failed one is logged and sequencing slows until one succeeds")
                 .register(registry));
       }
+      for (boolean replica : new boolean[] {true, false}) {
+        statsMeters.add(
+            FunctionCounter.builder(
+                    "boxline.log.reads",
+                    boxline,
+                    b -> replica ? b.stats().replicaReads() : b.stats().primaryFallbacks())
+                .tag("source", replica ? "replica" : "primary-fallback")
+                .description(
+                    "partition reads of the log answered by a read replica, or by the primary"
+                        + " because no replica had caught up in time or none answered (only with"
+                        + " read replicas)")
+                .register(registry));
+      }
       statsMeters.add(
           FunctionCounter.builder(
                   "boxline.long.transaction.warnings",

@@ -156,6 +156,10 @@ public record ServerConfig(
    * @param poolSize connections at most (default 16)
    * @param migrate whether the server applies Boxline's migrations at start (default true); false
    *     for a database user with data privileges only, the schema migrated by its owner
+   * @param replicas streaming replicas of the database that answer reads of the log (consumers'
+   *     fetches, tails, the Kafka API's fetches, browsing); default none
+   * @param replicaWait how long a read waits for replicas that lag behind the newest events before
+   *     the primary answers it (default 100ms)
    */
   public record Database(
       Optional<String> url,
@@ -163,7 +167,9 @@ public record ServerConfig(
       String password,
       String schema,
       int poolSize,
-      boolean migrate) {
+      boolean migrate,
+      List<Replica> replicas,
+      Duration replicaWait) {
     @Override
     public String toString() {
       return "Database[url="
@@ -171,6 +177,21 @@ public record ServerConfig(
           + ", user="
           + user
           + "]";
+    }
+  }
+
+  /**
+   * A read replica of the database.
+   *
+   * @param url JDBC URL of the replica
+   * @param user user name (default: none)
+   * @param password password (from the environment; never logged)
+   * @param poolSize connections at most (default 16)
+   */
+  public record Replica(String url, String user, String password, int poolSize) {
+    @Override
+    public String toString() {
+      return "Replica[url=" + url.replaceFirst("\\?.*", "?…") + ", user=" + user + "]";
     }
   }
 

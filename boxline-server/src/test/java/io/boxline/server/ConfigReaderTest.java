@@ -101,6 +101,42 @@ class ConfigReaderTest {
   }
 
   @Test
+  void readReplicasAreReadAndChecked() {
+    ServerConfig c =
+        parse(
+            TOKEN
+                + "database:\n  url: jdbc:postgresql://db/app\n  replicaWait: 250ms\n  replicas:\n"
+                + "    - {url: 'jdbc:postgresql://db-r1/app', user: reader, poolSize: 4}\n"
+                + "    - {url: 'jdbc:postgresql://db-r2/app'}\n",
+            Map.of());
+    assertThat(c.database().replicas())
+        .containsExactly(
+            new ServerConfig.Replica("jdbc:postgresql://db-r1/app", "reader", "", 4),
+            new ServerConfig.Replica("jdbc:postgresql://db-r2/app", "", "", 16));
+    assertThat(c.database().replicaWait()).isEqualTo(java.time.Duration.ofMillis(250));
+    ServerConfig none = parse(DATABASE + TOKEN, Map.of());
+    assertThat(none.database().replicas()).isEmpty();
+    assertThat(none.database().replicaWait()).isEqualTo(java.time.Duration.ofMillis(100));
+    String primary = "database:\n  url: jdbc:postgresql://db/app\n";
+    refused(
+        TOKEN + primary + "  replicas:\n    - {url: 'jdbc:postgresql://db/app'}\n",
+        "database.replicas[0].url",
+        "the primary's own url");
+    refused(
+        TOKEN + primary + "  replicas:\n    - {url: 'postgresql://db-r1/app'}\n",
+        "database.replicas[0].url",
+        "not a JDBC URL");
+    refused(TOKEN + primary + "  replicas:\n    - {user: x}\n", "database.replicas[0].url");
+    refused(
+        TOKEN
+            + primary
+            + "  replicas:\n    - {url: 'jdbc:postgresql://r/a'}\n    - {url: 'jdbc:postgresql://r/a'}\n",
+        "database.replicas[1]",
+        "listed twice");
+    refused(TOKEN + primary + "  replicaWait: 2m\n", "database.replicaWait", "between 0s and 1m");
+  }
+
+  @Test
   void anUnknownKeyIsNamedWithTheNearestAllowedOne() {
     refused(
         TOKEN + "topics:\n  - {name: acme/orders, partitons: 8}\n",

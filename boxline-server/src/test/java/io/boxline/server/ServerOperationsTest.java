@@ -45,7 +45,17 @@ class ServerOperationsTest {
   @BeforeAll
   void start() throws Exception {
     schema = Databases.uniqueName("bx_ops_");
-    text = ServerProcess.startWithConfig(config(schema, "http: {port: 0, h2c: true}\n"));
+    // The database is its own "read replica" under another URL: the store checks that the replica
+    // shows the primary's schema, reads the log there, and counts it on /metrics.
+    text =
+        ServerProcess.startWithConfig(
+            config(schema, "http: {port: 0, h2c: true}\n")
+                .replace(
+                    ", user: postgres, schema: ",
+                    ", user: postgres, replicas: [{url: '"
+                        + Databases.PG_URL
+                        + (Databases.PG_URL.contains("?") ? "&" : "?")
+                        + "ApplicationName=boxline-replica', user: postgres}], schema: "));
     base = text.awaitReady(Duration.ofSeconds(90));
   }
 
@@ -309,6 +319,41 @@ class ServerOperationsTest {
         assertThat(data.get(20, TimeUnit.SECONDS)).as("event " + n).isNotNull();
       }
     }
+  }
+
+  /** {@code database.replicas}: a tail from the start reads the log on the replica. */
+  @Test
+  void aTailReadsTheLogOnTheReadReplica() throws Exception {
+    for (int n = 2000; n < 2003; n++) {
+      assertThat(send(publish(base, null, n)).statusCode()).isEqualTo(200);
+    }
+    HttpResponse<Stream<String>> tail =
+        CLIENT.send(
+            request(base + TOPIC + "/tail?from=earliest")
+                .timeout(Duration.ofSeconds(60))
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofLines());
+    try (Stream<String> lines = tail.body()) {
+      Iterator<String> it = lines.iterator();
+      CompletableFuture<Boolean> seen =
+          CompletableFuture.supplyAsync(
+              () -> {
+                while (it.hasNext()) {
+                  if (it.next().contains("\"n\":2002")) {
+                    return true;
+                  }
+                }
+                return false;
+              });
+      assertThat(seen.get(20, TimeUnit.SECONDS)).isTrue();
+    }
+    String metrics =
+        new String(send(request(base + "/metrics").GET().build()).body(), StandardCharsets.UTF_8);
+    assertThat(HandlerProgramTest.metric(metrics, "boxline_log_reads_total{source=\"replica\"}"))
+        .as("log reads the replica answered")
+        .isPositive();
+    assertThat(text.log()).doesNotContain("is not a copy of the primary");
   }
 
   /** {@code http.h2c: true}: HTTP/2 by upgrade (the JDK's client) and by prior knowledge (curl). */

@@ -45,6 +45,11 @@ final class JdbcSql {
     this.queries = queries;
   }
 
+  /** The same named statements on another data source (a read replica of the same schema). */
+  JdbcSql on(DataSource other) {
+    return new JdbcSql(other, queries);
+  }
+
   DataSource dataSource() {
     return dataSource;
   }

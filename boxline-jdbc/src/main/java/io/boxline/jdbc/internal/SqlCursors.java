@@ -31,7 +31,13 @@ final class SqlCursors {
   }
 
   List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
-    return db.list(
+    return read(db, topicId, partition, afterSequence, limit);
+  }
+
+  /** {@link #read} on {@code source}: the primary's statements, or a read replica's. */
+  List<StoredEvent> read(
+      JdbcSql source, long topicId, int partition, long afterSequence, int limit) {
+    return source.list(
         "read",
         ps -> {
           ps.setLong(1, topicId);
@@ -51,13 +57,18 @@ final class SqlCursors {
    * The text is the query's own and this loop's counter; the values are bound.
    */
   List<List<StoredEvent>> readEach(List<PartitionRead> reads) {
+    return readEach(db, reads);
+  }
+
+  /** {@link #readEach} on {@code source}: the primary's statements, or a read replica's. */
+  List<List<StoredEvent>> readEach(JdbcSql source, List<PartitionRead> reads) {
     List<List<StoredEvent>> out = new ArrayList<>(reads.size());
     for (int from = 0; from < reads.size(); from += READS_PER_STATEMENT) {
       List<PartitionRead> chunk =
           reads.subList(from, Math.min(reads.size(), from + READS_PER_STATEMENT));
       if (chunk.size() == 1) {
         PartitionRead r = chunk.get(0);
-        out.add(read(r.topicId(), r.partition(), r.afterSequence(), r.limit()));
+        out.add(read(source, r.topicId(), r.partition(), r.afterSequence(), r.limit()));
         continue;
       }
       String one = db.sql("read");
@@ -72,7 +83,7 @@ final class SqlCursors {
       }
       List<List<StoredEvent>> events = new ArrayList<>(chunk.size());
       chunk.forEach(r -> events.add(new ArrayList<>()));
-      try (Connection c = db.connect();
+      try (Connection c = source.connect();
           PreparedStatement ps = c.prepareStatement(sql.toString())) {
         int at = 1;
         for (PartitionRead r : chunk) {
@@ -87,7 +98,7 @@ final class SqlCursors {
           }
         }
       } catch (SQLException e) {
-        throw db.fail("read", e);
+        throw source.fail("read", e);
       }
       // A union keeps no order: each partition's events in sequence order again.
       events.forEach(l -> l.sort(java.util.Comparator.comparingLong(StoredEvent::sequence)));
@@ -325,8 +336,14 @@ final class SqlCursors {
 
   /** An operator's read: {@link #read} with optional key and id filters. */
   List<StoredEvent> readWhere(
-      long topicId, int partition, long afterSequence, String key, UUID eventId, int limit) {
-    return db.list(
+      JdbcSql source,
+      long topicId,
+      int partition,
+      long afterSequence,
+      String key,
+      UUID eventId,
+      int limit) {
+    return source.list(
         "read_filtered",
         ps -> {
           ps.setLong(1, topicId);

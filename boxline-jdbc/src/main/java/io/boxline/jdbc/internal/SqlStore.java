@@ -68,6 +68,7 @@ public final class SqlStore implements Store {
   private final SqlCoordination coordination;
   private final SqlSequencing sequencing;
   private final SqlSignals signals;
+  private final ReplicaReads replicas;
 
   /**
    * A store of Boxline's tables in {@code schema}, named with {@code prefix}, on the database of
@@ -77,6 +78,22 @@ public final class SqlStore implements Store {
    */
   public SqlStore(
       DataSource dataSource, String version, String schema, String prefix, SqlDialect dialect) {
+    this(dataSource, version, schema, prefix, dialect, List.of(), Duration.ZERO);
+  }
+
+  /**
+   * A store that sends reads of the log to {@code replicas} (streaming replicas of the primary),
+   * waiting up to {@code replicaWait} for one that lags before the primary answers (see {@link
+   * ReplicaReads}).
+   */
+  public SqlStore(
+      DataSource dataSource,
+      String version,
+      String schema,
+      String prefix,
+      SqlDialect dialect,
+      List<DataSource> replicas,
+      Duration replicaWait) {
     this.dataSource = dataSource;
     this.dialect = dialect;
     this.db = new JdbcSql(dataSource, SqlScript.named(dialect.folder(), schema, prefix));
@@ -95,6 +112,10 @@ public final class SqlStore implements Store {
     this.coordination = new SqlCoordination(db, dialect, description, idle);
     this.sequencing = dialect.sequencing(ctx);
     this.signals = dialect.signals(ctx);
+    this.replicas =
+        replicas.isEmpty()
+            ? null
+            : new ReplicaReads(db, replicas, replicaWait.toNanos(), System::nanoTime);
   }
 
   @Override
@@ -368,6 +389,9 @@ public final class SqlStore implements Store {
           }
         }
       }
+      if (replicas != null) {
+        replicas.saw(out);
+      }
       return out;
     } catch (SQLException e) {
       throw fail("partition_heads", e);
@@ -377,18 +401,30 @@ public final class SqlStore implements Store {
   // ------------------------------------------------------------------ cursors (see SqlCursors)
   @Override
   public List<StoredEvent> read(long topicId, int partition, long afterSequence, int limit) {
+    if (replicas != null) {
+      return readEach(
+              List.of(new io.boxline.spi.PartitionRead(topicId, partition, afterSequence, limit)))
+          .get(0);
+    }
     return cursors.read(topicId, partition, afterSequence, limit);
   }
 
   @Override
   public List<List<StoredEvent>> readEach(List<io.boxline.spi.PartitionRead> reads) {
+    if (replicas != null) {
+      return replicas.readEach(reads, cursors::readEach);
+    }
     return cursors.readEach(reads);
   }
 
   @Override
   public List<StoredEvent> readWhere(
       long topicId, int partition, long afterSequence, String key, UUID eventId, int limit) {
-    return cursors.readWhere(topicId, partition, afterSequence, key, eventId, limit);
+    if (replicas != null) {
+      return replicas.any(
+          on -> cursors.readWhere(on, topicId, partition, afterSequence, key, eventId, limit));
+    }
+    return cursors.readWhere(db, topicId, partition, afterSequence, key, eventId, limit);
   }
 
   @Override
@@ -528,12 +564,19 @@ public final class SqlStore implements Store {
   @Override
   public SequencedBatch sequence(
       String owner, Duration ttl, int maxEvents, PartitionAssigner assigner, boolean returnEvents) {
-    return sequencing.sequence(owner, ttl, maxEvents, assigner, returnEvents);
+    SequencedBatch batch = sequencing.sequence(owner, ttl, maxEvents, assigner, returnEvents);
+    if (replicas != null) {
+      replicas.saw(batch.heads());
+    }
+    return batch;
   }
 
   @Override
   public StoreStats stats() {
-    return sequencing.stats();
+    StoreStats own = sequencing.stats();
+    return replicas == null
+        ? own
+        : own.withReplicaReads(replicas.replicaReads(), replicas.fallbacks());
   }
 
   @Override
@@ -553,12 +596,36 @@ public final class SqlStore implements Store {
 
   @Override
   public void announce(List<PartitionHead> heads) {
+    if (replicas != null) {
+      replicas.saw(heads);
+    }
     signals.announce(heads);
   }
 
   @Override
   public boolean listen(WakeupListener wakeups) {
-    return signals.listen(wakeups);
+    if (replicas == null) {
+      return signals.listen(wakeups);
+    }
+    // The heads other processes sequenced: a replica read must reach them.
+    return signals.listen(
+        new WakeupListener() {
+          @Override
+          public void outboxChanged() {
+            wakeups.outboxChanged();
+          }
+
+          @Override
+          public void logAppended(List<PartitionHead> heads) {
+            replicas.saw(heads);
+            wakeups.logAppended(heads);
+          }
+
+          @Override
+          public void resynchronize() {
+            wakeups.resynchronize();
+          }
+        });
   }
 
   @Override

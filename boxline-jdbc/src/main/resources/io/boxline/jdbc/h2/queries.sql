@@ -18,6 +18,10 @@ CREATE TABLE IF NOT EXISTS ${schema}.${p}schema_version (
   applied_at   BIGINT        NOT NULL
 )
 
+-- When the schema was first migrated, to the microsecond: a read replica must show the same.
+-- name: schema_fingerprint
+SELECT applied_at FROM ${schema}.${p}schema_version WHERE version = 1
+
 -- name: current_version
 SELECT COALESCE(MAX(version), 0) FROM ${schema}.${p}schema_version
 

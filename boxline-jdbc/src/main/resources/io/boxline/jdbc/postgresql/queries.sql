@@ -18,6 +18,10 @@ CREATE TABLE IF NOT EXISTS ${schema}.${p}schema_version (
   applied_at   timestamptz  NOT NULL DEFAULT now()
 )
 
+-- When the schema was first migrated, to the microsecond: a read replica must show the same.
+-- name: schema_fingerprint
+SELECT CAST(extract(epoch FROM applied_at) * 1000000 AS bigint) FROM ${schema}.${p}schema_version WHERE version = 1
+
 -- name: current_version
 SELECT coalesce(max(version), 0) FROM ${schema}.${p}schema_version
 

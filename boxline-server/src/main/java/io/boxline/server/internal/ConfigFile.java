@@ -292,7 +292,14 @@ record ConfigFile(
 
   @ConfigBinding.Mapping
   record Database(
-      String url, String user, String password, String schema, Long poolSize, Boolean migrate)
+      String url,
+      String user,
+      String password,
+      String schema,
+      Long poolSize,
+      Boolean migrate,
+      List<Replica> replicas,
+      Duration replicaWait)
       implements Section<ServerConfig.Database> {
     @Override
     public ServerConfig.Database resolve(At at) {
@@ -307,13 +314,56 @@ record ConfigFile(
       if (schema != null) {
         at.key("schema").parse(schema, Names::requireSchema);
       }
+      List<ServerConfig.Replica> read =
+          each(
+              replicas,
+              at.key("replicas"),
+              ServerConfig.Replica::url,
+              u -> "replica '" + u + "' is listed twice");
+      if (url.isEmpty() && !read.isEmpty()) {
+        throw at.key("replicas").error("needs database.url: replicas are copies of that primary");
+      }
+      for (int i = 0; i < read.size(); i++) {
+        if (url.isPresent() && read.get(i).url().equals(url.get())) {
+          throw at.key("replicas")
+              .index(i)
+              .key("url")
+              .error("is the primary's own url; list the urls of its streaming replicas (or none)");
+        }
+      }
+      Duration wait = or(replicaWait, Duration.ofMillis(100));
+      if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw at.key("replicaWait")
+            .error("must be between 0s and 1m, got " + Names.durationText(wait));
+      }
       return new ServerConfig.Database(
           url,
           text(user).orElse(""),
           text(password).orElse(""),
           text(schema).orElse("boxline"),
           at.between("poolSize", poolSize, 16, 2, 500),
-          or(migrate, true));
+          or(migrate, true),
+          read,
+          wait);
+    }
+  }
+
+  @ConfigBinding.Mapping
+  record Replica(String url, String user, String password, Long poolSize)
+      implements Section<ServerConfig.Replica> {
+    @Override
+    public ServerConfig.Replica resolve(At at) {
+      String u = at.required("url", this.url);
+      if (!u.startsWith("jdbc:")) {
+        throw at.key("url")
+            .error(
+                "'" + u + "' is not a JDBC URL; write e.g. jdbc:postgresql://replica-1:5432/app");
+      }
+      return new ServerConfig.Replica(
+          u,
+          text(user).orElse(""),
+          text(password).orElse(""),
+          at.between("poolSize", poolSize, 16, 2, 500));
     }
   }
 

@@ -15,6 +15,7 @@ final class Database implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("io.boxline.server");
   private DevPostgres embedded;
   private HikariDataSource pool;
+  private final java.util.List<HikariDataSource> replicas = new java.util.ArrayList<>();
   final String description;
 
   Database(ServerConfig.Database config) throws IOException {
@@ -53,14 +54,44 @@ final class Database implements AutoCloseable {
     cfg.setPoolName("boxline-server");
     try {
       pool = new HikariDataSource(cfg);
+      for (int i = 0; i < config.replicas().size(); i++) {
+        replicas.add(replicaPool(config.replicas().get(i), i + 1));
+      }
     } catch (RuntimeException e) {
       close();
       throw e;
     }
   }
 
+  /**
+   * A replica's pool: it may be down when the server starts (the store skips it until it answers),
+   * and a short connection timeout bounds how long a read waits on one that cannot be reached.
+   */
+  private static HikariDataSource replicaPool(ServerConfig.Replica replica, int n) {
+    HikariConfig cfg = new HikariConfig();
+    cfg.setJdbcUrl(replica.url());
+    if (!replica.user().isEmpty()) {
+      cfg.setUsername(replica.user());
+    }
+    if (!replica.password().isEmpty()) {
+      cfg.setPassword(replica.password());
+    }
+    cfg.setMaximumPoolSize(replica.poolSize());
+    cfg.setMinimumIdle(Math.min(2, replica.poolSize()));
+    cfg.setConnectionTimeout(2_000);
+    cfg.setInitializationFailTimeout(-1);
+    cfg.setReadOnly(true);
+    cfg.setPoolName("boxline-replica-" + n);
+    return new HikariDataSource(cfg);
+  }
+
   DataSource dataSource() {
     return pool;
+  }
+
+  /** The read replicas' pools, in the config's order. */
+  java.util.List<DataSource> replicas() {
+    return java.util.List.copyOf(replicas);
   }
 
   /** The URL without its query string, which may hold a password. */
@@ -71,6 +102,7 @@ final class Database implements AutoCloseable {
 
   @Override
   public void close() {
+    replicas.forEach(HikariDataSource::close);
     if (pool != null) {
       pool.close();
     }

@@ -89,7 +89,12 @@ public final class ServerRuntime implements AutoCloseable {
     jvmGc = new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics();
     jvmGc.bindTo(registry);
     BoxlineMetrics metrics = BoxlineMetrics.builder(registry).partitionGauges(true).build();
-    store = JdbcStore.builder(database.dataSource()).schema(config.database().schema()).build();
+    store =
+        JdbcStore.builder(database.dataSource())
+            .schema(config.database().schema())
+            .readReplicas(database.replicas())
+            .replicaWait(config.database().replicaWait())
+            .build();
     Boxline.Builder builder =
         Boxline.builder().store(store).observer(metrics).migrate(config.database().migrate());
     for (ServerConfig.Subscription s : config.subscriptions()) {
