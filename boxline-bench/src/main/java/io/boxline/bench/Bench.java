@@ -95,6 +95,8 @@ public final class Bench {
         W1Throughput.WORKLOAD,
         W2Latency.WORKLOAD,
         W3Idle.WORKLOAD,
+        F1Fanout.WORKLOAD,
+        P1Partitions.WORKLOAD,
         S1Server.WORKLOAD,
         K1Kafka.WORKLOAD,
         S2Waiting.WORKLOAD,

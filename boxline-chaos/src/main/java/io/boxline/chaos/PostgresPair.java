@@ -215,6 +215,24 @@ public final class PostgresPair implements AutoCloseable {
     }
   }
 
+  /** The primary's postmaster process id (its backends are its children). */
+  public long primaryPid() {
+    return postmasterPid(primary());
+  }
+
+  /** The replica's postmaster process id (its startup, WAL receiver and backends are children). */
+  public long standbyPid() {
+    return postmasterPid(standby());
+  }
+
+  private static long postmasterPid(Path data) {
+    try {
+      return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** Crashes the primary: its processes are killed, nothing is flushed or handed over. */
   public void crashPrimary() {
     PrivatePostgres.pgCommand(

@@ -69,7 +69,7 @@ final class ConsumerContext {
   final String id;
   final String group;
   final RecentEvents recent;
-  final CursorCommitter cursorCommits;
+  final CursorCommitter.Lane cursorCommits;
   final FailurePolicy failures;
   final AtomicLong handled = new AtomicLong();
   final AtomicLong fenced = new AtomicLong();
@@ -80,7 +80,7 @@ final class ConsumerContext {
       ConsumerSettings s,
       SubscriptionInfo subscription,
       RecentEvents recent,
-      CursorCommitter cursorCommits,
+      CursorCommitter.Lane cursorCommits,
       Host host) {
     this.store = store;
     this.s = s;

@@ -3,6 +3,7 @@ package io.boxline.internal;
 import io.boxline.spi.CommitOutcome;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Settlement;
+import io.boxline.spi.SubscriptionSettlement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -15,7 +16,11 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
- * Group commit of one consumer's cursor moves. The workers of a consumer finish their partitions'
+ * Group commit of the cursor moves of one instance's consumers ({@link #across}, one {@link Lane}
+ * per subscription), or of one consumer's. Every subscription reads the same log, so the consumers
+ * of an instance finish their batches of one sequencer batch at nearly the same moment: committed
+ * together, the primary sees one statement and one transaction per moment instead of one per
+ * subscription. Within a consumer, likewise: The workers of a consumer finish their partitions'
  * batches at nearly the same moment (one sequencer batch usually feeds several partitions), and
  * each used to commit its cursor in its own round trip. Here a worker that finds no commit running
  * becomes the leader and commits every move waiting at that moment in one {@link
@@ -30,7 +35,7 @@ import java.util.function.Function;
  * call under way.
  */
 final class CursorCommitter {
-  private final Function<List<Settlement>, List<CommitOutcome>> commitAll;
+  private final Function<List<SubscriptionSettlement>, List<CommitOutcome>> commitAll;
 
   /**
    * How long a leader waits at most for the moves of deliveries still under way (see {@link
@@ -59,6 +64,17 @@ final class CursorCommitter {
   }
 
   /**
+   * The group commit of several subscriptions' moves ({@link
+   * io.boxline.spi.CursorStore#settleAcross}); each consumer commits through its {@link #lane}.
+   */
+  static CursorCommitter across(
+      Function<List<SubscriptionSettlement>, List<CommitOutcome>> commitAll,
+      AtomicLong calls,
+      AtomicLong moves) {
+    return new CursorCommitter(COMPANY_WAIT_NANOS, commitAll, calls, moves);
+  }
+
+  /**
    * @param calls counts the store calls made (shared by the consumers of one instance)
    * @param moves counts the moves those calls carried
    */
@@ -77,6 +93,22 @@ final class CursorCommitter {
       AtomicLong calls,
       AtomicLong moves,
       long companyWaitNanos) {
+    this(
+        companyWaitNanos,
+        all -> {
+          List<Settlement> moveList = new ArrayList<>(all.size());
+          all.forEach(m -> moveList.add(m.settlement()));
+          return commitAll.apply(moveList);
+        },
+        calls,
+        moves);
+  }
+
+  private CursorCommitter(
+      long companyWaitNanos,
+      Function<List<SubscriptionSettlement>, List<CommitOutcome>> commitAll,
+      AtomicLong calls,
+      AtomicLong moves) {
     this.commitAll = commitAll;
     this.calls = calls;
     this.moves = moves;
@@ -84,13 +116,39 @@ final class CursorCommitter {
   }
 
   private static final class Request {
+    final long subscription;
     final Settlement move;
     CommitOutcome outcome;
     RuntimeException failure;
     boolean done;
 
-    Request(Settlement move) {
+    Request(long subscription, Settlement move) {
+      this.subscription = subscription;
       this.move = move;
+    }
+  }
+
+  /** One subscription's way into this group commit. */
+  Lane lane(long subscriptionId) {
+    return new Lane(subscriptionId);
+  }
+
+  /** What a consumer commits through: its subscription's moves, with every other lane's. */
+  final class Lane {
+    private final long subscriptionId;
+
+    private Lane(long subscriptionId) {
+      this.subscriptionId = subscriptionId;
+    }
+
+    /** See {@link CursorCommitter#expect}. */
+    Expected expect() {
+      return CursorCommitter.this.expect();
+    }
+
+    /** See {@link CursorCommitter#commit(Settlement, Expected)}. */
+    CommitOutcome commit(Settlement move, Expected of) {
+      return CursorCommitter.this.commit(subscriptionId, move, of);
     }
   }
 
@@ -145,7 +203,11 @@ final class CursorCommitter {
    * blocks until it is decided.
    */
   CommitOutcome commit(Settlement move, Expected of) {
-    Request mine = new Request(move);
+    return commit(0, move, of);
+  }
+
+  private CommitOutcome commit(long subscription, Settlement move, Expected of) {
+    Request mine = new Request(subscription, move);
     lock.lock();
     try {
       waiting.add(mine);
@@ -189,65 +251,107 @@ final class CursorCommitter {
     }
   }
 
-  /** At most one move per partition per call (a partition's next move needs this one's result). */
+  /** A subscription's partition: one cursor row. */
+  private record Cursor(long subscription, PartitionKey partition) {}
+
+  /** At most one move per cursor per call (a partition's next move needs this one's result). */
   private List<Request> takeBatch() {
     List<Request> batch = new ArrayList<>(waiting.size());
     List<Request> later = new ArrayList<>();
-    Set<PartitionKey> seen = new HashSet<>();
+    Set<Cursor> seen = new HashSet<>();
     for (Request r : waiting) {
-      (seen.add(r.move.partition()) ? batch : later).add(r);
+      (seen.add(new Cursor(r.subscription, r.move.partition())) ? batch : later).add(r);
     }
     waiting.clear();
     waiting.addAll(later);
     // One lock order for every caller, so two calls never wait on each other's cursor rows.
     batch.sort(
-        Comparator.comparingLong((Request r) -> r.move.partition().topicId())
+        Comparator.comparingLong((Request r) -> r.subscription)
+            .thenComparingLong(r -> r.move.partition().topicId())
             .thenComparingInt(r -> r.move.partition().partition()));
     return batch;
   }
 
   private void run(List<Request> batch) {
-    List<Settlement> list = new ArrayList<>(batch.size());
-    for (Request r : batch) {
-      list.add(r.move);
+    if (batch.stream().mapToLong(r -> r.subscription).distinct().count() > 1) {
+      // Several subscriptions in one call: if it fails, each subscription's moves are tried alone,
+      // so that one subscription's failure (say, it was just deleted) fails no other's.
+      List<CommitOutcome> together = null;
+      boolean failed = false;
+      try {
+        together = call(batch);
+      } catch (RuntimeException e) {
+        failed = true;
+      } finally {
+        if (!failed) {
+          decide(batch, together, null);
+        }
+      }
+      if (failed) {
+        calls.incrementAndGet();
+        java.util.Map<Long, List<Request>> bySubscription = new java.util.LinkedHashMap<>();
+        batch.forEach(
+            r -> bySubscription.computeIfAbsent(r.subscription, s -> new ArrayList<>()).add(r));
+        bySubscription.values().forEach(this::runAlone);
+      }
+      return;
     }
+    runAlone(batch);
+  }
+
+  /** The store call of {@code batch}; fails when it returns the wrong number of outcomes. */
+  private List<CommitOutcome> call(List<Request> batch) {
+    List<SubscriptionSettlement> list = new ArrayList<>(batch.size());
+    for (Request r : batch) {
+      list.add(new SubscriptionSettlement(r.subscription, r.move));
+    }
+    List<CommitOutcome> outcomes = commitAll.apply(list);
+    if (outcomes.size() != list.size()) {
+      throw new IllegalStateException(
+          "the store's settle returned "
+              + outcomes.size()
+              + " outcomes for "
+              + list.size()
+              + " moves");
+    }
+    return outcomes;
+  }
+
+  private void runAlone(List<Request> batch) {
     List<CommitOutcome> outcomes = null;
     RuntimeException failure = null;
     try {
-      outcomes = commitAll.apply(list);
-      if (outcomes.size() != list.size()) {
-        failure =
-            new IllegalStateException(
-                "the store's settle returned "
-                    + outcomes.size()
-                    + " outcomes for "
-                    + list.size()
-                    + " moves");
-      }
+      outcomes = call(batch);
     } catch (RuntimeException e) {
       failure = e;
     } finally {
-      // Even when an Error escapes: every request of the call is decided, or its worker, no
-      // longer in the waiting list, would wait for good.
-      if (outcomes == null && failure == null) {
-        failure = new IllegalStateException("the cursor commit failed with an error");
-      }
-      calls.incrementAndGet();
-      moves.addAndGet(list.size());
-      lock.lock(); // the waiting workers read their request under the lock
-      try {
-        for (int i = 0; i < batch.size(); i++) {
-          Request r = batch.get(i);
-          if (failure != null) {
-            r.failure = failure;
-          } else {
-            r.outcome = outcomes.get(i);
-          }
-          r.done = true;
+      decide(batch, outcomes, failure);
+    }
+  }
+
+  /** Counts the call and hands each request its outcome, or the failure. */
+  private void decide(List<Request> batch, List<CommitOutcome> outcomes, RuntimeException failed) {
+    RuntimeException failure = failed;
+    // Even when an Error escapes (called from a finally): every request of the call is decided, or
+    // its worker, no longer in the waiting list, would wait for good.
+    if (outcomes == null && failure == null) {
+      failure = new IllegalStateException("the cursor commit failed with an error");
+    }
+    calls.incrementAndGet();
+    moves.addAndGet(batch.size());
+    lock.lock(); // the waiting workers read their request under the lock
+    try {
+      for (int i = 0; i < batch.size(); i++) {
+        Request r = batch.get(i);
+        if (failure != null) {
+          r.failure = failure;
+        } else {
+          r.outcome = outcomes.get(i);
         }
-      } finally {
-        lock.unlock();
+        r.done = true;
       }
+    } finally {
+      lock.unlock();
     }
   }
 

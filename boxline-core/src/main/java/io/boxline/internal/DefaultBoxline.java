@@ -69,6 +69,13 @@ final class DefaultBoxline implements Boxline {
   private final AtomicLong cursorCommitCalls = new AtomicLong();
 
   private final AtomicLong cursorMovesCommitted = new AtomicLong();
+
+  /**
+   * One group commit for every consumer of this instance: one statement per moment, not per
+   * subscription.
+   */
+  private final CursorCommitter cursorCommits;
+
   private final AtomicInteger consumerCounter = new AtomicInteger();
   private final Object lifecycle = new Object();
   private boolean started;
@@ -78,6 +85,8 @@ final class DefaultBoxline implements Boxline {
     this.settings = settings;
     this.observers = Observers.of(settings.observers());
     this.store = settings.store();
+    this.cursorCommits =
+        CursorCommitter.across(store::settleAcross, cursorCommitCalls, cursorMovesCommitted);
     this.topics = new TopicCache(store);
     this.admin = new DefaultAdmin(store, topics, settings.coordination());
     this.remoteConsumers =
@@ -599,8 +608,7 @@ final class DefaultBoxline implements Boxline {
                   keyConcurrency,
                   hardShutdownTimeout,
                   executor),
-              cursorCommitCalls,
-              cursorMovesCommitted,
+              cursorCommits,
               () -> consumers.remove(self[0]));
       self[0] = c;
       consumers.add(c);

@@ -24,7 +24,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One member of a subscription's consumer group: the façade that owns the threads and wires the
@@ -113,8 +112,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
       RecentEvents recent,
       SubscriptionInfo subscription,
       ConsumerSettings settings,
-      AtomicLong commitCalls,
-      AtomicLong commitMoves,
+      CursorCommitter cursorCommits,
       Runnable onClose) {
     // A transactional handler commits its cursor inside its own transaction, where the check that
     // handed-over events are still in the log is not made; it always reads from the log.
@@ -129,8 +127,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
             settings,
             subscription,
             this.recent,
-            new CursorCommitter(
-                moves -> store.settle(subscription.id(), moves), commitCalls, commitMoves),
+            cursorCommits.lane(subscription.id()),
             this);
     Delivery delivery =
         settings.txHandler() != null ? new TransactionalDelivery(ctx) : new PlainDelivery(ctx);

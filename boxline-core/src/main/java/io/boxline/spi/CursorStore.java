@@ -59,6 +59,31 @@ public interface CursorStore {
   List<CommitOutcome> settle(long subscriptionId, List<Settlement> settlements);
 
   /**
+   * {@link #settle} for the settlements of several subscriptions at once (the consumers of one
+   * instance finishing batches of the same moment), outcomes in input order; at most one settlement
+   * per subscription and partition. A store may apply them in one statement and one transaction;
+   * this default settles each subscription's in a call of its own, in order of first appearance.
+   */
+  default List<CommitOutcome> settleAcross(List<SubscriptionSettlement> settlements) {
+    java.util.Map<Long, List<Integer>> bySubscription = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < settlements.size(); i++) {
+      bySubscription
+          .computeIfAbsent(settlements.get(i).subscriptionId(), s -> new java.util.ArrayList<>())
+          .add(i);
+    }
+    CommitOutcome[] out = new CommitOutcome[settlements.size()];
+    for (java.util.Map.Entry<Long, List<Integer>> e : bySubscription.entrySet()) {
+      List<Settlement> mine = new java.util.ArrayList<>(e.getValue().size());
+      e.getValue().forEach(i -> mine.add(settlements.get(i).settlement()));
+      List<CommitOutcome> outcomes = settle(e.getKey(), mine);
+      for (int j = 0; j < outcomes.size(); j++) {
+        out[e.getValue().get(j)] = outcomes.get(j);
+      }
+    }
+    return java.util.Arrays.asList(out);
+  }
+
+  /**
    * In {@code tx}, a transaction the caller runs ({@link Store#openTransaction}, or an application
    * framework's), after a transactional handler wrote into it: applies {@code settlement} as {@link
    * #settle} would, and removes the parked events it names as handled, so that all of it commits or

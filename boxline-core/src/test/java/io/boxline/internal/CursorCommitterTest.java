@@ -81,6 +81,98 @@ class CursorCommitterTest {
     assertThat(committer.moves()).isEqualTo(1);
   }
 
+  /**
+   * The consumers of one instance: the moves of several subscriptions waiting at one moment go in
+   * one call, in subscription, topic and partition order; the same partition of two subscriptions
+   * is two cursors, so both go.
+   */
+  @Test
+  void lanesOfSeveralSubscriptionsCommitInOneCall() throws Exception {
+    List<List<io.boxline.spi.SubscriptionSettlement>> calls = new CopyOnWriteArrayList<>();
+    CountDownLatch firstEntered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    CursorCommitter committer =
+        CursorCommitter.across(
+            all -> {
+              calls.add(List.copyOf(all));
+              if (calls.size() == 1) {
+                firstEntered.countDown();
+                try {
+                  assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              }
+              List<CommitOutcome> out = new ArrayList<>();
+              all.forEach(m -> out.add(CommitOutcome.COMMITTED));
+              return out;
+            },
+            new AtomicLong(),
+            new AtomicLong());
+    CursorCommitter.Lane seven = committer.lane(7);
+    CursorCommitter.Lane three = committer.lane(3);
+    Future<CommitOutcome> first = workers.submit(() -> seven.commit(move(0, 1), null));
+    assertThat(firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    List<Future<CommitOutcome>> later = new ArrayList<>();
+    later.add(workers.submit(() -> seven.commit(move(2, 5), null)));
+    later.add(workers.submit(() -> three.commit(move(2, 9), null)));
+    later.add(workers.submit(() -> three.commit(move(1, 4), null)));
+    await("three moves waiting", () -> committer.waiting() == 3);
+    release.countDown();
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    for (Future<CommitOutcome> f : later) {
+      assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    }
+    assertThat(calls).hasSize(2);
+    assertThat(calls.get(1))
+        .containsExactly(
+            new io.boxline.spi.SubscriptionSettlement(3, move(1, 4)),
+            new io.boxline.spi.SubscriptionSettlement(3, move(2, 9)),
+            new io.boxline.spi.SubscriptionSettlement(7, move(2, 5)));
+    assertThat(committer.calls()).isEqualTo(2);
+    assertThat(committer.moves()).isEqualTo(4);
+  }
+
+  /** A call of several subscriptions that fails is tried per subscription: one fails, not all. */
+  @Test
+  void aFailedCallOfSeveralSubscriptionsFailsOnlyTheSubscriptionThatFails() throws Exception {
+    CountDownLatch firstEntered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicLong callCount = new AtomicLong();
+    CursorCommitter committer =
+        CursorCommitter.across(
+            all -> {
+              if (callCount.incrementAndGet() == 1) {
+                firstEntered.countDown();
+                try {
+                  assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              }
+              if (all.stream().anyMatch(m -> m.subscriptionId() == 3)) {
+                throw new IllegalStateException("subscription 3 was deleted");
+              }
+              List<CommitOutcome> out = new ArrayList<>();
+              all.forEach(m -> out.add(CommitOutcome.COMMITTED));
+              return out;
+            },
+            new AtomicLong(),
+            new AtomicLong());
+    Future<CommitOutcome> first = workers.submit(() -> committer.lane(7).commit(move(0, 1), null));
+    assertThat(firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    Future<CommitOutcome> ok = workers.submit(() -> committer.lane(7).commit(move(1, 2), null));
+    Future<CommitOutcome> bad = workers.submit(() -> committer.lane(3).commit(move(1, 2), null));
+    await("two moves waiting", () -> committer.waiting() == 2);
+    release.countDown();
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThat(ok.get(10, TimeUnit.SECONDS)).isEqualTo(CommitOutcome.COMMITTED);
+    assertThatThrownBy(() -> bad.get(10, TimeUnit.SECONDS))
+        .hasRootCauseMessage("subscription 3 was deleted");
+    // the first alone, the pair together (failed), then each subscription alone
+    assertThat(callCount).hasValue(4);
+  }
+
   @Test
   void theCommittersOfOneInstanceCountIntoTheSameCounters() {
     Calls store = new Calls();

@@ -309,12 +309,14 @@ public final class PostgresDialect implements SqlDialect {
   }
 
   @Override
-  public List<CommitOutcome> moveAll(
-      Connection c, JdbcSql db, long subscriptionId, List<Settlement> moves) throws SQLException {
+  public List<CommitOutcome> moveAcross(
+      Connection c, JdbcSql db, List<io.boxline.spi.SubscriptionSettlement> across)
+      throws SQLException {
     // Primitive arrays travel in pgjdbc's binary array format: building ten text arrays with
     // createArrayOf was most of a worker's time in W1. A first sequence of 0 (sequences start at 1)
     // marks a move over events read from the log.
-    int n = moves.size();
+    int n = across.size();
+    long[] subscriptions = new long[n];
     long[] topics = new long[n];
     int[] partitions = new int[n];
     long[] expected = new long[n];
@@ -325,7 +327,8 @@ public final class PostgresDialect implements SqlDialect {
     int[] firstIds = new int[n];
     List<UUID> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      Settlement m = moves.get(i);
+      Settlement m = across.get(i).settlement();
+      subscriptions[i] = across.get(i).subscriptionId();
       topics[i] = m.partition().topicId();
       partitions[i] = m.partition().partition();
       expected[i] = m.expectedPosition();
@@ -339,7 +342,7 @@ public final class PostgresDialect implements SqlDialect {
       }
     }
     try (PreparedStatement ps = c.prepareStatement(db.sql("commit_cursors"))) {
-      ps.setLong(1, subscriptionId);
+      ps.setObject(1, subscriptions);
       ps.setObject(2, topics);
       ps.setObject(3, partitions);
       ps.setObject(4, expected);

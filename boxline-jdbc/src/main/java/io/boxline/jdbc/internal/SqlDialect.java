@@ -116,6 +116,19 @@ public interface SqlDialect {
   default List<CommitOutcome> moveAll(
       Connection c, JdbcSql db, long subscriptionId, List<Settlement> settlements)
       throws SQLException {
+    List<io.boxline.spi.SubscriptionSettlement> all = new java.util.ArrayList<>();
+    settlements.forEach(
+        st -> all.add(new io.boxline.spi.SubscriptionSettlement(subscriptionId, st)));
+    return moveAcross(c, db, all);
+  }
+
+  /**
+   * Where {@link #movesInOneStatement}: moves the cursors of several subscriptions' {@code
+   * settlements} in one statement on {@code c}, outcomes in input order.
+   */
+  default List<CommitOutcome> moveAcross(
+      Connection c, JdbcSql db, List<io.boxline.spi.SubscriptionSettlement> settlements)
+      throws SQLException {
     throw new UnsupportedOperationException(folder() + " moves cursors one by one");
   }
 

@@ -30,7 +30,8 @@ public final class SqlScript {
           "V12__group_limits.sql",
           "V13__subscription_activity.sql",
           "V14__member_status.sql",
-          "V15__log_segments.sql");
+          "V15__log_segments.sql",
+          "V16__commit_cursors_across.sql");
 
   /**
    * MariaDB / MySQL migrations in order (their own numbering; the schema_version table is per

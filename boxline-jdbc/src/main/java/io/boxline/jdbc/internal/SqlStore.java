@@ -446,6 +446,26 @@ public final class SqlStore implements Store {
     return cursors.settle(subscriptionId, settlements);
   }
 
+  /**
+   * Where the dialect moves cursors in one statement and nothing is parked: every subscription's
+   * moves in one auto-commit statement; otherwise each subscription's in a call of its own.
+   */
+  @Override
+  public List<CommitOutcome> settleAcross(List<io.boxline.spi.SubscriptionSettlement> settlements) {
+    boolean parks =
+        settlements.stream()
+            .map(io.boxline.spi.SubscriptionSettlement::settlement)
+            .anyMatch(st -> !st.parks().isEmpty() || !st.doneParked().isEmpty());
+    if (parks || !dialect.movesInOneStatement()) {
+      return Store.super.settleAcross(settlements);
+    }
+    try (Connection c = db.connect()) {
+      return dialect.moveAcross(c, db, settlements);
+    } catch (SQLException e) {
+      throw fail("commit_cursors", e);
+    }
+  }
+
   @Override
   public CommitOutcome settleIn(Connection tx, long subscriptionId, Settlement settlement) {
     return cursors.settleIn(tx, subscriptionId, settlement);

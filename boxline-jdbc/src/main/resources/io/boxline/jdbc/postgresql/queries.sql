@@ -324,7 +324,7 @@ SELECT epoch FROM ${schema}.${p}cursor WHERE subscription_id = ? AND topic_id = 
 -- another epoch: fenced). The SQL is the function of V9__kept_plans.sql. Settlements with
 -- parks run it too, in the transaction that then writes the parks of the moves that committed.
 -- name: commit_cursors
-SELECT * FROM ${schema}.${p}commit_cursors(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+SELECT * FROM ${schema}.${p}commit_cursors_across(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 -- Lease epochs are copied onto the cursor; only a newer epoch may replace an older one.
 -- name: fence_cursors
