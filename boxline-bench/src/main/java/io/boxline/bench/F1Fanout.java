@@ -45,7 +45,9 @@ final class F1Fanout {
       double replicaCpuMsPer1000,
       long replicaReads,
       long primaryFallbacks,
-      double commitCallsPer1000) {}
+      double commitCallsPer1000,
+      double walBytesPerEvent,
+      double primaryCommitsPer1000) {}
 
   private static final Workload.Definition DEF = Workload.define("f1", Bench.Suite.W);
 
@@ -188,6 +190,7 @@ final class F1Fanout {
         }
         long calls0 = consumers.stats().cursorCommitCalls();
         probe.reset();
+        long[] wal0 = walAndCommits(primary);
         long cpuPrimary0 = Cpu.treeTicks(pair.primaryPid());
         long cpuReplica0 = Cpu.treeTicks(pair.standbyPid());
         long t0 = System.nanoTime();
@@ -197,6 +200,7 @@ final class F1Fanout {
         awaitAll(counts, warmEvents + windowEvents, Duration.ofSeconds(300));
         long cpuPrimary = Cpu.treeTicks(pair.primaryPid()) - cpuPrimary0;
         long cpuReplica = Cpu.treeTicks(pair.standbyPid()) - cpuReplica0;
+        long[] wal1 = walAndCommits(primary);
         double slowest = Double.MAX_VALUE;
         for (int i = 0; i < subs; i++) {
           double seconds = (lastAt.get(i) - t0) / 1e9;
@@ -231,8 +235,26 @@ final class F1Fanout {
             Cpu.millis(cpuReplica) * 1000.0 / windowEvents,
             stats.replicaReads(),
             stats.primaryFallbacks(),
-            (stats.cursorCommitCalls() - calls0) * 1000.0 / windowEvents);
+            (stats.cursorCommitCalls() - calls0) * 1000.0 / windowEvents,
+            (double) (wal1[0] - wal0[0]) / windowEvents,
+            (wal1[1] - wal0[1] - 1) * 1000.0 / windowEvents);
       }
+    }
+  }
+
+  /**
+   * The primary's WAL position in bytes and its committed transactions so far (pg_stat_database of
+   * every database; the read itself is one).
+   */
+  private static long[] walAndCommits(HikariDataSource primary) throws java.sql.SQLException {
+    try (var c = primary.getConnection();
+        var st = c.createStatement();
+        var rs =
+            st.executeQuery(
+                "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,"
+                    + " (SELECT sum(xact_commit) FROM pg_stat_database)")) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
     }
   }
 
@@ -315,7 +337,9 @@ final class F1Fanout {
             "vs 1 subscription",
             "replica CPU ms / 1,000 ev",
             "replica reads / fallbacks",
-            "cursor commit calls / 1,000 ev");
+            "cursor commit calls / 1,000 ev",
+            "primary WAL bytes / ev",
+            "primary commits / 1,000 ev");
     for (Trial r : trials) {
       Trial one =
           trials.stream()
@@ -334,7 +358,9 @@ final class F1Fanout {
           String.format("%.2f×", r.primaryCpuMsPer1000() / one.primaryCpuMsPer1000()),
           String.format("%.1f", r.replicaCpuMsPer1000()),
           r.replicaReads() + " / " + r.primaryFallbacks(),
-          String.format("%.0f", r.commitCallsPer1000()));
+          String.format("%.0f", r.commitCallsPer1000()),
+          String.format("%,.0f", r.walBytesPerEvent()),
+          String.format("%.0f", r.primaryCommitsPer1000()));
     }
     return "## F1 — fan-out\n\n"
         + String.format(

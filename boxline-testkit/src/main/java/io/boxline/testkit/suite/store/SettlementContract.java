@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.boxline.FailureCounts;
+import io.boxline.SubscriptionInfo;
 import io.boxline.TopicInfo;
 import io.boxline.spi.Backlog;
 import io.boxline.spi.CommitOutcome;
@@ -13,6 +14,7 @@ import io.boxline.spi.Park;
 import io.boxline.spi.ParkState;
 import io.boxline.spi.PartitionKey;
 import io.boxline.spi.Settlement;
+import io.boxline.spi.SubscriptionSettlement;
 import io.boxline.testkit.suite.SuiteSupport;
 import java.sql.Connection;
 import java.time.Instant;
@@ -155,6 +157,40 @@ public abstract class SettlementContract extends StoreContract {
         long from, long to, long epoch, List<Park> parks, long[] seqs, UUID... ids) {
       return SuiteSupport.settleHeld(
           store, sub.id(), PartitionKey.of(orders.id(), 0), from, to, epoch, parks, seqs, ids);
+    }
+  }
+
+  @Nested
+  class SettleAcross {
+    @Test
+    void theMovesOfSeveralSubscriptionsEachStandOnTheirOwnAndAnswerInInputOrder() {
+      fiveOnBothPartitions();
+      SubscriptionInfo audit =
+          store.createSubscription(io.boxline.SubscriptionSpec.of("audit", ORDERS));
+      PartitionKey p0 = PartitionKey.of(orders.id(), 0);
+      PartitionKey p1 = PartitionKey.of(orders.id(), 1);
+      SuiteSupport.fence(store, sub.id(), List.of(p0, p1), new long[] {1, 1}, "me");
+      SuiteSupport.fence(store, audit.id(), List.of(p0), new long[] {4}, "me");
+      assertThat(
+              store.settleAcross(
+                  List.of(
+                      new SubscriptionSettlement(audit.id(), Settlement.move(p0, 4, 0, 3)),
+                      new SubscriptionSettlement(sub.id(), Settlement.move(p0, 1, 0, 3)),
+                      new SubscriptionSettlement(sub.id(), Settlement.move(p1, 1, 0, 2)),
+                      new SubscriptionSettlement(audit.id(), Settlement.move(p1, 9, 0, 1)))))
+          .as("in input order; audit's partition 1 was never fenced at epoch 9")
+          .containsExactly(
+              CommitOutcome.COMMITTED,
+              CommitOutcome.COMMITTED,
+              CommitOutcome.COMMITTED,
+              CommitOutcome.FENCED);
+      assertThat(position(0)).as("billing's cursor").isEqualTo(3);
+      assertThat(position(1)).isEqualTo(2);
+      assertThat(store.backlogged(audit.id()))
+          .as("audit: partition 0 read to its end, partition 1 untouched")
+          .extracting(Backlog::partition)
+          .containsExactly(1);
+      assertThat(store.settleAcross(List.of())).isEmpty();
     }
   }
 
