@@ -47,7 +47,8 @@ final class F1Fanout {
       long primaryFallbacks,
       double commitCallsPer1000,
       double walBytesPerEvent,
-      double primaryCommitsPer1000) {}
+      double primaryTransactionsPer1000,
+      double walSyncsPer1000) {}
 
   private static final Workload.Definition DEF = Workload.define("f1", Bench.Suite.W);
 
@@ -237,14 +238,16 @@ final class F1Fanout {
             stats.primaryFallbacks(),
             (stats.cursorCommitCalls() - calls0) * 1000.0 / windowEvents,
             (double) (wal1[0] - wal0[0]) / windowEvents,
-            (wal1[1] - wal0[1] - 1) * 1000.0 / windowEvents);
+            (wal1[1] - wal0[1] - 1) * 1000.0 / windowEvents,
+            (wal1[2] - wal0[2]) * 1000.0 / windowEvents);
       }
     }
   }
 
   /**
-   * The primary's WAL position in bytes and its committed transactions so far (pg_stat_database of
-   * every database; the read itself is one).
+   * The primary's WAL position in bytes, its committed transactions so far (pg_stat_database of
+   * every database, each auto-commit statement counting as one; the read itself is one) and its WAL
+   * flushes to disk (pg_stat_wal.wal_sync: the writes that wait for the disk, what IOPS pay for).
    */
   private static long[] walAndCommits(HikariDataSource primary) throws java.sql.SQLException {
     try (var c = primary.getConnection();
@@ -252,9 +255,10 @@ final class F1Fanout {
         var rs =
             st.executeQuery(
                 "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn,"
-                    + " (SELECT sum(xact_commit) FROM pg_stat_database)")) {
+                    + " (SELECT sum(xact_commit) FROM pg_stat_database),"
+                    + " (SELECT wal_sync FROM pg_stat_wal)")) {
       rs.next();
-      return new long[] {rs.getLong(1), rs.getLong(2)};
+      return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
     }
   }
 
@@ -339,7 +343,8 @@ final class F1Fanout {
             "replica reads / fallbacks",
             "cursor commit calls / 1,000 ev",
             "primary WAL bytes / ev",
-            "primary commits / 1,000 ev");
+            "primary transactions / 1,000 ev",
+            "primary WAL flushes / 1,000 ev");
     for (Trial r : trials) {
       Trial one =
           trials.stream()
@@ -360,7 +365,8 @@ final class F1Fanout {
           r.replicaReads() + " / " + r.primaryFallbacks(),
           String.format("%.0f", r.commitCallsPer1000()),
           String.format("%,.0f", r.walBytesPerEvent()),
-          String.format("%.0f", r.primaryCommitsPer1000()));
+          String.format("%.0f", r.primaryTransactionsPer1000()),
+          String.format("%.0f", r.walSyncsPer1000()));
     }
     return "## F1 — fan-out\n\n"
         + String.format(
