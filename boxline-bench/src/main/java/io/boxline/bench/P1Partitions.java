@@ -98,6 +98,7 @@ final class P1Partitions {
                     lastAt.set(System.nanoTime());
                   })
               .start()) {
+        probe.reset();
         long t0 = System.nanoTime();
         int perThread = events / o.get(THREADS);
         new Workers()
@@ -124,6 +125,17 @@ final class P1Partitions {
           Thread.sleep(5);
         }
         double rate = total / ((lastAt.get() - t0) / 1e9);
+        StringBuilder top = new StringBuilder();
+        probe.snapshot().entrySet().stream()
+            .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+            .limit(8)
+            .forEach(
+                e ->
+                    top.append(
+                        String.format(
+                            "%n    %9.1f per 1,000 events  %s",
+                            e.getValue() * 1000.0 / total, e.getKey())));
+        Bench.log("P1 %,d partitions, statements while busy:%s", partitions, top);
         Thread.sleep(o.get(SETTLE) * 1000L);
         probe.reset();
         long i0 = System.nanoTime();

@@ -135,6 +135,8 @@ public abstract class ParallelByKeyBehaviour extends DatabaseSuite {
     assertThat(order.get("bad"))
         .as("behind the poison until it was dead-lettered, then in order")
         .containsExactly("bad-1", "bad-2", "bad-3", "bad-4");
+    // Counted once its cursor commit returns, a moment after the handler: wait for it.
+    Await.until(WAIT, "14 handled events counted", () -> c.handledCount() == 14);
     assertThat(c.handledCount()).isEqualTo(14);
   }
 
