@@ -26,6 +26,7 @@ final class P1Partitions {
   record Trial(
       int partitions,
       double createSeconds,
+      double firstTouchPerSecond,
       double eventsPerSecond,
       double idleStatementsPerSecond,
       Map<String, Long> idleBreakdown) {}
@@ -38,6 +39,12 @@ final class P1Partitions {
   static final Opt<Integer> TXN = DEF.integer("txn", 10, "events per producer transaction");
   static final Opt<Integer> THREADS = DEF.integer("threads", 4, "producer threads");
   static final Opt<Integer> IDLE = DEF.integer("idle", 20, "counted idle seconds per trial");
+  static final Opt<Integer> IDLE_RELEASE =
+      DEF.integer(
+          "idle-release",
+          0,
+          "the subscription's GroupPolicy idleRelease in s (0: the default, 10 s): how long an idle"
+              + " partition stays leased");
   static final Opt<Integer> SETTLE =
       DEF.integer("settle", 15, "seconds after the last event before counting the idle cost");
 
@@ -62,9 +69,13 @@ final class P1Partitions {
       Trial t = trial(partitions);
       out.add(t);
       Bench.log(
-          "P1 %,d partitions: topic created in %.1f s, %,.0f events/s end to end, idle %.2f"
-              + " statements/s",
-          partitions, t.createSeconds(), t.eventsPerSecond(), t.idleStatementsPerSecond());
+          "P1 %,d partitions: topic created in %.1f s, first event on each partition %,.0f"
+              + " events/s, then %,.0f events/s end to end, idle %.2f statements/s",
+          partitions,
+          t.createSeconds(),
+          t.firstTouchPerSecond(),
+          t.eventsPerSecond(),
+          t.idleStatementsPerSecond());
     }
     return out;
   }
@@ -85,6 +96,16 @@ final class P1Partitions {
       long c0 = System.nanoTime();
       boxline.admin().createTopic(topic, partitions);
       boxline.admin().createSubscription(SubscriptionSpec.of("p1", topic));
+      if (o.get(IDLE_RELEASE) > 0) {
+        boxline
+            .admin()
+            .setGroupPolicy(
+                "p1",
+                boxline
+                    .admin()
+                    .groupPolicy("p1")
+                    .withIdleRelease(Duration.ofSeconds(o.get(IDLE_RELEASE))));
+      }
       double createSeconds = (System.nanoTime() - c0) / 1e9;
       Bench.awaitLeader(boxline);
       AtomicLong handled = new AtomicLong();
@@ -98,6 +119,20 @@ final class P1Partitions {
                     lastAt.set(System.nanoTime());
                   })
               .start()) {
+        // First touch: one event on every partition, so that the consumer takes and prepares each
+        // partition once (its lease, its parked events) before the measured, steady phase.
+        String[] keys = keyPerPartition(partitions);
+        long w0 = System.nanoTime();
+        for (int from = 0; from < partitions; from += 100) {
+          List<OutgoingEvent> batch = new ArrayList<>(100);
+          for (int p = from; p < Math.min(partitions, from + 100); p++) {
+            batch.add(Payloads.event(topic, 10_000_000L + p, keys[p]));
+          }
+          boxline.inTransaction(tx -> boxline.publisher().publishAll(tx, batch));
+        }
+        awaitHandled(handled, partitions);
+        double firstTouch = partitions / ((lastAt.get() - w0) / 1e9);
+        handled.set(0);
         probe.reset();
         long t0 = System.nanoTime();
         int perThread = events / o.get(THREADS);
@@ -116,14 +151,7 @@ final class P1Partitions {
                 })
             .join();
         long total = (long) perThread * o.get(THREADS);
-        long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
-        while (handled.get() < total) {
-          if (System.nanoTime() > deadline) {
-            throw new BenchFailure(
-                "P1: " + handled.get() + " of " + total + " events handled in 10 minutes");
-          }
-          Thread.sleep(5);
-        }
+        awaitHandled(handled, total);
         double rate = total / ((lastAt.get() - t0) / 1e9);
         StringBuilder top = new StringBuilder();
         probe.snapshot().entrySet().stream()
@@ -143,9 +171,37 @@ final class P1Partitions {
         double seconds = (System.nanoTime() - i0) / 1e9;
         Map<String, Long> breakdown = probe.snapshot();
         long statements = breakdown.values().stream().mapToLong(Long::longValue).sum();
-        return new Trial(partitions, createSeconds, rate, statements / seconds, breakdown);
+        return new Trial(
+            partitions, createSeconds, firstTouch, rate, statements / seconds, breakdown);
       }
     }
+  }
+
+  private static void awaitHandled(AtomicLong handled, long total) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+    while (handled.get() < total) {
+      if (System.nanoTime() > deadline) {
+        throw new BenchFailure(
+            "P1: " + handled.get() + " of " + total + " events handled in 10 minutes");
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  /** A key for each partition under the default (Kafka-compatible) partitioner. */
+  static String[] keyPerPartition(int partitions) {
+    io.boxline.Partitioner partitioner = io.boxline.Partitioner.kafkaCompatible();
+    String[] keys = new String[partitions];
+    int found = 0;
+    for (long i = 0; found < partitions; i++) {
+      String key = "p1-" + i;
+      int p = partitioner.partition(key, partitions);
+      if (keys[p] == null) {
+        keys[p] = key;
+        found++;
+      }
+    }
+    return keys;
   }
 
   static String report(Options o, List<Trial> trials) {
@@ -153,7 +209,8 @@ final class P1Partitions {
         new Table(
             "partitions",
             "topic + subscription created in",
-            "events/s end to end",
+            "first event on each partition, ev/s",
+            "then, events/s end to end",
             "vs 16",
             "idle statements/s",
             "busiest idle statement");
@@ -167,6 +224,7 @@ final class P1Partitions {
       t.row(
           String.format("%,d", r.partitions()),
           String.format("%.1f s", r.createSeconds()),
+          String.format("%,.0f", r.firstTouchPerSecond()),
           String.format("%,.0f", r.eventsPerSecond()),
           String.format("%.2f×", r.eventsPerSecond() / first.eventsPerSecond()),
           String.format("%.2f", r.idleStatementsPerSecond()),
@@ -174,8 +232,9 @@ final class P1Partitions {
     }
     return "## P1 — partitions\n\n"
         + String.format(
-            "%,d events with random keys per trial, %d producer threads, transactions of %d; one"
-                + " subscription and consumer (defaults); idle counted for %d s after %d s.%n%n",
+            "First one event on every partition (transactions of 100), then %,d events with random"
+                + " keys, %d producer threads, transactions of %d; one subscription and consumer"
+                + " (defaults); idle counted for %d s after %d s.%n%n",
             o.get(EVENTS), o.get(THREADS), o.get(TXN), o.get(IDLE), o.get(SETTLE))
         + t;
   }
