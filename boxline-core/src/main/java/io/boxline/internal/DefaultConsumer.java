@@ -77,6 +77,24 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   private final Signal dispatchSignal = new Signal();
 
   /**
+   * Held partitions beyond which the dispatcher stops walking all of them on every wake-up: it
+   * takes the partitions named by new heads and by workers that finished with work left ({@link
+   * #hinted}), and walks all of them at most every {@link #FULL_SCAN_NANOS} for what nothing named
+   * (due retries, partitions just taken, backlogs a check-in found). With 65,536 partitions the
+   * walk on every wake-up kept the dispatcher busy for a whole core.
+   */
+  static final int LARGE_CONSUMER_PARTITIONS = 1024;
+
+  static final long FULL_SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /** Partitions that may have work, in the order they were named; see {@link #hint}. */
+  private final java.util.concurrent.ConcurrentLinkedQueue<LeasedPartition> hinted =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  private long lastFullScanNanos;
+  private long nextRetryAtMillis = Long.MAX_VALUE;
+
+  /**
    * Whether a worker that ends its turn must wake the dispatcher although its own partition has no
    * more work: a partition with work was left without a worker (no slot was free). Set before each
    * dispatch pass and whenever a wake-up finds such a partition, cleared by a pass that left none
@@ -310,6 +328,7 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         // no worker slot was free; a worker draining the partition looks at the new head itself
         // when its turn ends (waitsForWorker after it let go of the partition).
         if (!tryStart(p) && waitsForWorker(p)) {
+          hint(p);
           dispatch = true;
         }
         continue;
@@ -377,9 +396,25 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
   }
 
   // ------------------------------------------------------------------ delivery
+  /** Names {@code p} to the dispatcher of a large consumer (once until it takes it). */
+  private void hint(LeasedPartition p) {
+    if (held.size() > LARGE_CONSUMER_PARTITIONS && p.queued.compareAndSet(false, true)) {
+      hinted.add(p);
+    }
+  }
+
   private void dispatch() {
     while (!stopping) {
       try {
+        if (held.size() > LARGE_CONSUMER_PARTITIONS
+            && System.nanoTime() - lastFullScanNanos < FULL_SCAN_NANOS) {
+          dispatchHinted();
+          continue;
+        }
+        lastFullScanNanos = System.nanoTime();
+        for (LeasedPartition q; (q = hinted.poll()) != null; ) {
+          q.queued.set(false); // the walk below looks at every partition
+        }
         // Hand a partition to a worker only when one is free, so "draining" always means "running"
         // (a
         // release never waits behind a queue), walking from a rotating start so no partition
@@ -390,22 +425,35 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         int n = candidates.size();
         int start = n == 0 ? 0 : Math.floorMod(rotation++, n);
         boolean left = false;
+        boolean large = n > LARGE_CONSUMER_PARTITIONS;
         for (int i = 0; i < n; i++) {
+          LeasedPartition c = candidates.get((start + i) % n);
           if (freeWorkers.availablePermits() == 0) {
             left = true; // the rest may need a slot: the next worker to free one wakes this loop
-            break;
+            if (!large) {
+              break;
+            }
+            if (waitsForWorker(c)) {
+              hint(c); // a large consumer's passes until the next walk take the named ones
+            }
+            continue;
           }
-          LeasedPartition c = candidates.get((start + i) % n);
           if (!tryStart(c) && waitsForWorker(c)) {
+            hint(c);
             left = true;
           }
         }
         if (!left) {
           dispatchWanted = false; // a wake-up that finds work again sets it (and raises the signal)
         }
-        long untilRetry = TimeUnit.SECONDS.toMillis(1);
+        long next = Long.MAX_VALUE;
         for (LeasedPartition p : held.values()) {
-          untilRetry = Math.min(untilRetry, p.nextRetryAtMillis - s.clock().millis());
+          next = Math.min(next, p.nextRetryAtMillis);
+        }
+        nextRetryAtMillis = next;
+        long untilRetry = Math.min(TimeUnit.SECONDS.toMillis(1), next - s.clock().millis());
+        if (held.size() > LARGE_CONSUMER_PARTITIONS) {
+          untilRetry = Math.min(untilRetry, TimeUnit.NANOSECONDS.toMillis(FULL_SCAN_NANOS));
         }
         dispatchSignal.await(TimeUnit.MILLISECONDS.toNanos(Math.max(1, untilRetry)));
       } catch (InterruptedException e) {
@@ -417,6 +465,40 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
         }
       }
     }
+  }
+
+  /**
+   * A large consumer's pass between two full walks: the named partitions, in order, while workers
+   * are free; one that has work and finds no free worker keeps its place. Then waits for the next
+   * name, a due retry, or the next full walk.
+   */
+  private void dispatchHinted() throws InterruptedException {
+    dispatchWanted = true;
+    boolean left = false;
+    for (int budget = hinted.size(); budget > 0; budget--) {
+      if (freeWorkers.availablePermits() == 0) {
+        left = true;
+        break;
+      }
+      LeasedPartition p = hinted.poll();
+      if (p == null) {
+        break;
+      }
+      p.queued.set(false);
+      if (!tryStart(p) && waitsForWorker(p)) {
+        hint(p);
+        left = true;
+      }
+    }
+    if (!left && hinted.isEmpty()) {
+      dispatchWanted = false;
+    }
+    long now = System.nanoTime();
+    long untilScan = Math.max(0, FULL_SCAN_NANOS - (now - lastFullScanNanos));
+    long untilRetry =
+        TimeUnit.MILLISECONDS.toNanos(Math.max(0, nextRetryAtMillis - s.clock().millis()));
+    dispatchSignal.await(
+        Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(untilScan, untilRetry)));
   }
 
   /**
@@ -448,7 +530,11 @@ final class DefaultConsumer implements Consumer, WakeupListener, ConsumerContext
               // After the slot is free: a head that arrived while the partition was busy, or a
               // partition left without a worker meanwhile, needs the dispatcher; otherwise nothing
               // does.
-              if (dispatchWanted || waitsForWorker(p)) {
+              boolean more = waitsForWorker(p);
+              if (more) {
+                hint(p);
+              }
+              if (dispatchWanted || more) {
                 dispatchSignal.raise();
               }
             }

@@ -28,6 +28,10 @@ final class LeasedPartition {
   final long epoch;
   final AtomicLong knownLast = new AtomicLong();
   final AtomicBoolean draining = new AtomicBoolean();
+
+  /** Whether it is in its consumer's queue of partitions that may have work (large consumers). */
+  final AtomicBoolean queued = new AtomicBoolean();
+
   volatile long position;
   volatile State state = LeasedPartition.State.ACTIVE;
   volatile long lastActiveNanos = System.nanoTime();
