@@ -144,23 +144,22 @@ final class F1Fanout {
       counted.setDataSource(probe.wrap(direct));
       counted.setMaximumPoolSize(48);
       counted.setPoolName("f1-consumers-primary");
-      @SuppressWarnings("resource")
-      HikariDataSource consumersPrimary = new HikariDataSource(counted);
-      JdbcStore.Builder store = JdbcStore.builder(consumersPrimary).schema(schema);
-      if (reads.equals("replica")) {
-        store.readReplicas(List.of(replica));
-      }
       AtomicLongArray counts = new AtomicLongArray(subs);
       AtomicLongArray lastAt = new AtomicLongArray(subs);
       Recorder latency = new Recorder(3);
       AtomicLong measuring = new AtomicLong(Long.MAX_VALUE);
-      try (Boxline consumers =
-          Boxline.builder()
-              .store(store.build())
-              .instanceId("f1-consumers")
-              .sequencer(false)
-              .build()
-              .start()) {
+      try (HikariDataSource consumersPrimary = new HikariDataSource(counted);
+          Boxline consumers =
+              Boxline.builder()
+                  .store(
+                      JdbcStore.builder(consumersPrimary)
+                          .schema(schema)
+                          .readReplicas(reads.equals("replica") ? List.of(replica) : List.of())
+                          .build())
+                  .instanceId("f1-consumers")
+                  .sequencer(false)
+                  .build()
+                  .start()) {
         List<Consumer> started = new ArrayList<>();
         for (int i = 0; i < subs; i++) {
           int sub = i;
@@ -223,8 +222,6 @@ final class F1Fanout {
             reads, subs, top);
         var stats = consumers.stats();
         started.forEach(Consumer::close);
-        consumers.close();
-        consumersPrimary.close();
         return new Trial(
             reads,
             subs,

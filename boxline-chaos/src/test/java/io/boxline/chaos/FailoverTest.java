@@ -378,7 +378,10 @@ class FailoverTest {
     }
   }
 
-  private static void await(String what, Duration max, BooleanSupplier condition) {
+  /**
+   * Polls {@code condition} until it holds, failing after {@code max} (also ReplicaReadsTest's).
+   */
+  static void await(String what, Duration max, BooleanSupplier condition) {
     long deadline = System.nanoTime() + max.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {

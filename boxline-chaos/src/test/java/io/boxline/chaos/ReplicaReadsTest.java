@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -115,7 +114,7 @@ class ReplicaReadsTest {
       }
       long before = run.boxline.stats().replicaReads();
       // The replica is tried again 5 s after it failed: publish until it answers again.
-      await(
+      FailoverTest.await(
           "the replica answering reads again",
           Duration.ofSeconds(60),
           () -> {
@@ -235,7 +234,7 @@ class ReplicaReadsTest {
       producer.admin().createSubscription(SubscriptionSpec.of("rr", TOPIC));
       if (replicaHasSchema) {
         // A replica that has not replayed the migration yet is skipped for 5 s: wait for it.
-        await(
+        FailoverTest.await(
             "the replica showing the migrated schema",
             Duration.ofSeconds(60),
             () -> {
@@ -297,7 +296,7 @@ class ReplicaReadsTest {
     }
 
     void awaitHandled(int n) {
-      await(
+      FailoverTest.await(
           n + " events handled",
           Duration.ofSeconds(120),
           () -> seen.values().stream().mapToInt(List::size).sum() >= n);
@@ -357,15 +356,5 @@ class ReplicaReadsTest {
     cfg.setInitializationFailTimeout(-1); // a replica may be down when the pool starts
     cfg.setPoolName("rr-" + name);
     return new HikariDataSource(cfg);
-  }
-
-  private static void await(String what, Duration max, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + max.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + max + " waiting for " + what);
-      }
-      ChildArgs.sleepQuietly(Duration.ofMillis(20)); // polling a condition, bounded above
-    }
   }
 }

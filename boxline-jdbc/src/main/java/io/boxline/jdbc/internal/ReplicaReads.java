@@ -60,6 +60,9 @@ final class ReplicaReads {
   private final AtomicLong replicaReads = new AtomicLong();
   private final AtomicLong fallbacks = new AtomicLong();
 
+  /** The primary's first migration, read once: what every replica must show. */
+  private volatile Long primaryFingerprint;
+
   ReplicaReads(JdbcSql primary, List<DataSource> replicas, long waitNanos, LongSupplier nanoTime) {
     this.primary = primary;
     this.waitNanos = waitNanos;
@@ -217,7 +220,9 @@ final class ReplicaReads {
       long mine;
       long theirs;
       try {
-        theirs = fingerprint(primary);
+        Long known = primaryFingerprint;
+        theirs = known != null ? known : fingerprint(primary);
+        primaryFingerprint = theirs;
       } catch (SQLException e) {
         failed(primary.fail("schema_fingerprint", e), now);
         return;
